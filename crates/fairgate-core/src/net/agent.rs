@@ -1,0 +1,84 @@
+//! Agents: the end points that live on hosts (traffic sources, sinks, transport senders and
+//! receivers). The engine calls an agent when it starts, stops, receives a packet or a timer it
+//! set fires; the agent answers through an [`AgentCtx`]. A transport protocol is an agent pair,
+//! so the TCP family plugs in without changes to the engine.
+
+use crate::engine::{to_secs, Rng, Time};
+use crate::net::packet::{Packet, PacketArena, PacketId};
+use crate::stats::series::VarSeries;
+use crate::stats::FlowStats;
+
+/// What an agent asks of the engine during one call.
+#[derive(Default)]
+pub struct AgentEffects {
+    pub(crate) outbox: Vec<PacketId>,
+    pub(crate) timers: Vec<(Time, u64)>,
+}
+
+/// The engine's side of an agent call.
+pub struct AgentCtx<'a> {
+    pub now: Time,
+    /// The host this agent lives on.
+    pub node: u32,
+    /// This agent's id (use as `src_agent` of packets it sends).
+    pub agent: u32,
+    /// Rate of the host's first-hop link.
+    pub first_hop_rate_bps: u64,
+    pub rng: &'a mut Rng,
+    pub(crate) packets: &'a mut PacketArena,
+    pub(crate) flows: &'a mut [FlowStats],
+    pub(crate) traces: &'a mut VarSeries,
+    pub(crate) effects: &'a mut AgentEffects,
+    /// Whether senders should trace every window change (`[simulation] trace_every_change`).
+    pub trace_every_change: bool,
+}
+
+impl<'a> AgentCtx<'a> {
+    /// Hands a packet to the network at this host. `created` is set to now and `src`,
+    /// `src_agent` to this agent; the caller fills in the rest.
+    pub fn send(&mut self, mut packet: Packet) {
+        packet.created = self.now;
+        packet.src = self.node;
+        packet.src_agent = self.agent;
+        let id = self.packets.alloc(packet);
+        self.effects.outbox.push(id);
+    }
+
+    /// Calls `on_timer(token)` at `at` (never earlier than now).
+    pub fn set_timer(&mut self, at: Time, token: u64) {
+        self.effects.timers.push((at.max(self.now), token));
+    }
+
+    /// The counters of `flow`, for transports to record RTTs, retransmissions and the like.
+    pub fn flow(&mut self, flow: u32) -> &mut FlowStats {
+        &mut self.flows[flow as usize]
+    }
+
+    /// Records `bytes` of new application data accepted in order by a receiver.
+    pub fn goodput(&mut self, flow: u32, bytes: u64) {
+        self.flows[flow as usize].goodput_bytes += bytes;
+    }
+
+    /// Appends a point to the per-flow trace table (cwnd, window, rate, ...).
+    pub fn trace(&mut self, flow: u32, name: &str, value: f64) {
+        self.traces.push(to_secs(self.now), flow, name, value);
+    }
+}
+
+/// An end point on a host.
+pub trait Agent: Send {
+    /// At the flow's start time.
+    fn start(&mut self, _ctx: &mut AgentCtx) {}
+    /// At the flow's stop time: stop producing new data.
+    fn stop(&mut self, _ctx: &mut AgentCtx) {}
+    /// A packet addressed to this agent arrived; the engine frees it after the call.
+    fn on_packet(&mut self, packet: &Packet, ctx: &mut AgentCtx);
+    /// A timer set with `ctx.set_timer` fired. Timers cannot be cancelled: an agent ignores
+    /// tokens it no longer expects.
+    fn on_timer(&mut self, _token: u64, _ctx: &mut AgentCtx) {}
+    /// Variables sampled at the scenario's sample interval into the trace table.
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    fn name(&self) -> &'static str;
+}

@@ -1,0 +1,265 @@
+//! Simplex links: rate, propagation delay (fixed, or drawn per packet or per flow) and an
+//! optional loss model (Bernoulli, Gilbert-Elliott, or a deterministic pattern).
+
+use crate::engine::{secs, Rng, Time};
+use crate::net::packet::Packet;
+use crate::scenario::dist::{Dist, DurationDist};
+use crate::scenario::error::{check, join, ScenarioError};
+use crate::scenario::units::Duration;
+use rand::Rng as _;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Propagation delay as written: `delay = "10ms"` or
+/// `delay = { dist = "uniform", min = "1ms", max = "5ms", per = "packet" | "flow" }`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum DelaySpec {
+    Fixed(Duration),
+    PerPacket(DurationDist),
+    PerFlow(DurationDist),
+}
+
+impl Default for DelaySpec {
+    fn default() -> Self {
+        DelaySpec::Fixed(Duration(0))
+    }
+}
+
+impl<'de> Deserialize<'de> for DelaySpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let mut table = match value {
+            toml::Value::Table(t) => t,
+            other => {
+                return Duration::deserialize(other)
+                    .map(DelaySpec::Fixed)
+                    .map_err(D::Error::custom)
+            }
+        };
+        let per = match table.remove("per") {
+            None => "packet".to_string(),
+            Some(toml::Value::String(s)) => s,
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "field `per`: got {other}, expected \"packet\" or \"flow\""
+                )))
+            }
+        };
+        let dist =
+            DurationDist::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
+        match per.as_str() {
+            "packet" => Ok(DelaySpec::PerPacket(dist)),
+            "flow" => Ok(DelaySpec::PerFlow(dist)),
+            other => Err(D::Error::custom(format!(
+                "field `per`: got {other:?}, expected \"packet\" or \"flow\""
+            ))),
+        }
+    }
+}
+
+impl DelaySpec {
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        match self {
+            DelaySpec::Fixed(_) => Ok(()),
+            DelaySpec::PerPacket(d) | DelaySpec::PerFlow(d) => d.0.validate(path),
+        }
+    }
+
+    /// The mean one-way delay in seconds (for RTT arithmetic in topology builders).
+    pub fn mean_secs(&self) -> f64 {
+        match self {
+            DelaySpec::Fixed(d) => d.secs(),
+            DelaySpec::PerPacket(d) | DelaySpec::PerFlow(d) => d.0.mean(),
+        }
+    }
+}
+
+/// Random or scripted loss on a link. A plain number is a Bernoulli probability.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Each packet is lost independently with probability `p`.
+    Bernoulli { p: f64 },
+    /// Two-state Markov loss: per-packet transition probabilities and a loss rate per state.
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+    /// Drops the listed packets (0-based order in which they cross this link) of one flow.
+    Pattern { flow: String, packets: Vec<u64> },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Deserializes an optional loss given as a number or a table.
+pub fn deserialize_loss<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LossSpec>, D::Error> {
+    let value = toml::Value::deserialize(d)?;
+    match value {
+        toml::Value::Float(p) => Ok(Some(LossSpec::Bernoulli { p })),
+        toml::Value::Integer(p) => Ok(Some(LossSpec::Bernoulli { p: p as f64 })),
+        other => crate::scenario::error::deserialize_nested::<LossSpec, D::Error>(other).map(Some),
+    }
+}
+
+impl LossSpec {
+    pub fn validate(
+        &self,
+        path: &str,
+        flow_exists: &dyn Fn(&str) -> bool,
+    ) -> Result<(), ScenarioError> {
+        match self {
+            LossSpec::Bernoulli { p } => check::probability(path, "p", *p),
+            LossSpec::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            } => {
+                check::probability(path, "p_good_to_bad", *p_good_to_bad)?;
+                check::probability(path, "p_bad_to_good", *p_bad_to_good)?;
+                check::probability(path, "loss_good", *loss_good)?;
+                check::probability(path, "loss_bad", *loss_bad)
+            }
+            LossSpec::Pattern { flow, .. } if !flow_exists(flow) => Err(ScenarioError::new(
+                join(path, "flow"),
+                format!("got {flow:?}, expected the name of a flow in [[flows]]"),
+            )),
+            LossSpec::Pattern { .. } => Ok(()),
+        }
+    }
+}
+
+enum DelayModel {
+    Fixed(Time),
+    PerPacket(Dist),
+    /// Drawn once per flow, on the flow's first packet.
+    PerFlow(Dist, Vec<Option<Time>>),
+}
+
+enum LossModel {
+    None,
+    Bernoulli(f64),
+    GilbertElliott {
+        to_bad: f64,
+        to_good: f64,
+        loss_good: f64,
+        loss_bad: f64,
+        bad: bool,
+    },
+    Pattern {
+        flow: u32,
+        packets: Vec<u64>,
+        seen: u64,
+    },
+}
+
+/// A simplex link as the engine runs it.
+pub struct Link {
+    pub rate_bps: u64,
+    delay: DelayModel,
+    loss: LossModel,
+    rng: Rng,
+}
+
+impl Link {
+    /// `flow_id` resolves flow names in loss patterns.
+    pub fn new(
+        rate_bps: u64,
+        delay: &DelaySpec,
+        loss: Option<&LossSpec>,
+        rng: Rng,
+        flow_id: &dyn Fn(&str) -> u32,
+    ) -> Self {
+        let delay = match delay {
+            DelaySpec::Fixed(d) => DelayModel::Fixed(d.0),
+            DelaySpec::PerPacket(d) => DelayModel::PerPacket(d.0),
+            DelaySpec::PerFlow(d) => DelayModel::PerFlow(d.0, Vec::new()),
+        };
+        let loss = match loss {
+            None => LossModel::None,
+            Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli(*p),
+            Some(LossSpec::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            }) => LossModel::GilbertElliott {
+                to_bad: *p_good_to_bad,
+                to_good: *p_bad_to_good,
+                loss_good: *loss_good,
+                loss_bad: *loss_bad,
+                bad: false,
+            },
+            Some(LossSpec::Pattern { flow, packets }) => {
+                let mut packets = packets.clone();
+                packets.sort_unstable();
+                LossModel::Pattern {
+                    flow: flow_id(flow),
+                    packets,
+                    seen: 0,
+                }
+            }
+        };
+        Link {
+            rate_bps,
+            delay,
+            loss,
+            rng,
+        }
+    }
+
+    /// Propagation delay for this packet.
+    pub fn propagation(&mut self, packet: &Packet) -> Time {
+        match &mut self.delay {
+            DelayModel::Fixed(t) => *t,
+            DelayModel::PerPacket(d) => secs(d.sample(&mut self.rng)),
+            DelayModel::PerFlow(d, drawn) => {
+                let i = packet.flow as usize;
+                if drawn.len() <= i {
+                    drawn.resize(i + 1, None);
+                }
+                *drawn[i].get_or_insert_with(|| secs(d.sample(&mut self.rng)))
+            }
+        }
+    }
+
+    /// Whether the loss model loses this packet.
+    pub fn loses(&mut self, packet: &Packet) -> bool {
+        match &mut self.loss {
+            LossModel::None => false,
+            LossModel::Bernoulli(p) => self.rng.random::<f64>() < *p,
+            LossModel::GilbertElliott {
+                to_bad,
+                to_good,
+                loss_good,
+                loss_bad,
+                bad,
+            } => {
+                let flip = if *bad { *to_good } else { *to_bad };
+                if self.rng.random::<f64>() < flip {
+                    *bad = !*bad;
+                }
+                let p = if *bad { *loss_bad } else { *loss_good };
+                self.rng.random::<f64>() < p
+            }
+            LossModel::Pattern {
+                flow,
+                packets,
+                seen,
+            } => {
+                if packet.flow != *flow {
+                    return false;
+                }
+                let index = *seen;
+                *seen += 1;
+                packets.binary_search(&index).is_ok()
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The registry of buffer managers for per-flow schedulers: one line per algorithm
+//! (`buffer = { kind = "...", ... }` inside a scheduler's config).
+
+use super::{BufferConfig, BufferManager};
+use crate::scenario::ScenarioError;
+
+macro_rules! buffer_registry {
+    ($( $kind:literal => $variant:ident($config:ty) ),* $(,)?) => {
+        /// A buffer manager as written in a scenario.
+        #[derive(Clone, Debug, serde::Serialize)]
+        #[serde(tag = "kind")]
+        pub enum BufferSpec {
+            $( #[serde(rename = $kind)] $variant($config), )*
+        }
+
+        impl<'de> serde::Deserialize<'de> for BufferSpec {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
+                let (kind, rest) = crate::scenario::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
+                match kind.as_str() {
+                    $( $kind => crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    _ => unreachable!("split_kind checked the kind"),
+                }
+            }
+        }
+
+        impl BufferSpec {
+            pub const KINDS: &'static [&'static str] = &[$($kind),*];
+
+            pub fn kind(&self) -> &'static str {
+                match self { $( Self::$variant(_) => $kind, )* }
+            }
+
+            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+                match self { $( Self::$variant(c) => c.validate(path), )* }
+            }
+
+            pub fn build(&self) -> Box<dyn BufferManager> {
+                match self { $( Self::$variant(c) => c.build(), )* }
+            }
+        }
+    };
+}
+
+buffer_registry! {
+    "droptail" => DropTail(super::droptail::DropTailConfig),
+}
+
+impl Default for BufferSpec {
+    fn default() -> Self {
+        BufferSpec::DropTail(Default::default())
+    }
+}

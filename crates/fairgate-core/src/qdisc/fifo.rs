@@ -1,0 +1,270 @@
+//! FIFO queues: drop-tail and drop-from-front.
+//!
+//! Sources: every seed uses drop-tail FIFO as the baseline (seed 004 "FCFS", seed 003
+//! "Drop-Tail", seed 001's PEP queues). Drop-from-front: Lakshman, Neidhardt and Ott, "The drop
+//! from front strategy in TCP and in TCP over ATM", INFOCOM 1996; seed 000 section 3.2 lists it.
+//!
+//! Decisions:
+//! - The limit is in packets (`limit`, default 50 as ns-2's `Queue/DropTail`) and optionally
+//!   also in bytes (`limit_bytes`); an arrival must fit both.
+//! - Drop-from-front discards from the head until the arrival fits; an arrival larger than the
+//!   whole byte limit is itself dropped as overflow.
+
+use super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::net::packet::PacketId;
+use crate::scenario::{check, ScenarioError};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+fn default_limit() -> u64 {
+    50
+}
+
+/// Buffer limits shared by the FIFO variants.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FifoConfig {
+    /// Capacity in packets.
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    /// Optional capacity in bytes.
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+impl Default for FifoConfig {
+    fn default() -> Self {
+        FifoConfig {
+            limit: default_limit(),
+            limit_bytes: None,
+        }
+    }
+}
+
+impl FifoConfig {
+    fn check(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "limit", self.limit)?;
+        if let Some(b) = self.limit_bytes {
+            check::positive_int(path, "limit_bytes", b)?;
+        }
+        Ok(())
+    }
+}
+
+impl QdiscConfig for FifoConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.check(path)
+    }
+    fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(Fifo::new(*self, false))
+    }
+}
+
+/// Drop-from-front takes the same limits as drop-tail.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DropFromFrontConfig {
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+impl DropFromFrontConfig {
+    fn limits(&self) -> FifoConfig {
+        FifoConfig {
+            limit: self.limit,
+            limit_bytes: self.limit_bytes,
+        }
+    }
+}
+
+impl QdiscConfig for DropFromFrontConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.limits().check(path)
+    }
+    fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(Fifo::new(self.limits(), true))
+    }
+}
+
+/// A first-come first-served queue of packet handles with byte accounting.
+#[derive(Default)]
+pub struct PacketFifo {
+    queue: VecDeque<PacketId>,
+    bytes: u64,
+}
+
+impl PacketFifo {
+    pub fn push(&mut self, packet: PacketId, size: u32) {
+        self.queue.push_back(packet);
+        self.bytes += size as u64;
+    }
+    pub fn pop(&mut self, ctx: &QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.pop_front()?;
+        self.bytes -= ctx.size(p) as u64;
+        Some(p)
+    }
+    pub fn pop_back(&mut self, ctx: &QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.pop_back()?;
+        self.bytes -= ctx.size(p) as u64;
+        Some(p)
+    }
+    pub fn front(&self) -> Option<PacketId> {
+        self.queue.front().copied()
+    }
+    pub fn back(&self) -> Option<PacketId> {
+        self.queue.back().copied()
+    }
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn get(&self, index: usize) -> Option<PacketId> {
+        self.queue.get(index).copied()
+    }
+    /// Removes the packet at `index` (for CHOKe-style random victims).
+    pub fn remove(&mut self, index: usize, ctx: &QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.remove(index)?;
+        self.bytes -= ctx.size(p) as u64;
+        Some(p)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = PacketId> + '_ {
+        self.queue.iter().copied()
+    }
+}
+
+/// Drop-tail or drop-from-front FIFO.
+pub struct Fifo {
+    limits: FifoConfig,
+    drop_front: bool,
+    queue: PacketFifo,
+}
+
+impl Fifo {
+    pub fn new(limits: FifoConfig, drop_front: bool) -> Self {
+        Fifo {
+            limits,
+            drop_front,
+            queue: PacketFifo::default(),
+        }
+    }
+
+    fn fits(&self, extra_packets: u64, extra_bytes: u64) -> bool {
+        self.queue.len() as u64 + extra_packets <= self.limits.limit
+            && self
+                .limits
+                .limit_bytes
+                .is_none_or(|b| self.queue.bytes() + extra_bytes <= b)
+    }
+}
+
+impl Qdisc for Fifo {
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+        let size = ctx.size(packet) as u64;
+        if self.drop_front && self.limits.limit_bytes.is_none_or(|b| size <= b) {
+            while !self.fits(1, size) {
+                let victim = self.queue.pop(ctx).expect("non-empty when over limit");
+                ctx.drop(victim, DropReason::Front);
+            }
+        }
+        if self.fits(1, size) {
+            self.queue.push(packet, size as u32);
+        } else {
+            ctx.drop(packet, DropReason::Overflow);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.queue.pop(ctx)
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.queue.front()
+    }
+
+    fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+
+    fn name(&self) -> &'static str {
+        if self.drop_front {
+            "drop_from_front"
+        } else {
+            "fifo"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::Harness;
+
+    #[test]
+    fn drop_tail_refuses_arrivals_when_full() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(
+            FifoConfig {
+                limit: 2,
+                limit_bytes: None,
+            },
+            false,
+        );
+        let ids: Vec<_> = (0..3).map(|i| h.packet(i, 100)).collect();
+        for &id in &ids {
+            h.enqueue(&mut q, id);
+        }
+        assert_eq!(h.dropped(), vec![(ids[2], DropReason::Overflow)]);
+        assert_eq!(q.len_packets(), 2);
+        assert_eq!(h.dequeue(&mut q), Some(ids[0]));
+    }
+
+    #[test]
+    fn byte_limit_applies() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(
+            FifoConfig {
+                limit: 10,
+                limit_bytes: Some(250),
+            },
+            false,
+        );
+        let a = h.packet(0, 100);
+        let b = h.packet(0, 100);
+        let c = h.packet(0, 100);
+        for id in [a, b, c] {
+            h.enqueue(&mut q, id);
+        }
+        assert_eq!(h.dropped(), vec![(c, DropReason::Overflow)]);
+        assert_eq!(q.len_bytes(), 200);
+    }
+
+    #[test]
+    fn drop_from_front_discards_the_head() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(
+            FifoConfig {
+                limit: 2,
+                limit_bytes: None,
+            },
+            true,
+        );
+        let ids: Vec<_> = (0..3).map(|i| h.packet(i, 100)).collect();
+        for &id in &ids {
+            h.enqueue(&mut q, id);
+        }
+        assert_eq!(h.dropped(), vec![(ids[0], DropReason::Front)]);
+        assert_eq!(h.dequeue(&mut q), Some(ids[1]));
+        assert_eq!(h.dequeue(&mut q), Some(ids[2]));
+    }
+}

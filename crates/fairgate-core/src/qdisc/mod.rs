@@ -1,0 +1,195 @@
+//! Queue disciplines: the one interface every scheduler, AQM, buffer manager and filter
+//! implements, and the registry that makes each selectable from a scenario.
+//!
+//! A discipline sees packets by handle and acts on them through a [`QdiscCtx`]: it may accept
+//! an arrival, drop it, ECN-mark it, or push out packets it already holds. The engine owns the
+//! packets, the link and every counter; the discipline only decides.
+
+pub mod buffer;
+pub mod fifo;
+pub mod registry;
+pub mod testing;
+
+pub use registry::QdiscSpec;
+
+use crate::engine::{Rng, Time};
+use crate::net::packet::{flags, PacketArena, PacketId};
+use crate::scenario::ScenarioError;
+
+/// Why a packet was dropped (or marked). Counters are kept per reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The buffer was full and the arrival was refused (drop-tail).
+    Overflow,
+    /// The buffer was full and the packet at the head was discarded (drop-from-front).
+    Front,
+    /// A queued packet was pushed out to make room for an arrival (LQD, PFD, CHOKe matches).
+    PushOut,
+    /// A probabilistic early decision of an AQM.
+    Early,
+    /// A forced decision of an AQM (average above its maximum threshold, hard limit).
+    Forced,
+    /// A pre-queue filter or policer (SFG, RED-PD, SFB penalty box).
+    Filter,
+    /// A frame-level discard (EPD, PPD) on cells.
+    Frame,
+    /// Random loss on a link.
+    LinkLoss,
+    /// No route to the destination (an agent addressed an unreachable node).
+    NoRoute,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 9] = [
+        DropReason::Overflow,
+        DropReason::Front,
+        DropReason::PushOut,
+        DropReason::Early,
+        DropReason::Forced,
+        DropReason::Filter,
+        DropReason::Frame,
+        DropReason::LinkLoss,
+        DropReason::NoRoute,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Front => "front",
+            DropReason::PushOut => "pushout",
+            DropReason::Early => "early",
+            DropReason::Forced => "forced",
+            DropReason::Filter => "filter",
+            DropReason::Frame => "frame",
+            DropReason::LinkLoss => "link_loss",
+            DropReason::NoRoute => "no_route",
+        }
+    }
+}
+
+/// What a discipline may see of another queue (monitor point different from drop point).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueView {
+    pub len_packets: usize,
+    pub len_bytes: u64,
+    pub link_rate_bps: u64,
+    /// When the monitored port last became idle, if it is idle now.
+    pub idle_since: Option<Time>,
+    /// Congestion-notification probability the monitored discipline reports.
+    pub congestion_probability: f64,
+}
+
+/// Decisions a discipline took during one call, applied by the engine afterwards.
+#[derive(Default)]
+pub struct Effects {
+    pub(crate) drops: Vec<(PacketId, DropReason)>,
+    pub(crate) marks: [u64; DropReason::COUNT],
+    pub(crate) timer: Option<Time>,
+}
+
+impl Effects {
+    pub fn drops(&self) -> &[(PacketId, DropReason)] {
+        &self.drops
+    }
+    pub fn marks(&self, reason: DropReason) -> u64 {
+        self.marks[reason as usize]
+    }
+    pub fn timer(&self) -> Option<Time> {
+        self.timer
+    }
+}
+
+/// Everything a discipline may use while deciding.
+pub struct QdiscCtx<'a> {
+    pub now: Time,
+    pub packets: &'a mut PacketArena,
+    pub rng: &'a mut Rng,
+    /// Rate of the link this discipline feeds.
+    pub link_rate_bps: u64,
+    /// This port's own view when nothing else is monitored, else the monitored port's view.
+    pub monitored: Option<QueueView>,
+    /// When this port's link last went idle, if it is idle now (RED's idle-time decay).
+    pub idle_since: Option<Time>,
+    pub effects: &'a mut Effects,
+}
+
+impl<'a> QdiscCtx<'a> {
+    /// Discards a packet: the arrival being enqueued, or one the discipline held.
+    /// The discipline must no longer hold `packet` afterwards.
+    pub fn drop(&mut self, packet: PacketId, reason: DropReason) {
+        self.effects.drops.push((packet, reason));
+    }
+
+    /// Sets CE on an ECN-capable packet and returns true; returns false (and changes nothing)
+    /// when the packet is not ECT, in which case the caller should drop it instead.
+    pub fn mark_ce(&mut self, packet: PacketId, reason: DropReason) -> bool {
+        let p = self.packets.get_mut(packet);
+        if !p.has(flags::ECT) {
+            return false;
+        }
+        p.set(flags::CE);
+        self.effects.marks[reason as usize] += 1;
+        true
+    }
+
+    /// Sets a flag such as the DECbit and counts it as a mark.
+    pub fn mark_flag(&mut self, packet: PacketId, flag: u16, reason: DropReason) {
+        self.packets.get_mut(packet).set(flag);
+        self.effects.marks[reason as usize] += 1;
+    }
+
+    /// Asks for `on_timer` at `at`; replaces any earlier request.
+    pub fn set_timer(&mut self, at: Time) {
+        self.effects.timer = Some(at);
+    }
+
+    pub fn size(&self, packet: PacketId) -> u32 {
+        self.packets.get(packet).size
+    }
+}
+
+/// The queue-discipline interface.
+pub trait Qdisc: Send {
+    /// Takes an arrival. The discipline either keeps it or drops it through `ctx`, and may
+    /// push out packets it holds.
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx);
+    /// The next packet to transmit, if any is eligible now.
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
+    /// The packet `dequeue` would return, without removing it.
+    fn peek(&self) -> Option<PacketId>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    /// Called once before the run; may set the first timer.
+    fn init(&mut self, _ctx: &mut QdiscCtx) {}
+    /// Called at the time requested with `ctx.set_timer` (periodic work).
+    fn on_timer(&mut self, _ctx: &mut QdiscCtx) {}
+    /// The current congestion-notification (drop or mark) probability, for filters in front.
+    fn congestion_probability(&self) -> f64 {
+        0.0
+    }
+    /// Internal variables worth plotting (average queue, probability, ...), sampled with the
+    /// queue length.
+    fn state(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    fn name(&self) -> &'static str;
+}
+
+/// What a discipline's config needs to build it.
+#[derive(Clone, Debug)]
+pub struct QdiscEnv {
+    pub link_rate_bps: u64,
+    /// Port name ("a->b"), for messages.
+    pub port: String,
+}
+
+/// Each discipline's configuration implements this; the registry dispatches to it.
+pub trait QdiscConfig {
+    /// Checks parameters; `path` is the field path of this config in the scenario.
+    fn validate(&self, _path: &str) -> Result<(), ScenarioError> {
+        Ok(())
+    }
+    fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc>;
+}

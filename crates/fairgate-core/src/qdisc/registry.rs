@@ -1,0 +1,58 @@
+//! The registry of queue disciplines: one line per algorithm.
+//!
+//! A scenario names a discipline with `kind = "..."`; the remaining keys are that discipline's
+//! config struct. To add an algorithm, write its file (config struct implementing
+//! [`QdiscConfig`](super::QdiscConfig) plus the [`Qdisc`](super::Qdisc)) and add one line below.
+
+use super::{Qdisc, QdiscConfig, QdiscEnv};
+use crate::scenario::ScenarioError;
+
+macro_rules! qdisc_registry {
+    ($( $kind:literal => $variant:ident($config:ty) ),* $(,)?) => {
+        /// A queue discipline as written in a scenario (`queue = { kind = "...", ... }`).
+        #[derive(Clone, Debug, serde::Serialize)]
+        #[serde(tag = "kind")]
+        pub enum QdiscSpec {
+            $( #[serde(rename = $kind)] $variant($config), )*
+        }
+
+        impl<'de> serde::Deserialize<'de> for QdiscSpec {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
+                let (kind, rest) = crate::scenario::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
+                match kind.as_str() {
+                    $( $kind => crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    _ => unreachable!("split_kind checked the kind"),
+                }
+            }
+        }
+
+        impl QdiscSpec {
+            /// Every registered `kind`.
+            pub const KINDS: &'static [&'static str] = &[$($kind),*];
+
+            pub fn kind(&self) -> &'static str {
+                match self { $( Self::$variant(_) => $kind, )* }
+            }
+
+            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+                match self { $( Self::$variant(c) => c.validate(path), )* }
+            }
+
+            pub fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
+                match self { $( Self::$variant(c) => c.build(env), )* }
+            }
+        }
+    };
+}
+
+qdisc_registry! {
+    "fifo" => Fifo(super::fifo::FifoConfig),
+    "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
+}
+
+impl Default for QdiscSpec {
+    fn default() -> Self {
+        QdiscSpec::Fifo(Default::default())
+    }
+}

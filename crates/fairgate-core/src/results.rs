@@ -1,0 +1,405 @@
+//! What a run reports: per-flow and per-port tables, the time series, and `summary.json`.
+//!
+//! Every table is columnar so the bindings hand each column to numpy whole. `summary.json` is
+//! built from the same flow and port tables, so it and the Parquet files always agree.
+//! The schema is documented in `docs/results.md`.
+
+use crate::engine::{to_secs, FlowRole, Simulation};
+use crate::qdisc::DropReason;
+use crate::stats::jain_index;
+use crate::stats::series::VarSeries;
+use serde_json::{json, Map, Value};
+
+/// One column of a table.
+#[derive(Clone, Debug)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+    /// Category codes into a list of names (ports, flows, variable names in long series).
+    Cat {
+        codes: Vec<u32>,
+        categories: Vec<String>,
+    },
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::Cat { codes, .. } => codes.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn json(&self, row: usize) -> Value {
+        match self {
+            Column::F64(v) if v[row].is_finite() => json!(v[row]),
+            Column::F64(_) => Value::Null,
+            Column::U64(v) => json!(v[row]),
+            Column::Str(v) => json!(v[row]),
+            Column::Cat { codes, categories } => json!(categories[codes[row] as usize]),
+        }
+    }
+}
+
+/// Named columns of equal length.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    fn push(&mut self, name: &str, column: Column) {
+        self.columns.push((name.to_string(), column));
+    }
+
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
+    /// Rows as JSON objects, keys in column order.
+    pub fn records(&self) -> Vec<Value> {
+        (0..self.rows())
+            .map(|r| {
+                let mut m = Map::new();
+                for (name, col) in &self.columns {
+                    m.insert(name.clone(), col.json(r));
+                }
+                Value::Object(m)
+            })
+            .collect()
+    }
+}
+
+/// Everything a finished (or paused) run reports.
+pub struct Results {
+    pub summary: Value,
+    pub flows: Table,
+    pub ports: Table,
+    pub queue_series: Table,
+    pub flow_series: Table,
+    pub qdisc_state: Table,
+    pub traces: Table,
+}
+
+fn f64s(it: impl Iterator<Item = f64>) -> Column {
+    Column::F64(it.collect())
+}
+fn u64s(it: impl Iterator<Item = u64>) -> Column {
+    Column::U64(it.collect())
+}
+fn strs(it: impl Iterator<Item = String>) -> Column {
+    Column::Str(it.collect())
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+fn flow_table(sim: &Simulation) -> Table {
+    let now = sim.now();
+    let info = sim.flows();
+    let st = sim.flow_stats();
+    let inside = sim.in_network_by_flow();
+    let node = |i: u32| sim.nodes()[i as usize].name.clone();
+    let active = |i: usize| {
+        let end = info[i].stop.unwrap_or(now).min(now);
+        to_secs(end.saturating_sub(info[i].start))
+    };
+    let idx = || 0..info.len();
+    let mut t = Table::default();
+    t.push("flow", strs(info.iter().map(|f| f.name.clone())));
+    t.push(
+        "role",
+        strs(info.iter().map(|f| f.role.as_str().to_string())),
+    );
+    t.push("kind", strs(info.iter().map(|f| f.kind.clone())));
+    t.push("src", strs(info.iter().map(|f| node(f.src))));
+    t.push("dst", strs(info.iter().map(|f| node(f.dst))));
+    t.push("start_s", f64s(info.iter().map(|f| to_secs(f.start))));
+    t.push(
+        "stop_s",
+        f64s(info.iter().map(|f| f.stop.map_or(f64::NAN, to_secs))),
+    );
+    t.push("offered_pkts", u64s(st.iter().map(|s| s.offered_pkts)));
+    t.push("offered_bytes", u64s(st.iter().map(|s| s.offered_bytes)));
+    t.push("delivered_pkts", u64s(st.iter().map(|s| s.delivered_pkts)));
+    t.push(
+        "delivered_bytes",
+        u64s(st.iter().map(|s| s.delivered_bytes)),
+    );
+    t.push("dropped_pkts", u64s(st.iter().map(|s| s.dropped_total())));
+    t.push("dropped_bytes", u64s(st.iter().map(|s| s.dropped_bytes)));
+    t.push("in_network_pkts", u64s(inside.into_iter()));
+    t.push("goodput_bytes", u64s(st.iter().map(|s| s.goodput_bytes)));
+    t.push(
+        "goodput_bps",
+        f64s(idx().map(|i| ratio(st[i].goodput_bytes as f64 * 8.0, active(i)))),
+    );
+    t.push(
+        "throughput_bps",
+        f64s(idx().map(|i| ratio(st[i].delivered_bytes as f64 * 8.0, active(i)))),
+    );
+    t.push(
+        "loss_rate",
+        f64s(
+            st.iter()
+                .map(|s| ratio(s.dropped_total() as f64, s.offered_pkts as f64)),
+        ),
+    );
+    let delivered_delay = |s: &crate::stats::FlowStats, ps: u64| {
+        if s.delivered_pkts > 0 {
+            to_secs(ps)
+        } else {
+            f64::NAN
+        }
+    };
+    t.push(
+        "mean_delay_s",
+        f64s(
+            st.iter()
+                .map(|s| ratio(s.delay_sum_ps as f64 / 1e12, s.delivered_pkts as f64)),
+        ),
+    );
+    t.push(
+        "min_delay_s",
+        f64s(st.iter().map(|s| delivered_delay(s, s.delay_min_ps))),
+    );
+    t.push(
+        "max_delay_s",
+        f64s(st.iter().map(|s| delivered_delay(s, s.delay_max_ps))),
+    );
+    t.push(
+        "mean_rtt_s",
+        f64s(st.iter().map(|s| ratio(s.rtt_sum, s.rtt_count as f64))),
+    );
+    t.push("rtt_samples", u64s(st.iter().map(|s| s.rtt_count)));
+    t.push("retransmits", u64s(st.iter().map(|s| s.retransmits)));
+    t.push("timeouts", u64s(st.iter().map(|s| s.timeouts)));
+    t.push(
+        "fast_retransmits",
+        u64s(st.iter().map(|s| s.fast_retransmits)),
+    );
+    t.push("ecn_reactions", u64s(st.iter().map(|s| s.ecn_reactions)));
+    t.push(
+        "completion_s",
+        f64s(st.iter().map(|s| s.completed_at.map_or(f64::NAN, to_secs))),
+    );
+    t
+}
+
+fn port_table(sim: &Simulation) -> Table {
+    let ports = sim.ports();
+    let elapsed = to_secs(sim.now());
+    let per_time = |x: u128| {
+        if elapsed > 0.0 {
+            x as f64 / 1e12 / elapsed
+        } else {
+            f64::NAN
+        }
+    };
+    let node = |i: u32| sim.nodes()[i as usize].name.clone();
+    let mut t = Table::default();
+    t.push("port", strs(ports.iter().map(|p| p.name.clone())));
+    t.push("from", strs(ports.iter().map(|p| node(p.from))));
+    t.push("to", strs(ports.iter().map(|p| node(p.to))));
+    t.push(
+        "qdisc",
+        strs(ports.iter().map(|p| p.qdisc.name().to_string())),
+    );
+    t.push("rate_bps", u64s(ports.iter().map(|p| p.link.rate_bps)));
+    t.push(
+        "arrivals_pkts",
+        u64s(ports.iter().map(|p| p.stats.arrivals_pkts)),
+    );
+    t.push(
+        "arrivals_bytes",
+        u64s(ports.iter().map(|p| p.stats.arrivals_bytes)),
+    );
+    t.push(
+        "departures_pkts",
+        u64s(ports.iter().map(|p| p.stats.departures_pkts)),
+    );
+    t.push(
+        "departures_bytes",
+        u64s(ports.iter().map(|p| p.stats.departures_bytes)),
+    );
+    t.push(
+        "drops_pkts",
+        u64s(ports.iter().map(|p| p.stats.drops_total())),
+    );
+    t.push(
+        "drops_bytes",
+        u64s(ports.iter().map(|p| p.stats.drops_bytes.iter().sum())),
+    );
+    for reason in DropReason::ALL {
+        let name = format!("drops_{}", reason.as_str());
+        t.push(
+            &name,
+            u64s(ports.iter().map(|p| p.stats.drops_pkts[reason as usize])),
+        );
+    }
+    t.push(
+        "marks",
+        u64s(ports.iter().map(|p| p.stats.marks.iter().sum())),
+    );
+    t.push(
+        "utilisation",
+        f64s(ports.iter().map(|p| per_time(p.stats.busy_ps))),
+    );
+    t.push(
+        "throughput_bps",
+        f64s(
+            ports
+                .iter()
+                .map(|p| ratio(p.stats.departures_bytes as f64 * 8.0, elapsed)),
+        ),
+    );
+    t.push(
+        "mean_queue_pkts",
+        f64s(ports.iter().map(|p| per_time(p.stats.queue_pkt_ps))),
+    );
+    t.push(
+        "mean_queue_bytes",
+        f64s(ports.iter().map(|p| per_time(p.stats.queue_byte_ps))),
+    );
+    t.push(
+        "mean_system_pkts",
+        f64s(ports.iter().map(|p| per_time(p.stats.system_pkt_ps))),
+    );
+    t.push(
+        "mean_wait_s",
+        f64s(ports.iter().map(|p| {
+            let served = p.stats.departures_pkts + p.busy() as u64;
+            ratio(p.stats.wait_ps as f64 / 1e12, served as f64)
+        })),
+    );
+    t.push(
+        "max_queue_pkts",
+        u64s(ports.iter().map(|p| p.stats.max_queue_pkts)),
+    );
+    t.push(
+        "max_queue_bytes",
+        u64s(ports.iter().map(|p| p.stats.max_queue_bytes)),
+    );
+    t.push(
+        "queued_pkts",
+        u64s(ports.iter().map(|p| p.qdisc.len_packets() as u64)),
+    );
+    t.push("in_transit_pkts", u64s(ports.iter().map(|p| p.in_transit)));
+    t
+}
+
+fn var_table(series: VarSeries, owner: &str, owners: Vec<String>) -> Table {
+    let mut t = Table::default();
+    t.push("time_s", Column::F64(series.time));
+    t.push(
+        owner,
+        Column::Cat {
+            codes: series.owner,
+            categories: owners,
+        },
+    );
+    t.push(
+        "var",
+        Column::Cat {
+            codes: series.var,
+            categories: series.names,
+        },
+    );
+    t.push("value", Column::F64(series.value));
+    t
+}
+
+/// Collects the results. The series are moved out of the simulation, so call this once, at
+/// the end of the run.
+pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results {
+    sim.close_integrals();
+    let flows = flow_table(sim);
+    let ports = port_table(sim);
+    let summary = summary(sim, scenario_name, seed, &flows, &ports);
+    let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
+    let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
+    let (qs, fs, state, traces) = sim.take_series();
+    let mut queue_series = Table::default();
+    queue_series.push("time_s", Column::F64(qs.time));
+    queue_series.push(
+        "port",
+        Column::Cat {
+            codes: qs.port,
+            categories: port_names.clone(),
+        },
+    );
+    queue_series.push("packets", Column::U64(qs.packets));
+    queue_series.push("bytes", Column::U64(qs.bytes));
+    let mut flow_series = Table::default();
+    flow_series.push("time_s", Column::F64(fs.time));
+    flow_series.push(
+        "flow",
+        Column::Cat {
+            codes: fs.flow,
+            categories: flow_names.clone(),
+        },
+    );
+    flow_series.push("delivered_pkts", Column::U64(fs.delivered_pkts));
+    flow_series.push("delivered_bytes", Column::U64(fs.delivered_bytes));
+    flow_series.push("goodput_bytes", Column::U64(fs.goodput_bytes));
+    flow_series.push("dropped_pkts", Column::U64(fs.dropped_pkts));
+    Results {
+        summary,
+        flows,
+        ports,
+        queue_series,
+        flow_series,
+        qdisc_state: var_table(state, "port", port_names),
+        traces: var_table(traces, "flow", flow_names),
+    }
+}
+
+fn summary(sim: &Simulation, name: &str, seed: u64, flows: &Table, ports: &Table) -> Value {
+    let violations = sim.conservation_violations();
+    let data_goodput: Vec<f64> = sim
+        .flows()
+        .iter()
+        .zip(sim.flow_stats())
+        .filter(|(f, _)| f.role == FlowRole::Data)
+        .map(|(_, s)| s.goodput_bytes as f64)
+        .collect();
+    let offered: u64 = sim.flow_stats().iter().map(|s| s.offered_pkts).sum();
+    let delivered: u64 = sim.flow_stats().iter().map(|s| s.delivered_pkts).sum();
+    let dropped: u64 = sim.flow_stats().iter().map(|s| s.dropped_total()).sum();
+    json!({
+        "schema_version": 1,
+        "fairgate_version": env!("CARGO_PKG_VERSION"),
+        "scenario": name,
+        "seed": seed,
+        "time_s": to_secs(sim.now()),
+        "duration_s": to_secs(sim.end()),
+        "events": sim.events_processed(),
+        "packet_hops": sim.packet_hops(),
+        "totals": {
+            "offered_pkts": offered,
+            "delivered_pkts": delivered,
+            "dropped_pkts": dropped,
+            "in_network_pkts": sim.in_network_by_flow().iter().sum::<u64>(),
+        },
+        "fairness": { "jain_goodput_data_flows": jain_index(&data_goodput) },
+        "conservation": { "ok": violations.is_empty(), "violations": violations },
+        "flows": flows.records(),
+        "ports": ports.records(),
+    })
+}

@@ -1,0 +1,153 @@
+//! Turning a validated scenario into a running simulation.
+
+use super::error::ScenarioError;
+use super::schema::Scenario;
+use super::validate::{resolve, Resolved};
+use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
+use crate::net::link::Link;
+use crate::net::node::Node;
+use crate::net::port::Port;
+use crate::qdisc::QdiscEnv;
+use crate::stats::PortStats;
+use crate::traffic::SourceEnv;
+
+/// Builds the simulation a scenario describes.
+pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+    let resolved = resolve(scenario)?;
+    let seed = scenario.simulation.seed;
+    let flows = flow_table(&resolved);
+    let flow_id = |name: &str| flows.iter().position(|f| f.name == name).unwrap_or(0) as u32;
+    let mut nodes: Vec<Node> = resolved
+        .nodes
+        .iter()
+        .map(|n| Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            ports: Vec::new(),
+        })
+        .collect();
+    let mut ports = Vec::with_capacity(resolved.links.len());
+    for (i, l) in resolved.links.iter().enumerate() {
+        let name = format!(
+            "{}->{}",
+            nodes[l.from as usize].name, nodes[l.to as usize].name
+        );
+        nodes[l.from as usize].ports.push(i as u32);
+        let env = QdiscEnv {
+            link_rate_bps: l.rate_bps,
+            port: name.clone(),
+        };
+        let link_rng = rng::stream(seed, &format!("link:{name}"));
+        ports.push(Port {
+            qdisc: l.queue.build(&env),
+            link: Link::new(l.rate_bps, &l.delay, l.loss.as_ref(), link_rng, &flow_id),
+            rng: rng::stream(seed, &format!("qdisc:{name}")),
+            name,
+            from: l.from,
+            to: l.to,
+            in_service: None,
+            idle_since: Some(0),
+            monitor: l.monitor,
+            timer_at: None,
+            in_transit: 0,
+            stats: PortStats::default(),
+        });
+    }
+    let agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
+    Ok(Simulation::new(SimParts {
+        nodes,
+        ports,
+        agents,
+        flows,
+        end: resolved.end,
+        sample_interval: resolved.sample_interval,
+        trace_every_change: scenario.simulation.trace_every_change,
+    }))
+}
+
+/// Data flows in declaration order, then the ACK flows of the sources that have them.
+fn flow_table(r: &Resolved) -> Vec<FlowInfo> {
+    let mut flows: Vec<FlowInfo> = r
+        .flows
+        .iter()
+        .map(|f| FlowInfo {
+            name: f.name.clone(),
+            src: f.src,
+            dst: f.dst,
+            kind: f.source.kind().to_string(),
+            role: FlowRole::Data,
+            parent: None,
+            start: f.start,
+            stop: f.stop,
+        })
+        .collect();
+    for (i, f) in r.flows.iter().enumerate() {
+        if f.source.has_reverse_flow() {
+            flows.push(FlowInfo {
+                name: format!("{}.ack", f.name),
+                src: f.dst,
+                dst: f.src,
+                kind: f.source.kind().to_string(),
+                role: FlowRole::Ack,
+                parent: Some(i as u32),
+                start: f.start,
+                stop: f.stop,
+            });
+        }
+    }
+    flows
+}
+
+fn first_hop_rate(nodes: &[Node], ports: &[Port], node: u32) -> u64 {
+    nodes[node as usize]
+        .ports
+        .first()
+        .map_or(0, |&p| ports[p as usize].link.rate_bps)
+}
+
+fn build_agents(
+    r: &Resolved,
+    flows: &[FlowInfo],
+    nodes: &[Node],
+    ports: &[Port],
+    seed: u64,
+) -> Vec<AgentSlot> {
+    let mut agents = Vec::with_capacity(r.flows.len() * 2);
+    for (i, f) in r.flows.iter().enumerate() {
+        let ack_flow = flows
+            .iter()
+            .position(|x| x.parent == Some(i as u32))
+            .map(|x| x as u32);
+        let env = SourceEnv {
+            flow: i as u32,
+            ack_flow,
+            src_node: f.src,
+            dst_node: f.dst,
+            sender_agent: agents.len() as u32,
+            receiver_agent: agents.len() as u32 + 1,
+            first_hop_rate_bps: first_hop_rate(nodes, ports, f.src),
+            start: f.start,
+            stop: f.stop,
+        };
+        let pair = f.source.build(&env);
+        agents.push(AgentSlot {
+            agent: pair.sender,
+            node: f.src,
+            rng: rng::stream(seed, &format!("flow:{}:sender", f.name)),
+            flow: i as u32,
+            start: f.start,
+            stop: f.stop,
+            first_hop_rate_bps: env.first_hop_rate_bps,
+        });
+        agents.push(AgentSlot {
+            agent: pair.receiver,
+            node: f.dst,
+            rng: rng::stream(seed, &format!("flow:{}:receiver", f.name)),
+            flow: ack_flow.unwrap_or(i as u32),
+            start: f.start,
+            stop: None,
+            first_hop_rate_bps: first_hop_rate(nodes, ports, f.dst),
+        });
+    }
+    agents
+}

@@ -1,0 +1,283 @@
+//! Random distributions of durations and sizes in scenario files.
+//!
+//! A plain value is a constant; a table picks a distribution:
+//! `{ dist = "exponential", mean = "5s" }`, `{ dist = "uniform", min = "20ms", max = "200ms" }`,
+//! `{ dist = "pareto", mean = 1000, shape = 1.5 }`, `{ dist = "lognormal", mean = .., sigma = .. }`,
+//! `{ dist = "normal", mean = .., std = .. }` (truncated at 0).
+
+use super::error::{join, ScenarioError};
+use super::units::parse_duration;
+use crate::engine::Rng;
+use rand::Rng as _;
+use rand_distr::{Distribution, Exp, LogNormal, Normal, Pareto};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A distribution over non-negative reals (seconds or bytes), with parameters in base units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "dist", rename_all = "lowercase")]
+pub enum Dist {
+    Constant { value: f64 },
+    Uniform { min: f64, max: f64 },
+    Exponential { mean: f64 },
+    Pareto { mean: f64, shape: f64 },
+    LogNormal { mean: f64, sigma: f64 },
+    Normal { mean: f64, std: f64 },
+}
+
+impl Dist {
+    pub fn constant(value: f64) -> Dist {
+        Dist::Constant { value }
+    }
+
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Constant { value } => value,
+            Dist::Uniform { min, max } => (min + max) / 2.0,
+            Dist::Exponential { mean }
+            | Dist::Pareto { mean, .. }
+            | Dist::LogNormal { mean, .. }
+            | Dist::Normal { mean, .. } => mean,
+        }
+    }
+
+    pub fn sample(&self, rng: &mut Rng) -> f64 {
+        match *self {
+            Dist::Constant { value } => value,
+            Dist::Uniform { min, max } => min + (max - min) * rng.random::<f64>(),
+            Dist::Exponential { mean } => Exp::new(1.0 / mean).map_or(0.0, |d| d.sample(rng)),
+            Dist::Pareto { mean, shape } => {
+                let scale = mean * (shape - 1.0) / shape;
+                Pareto::new(scale, shape).map_or(mean, |d| d.sample(rng))
+            }
+            Dist::LogNormal { mean, sigma } => {
+                let mu = mean.ln() - sigma * sigma / 2.0;
+                LogNormal::new(mu, sigma).map_or(mean, |d| d.sample(rng))
+            }
+            Dist::Normal { mean, std } => {
+                let d = Normal::new(mean, std).expect("validated std");
+                (0..64)
+                    .map(|_| d.sample(rng))
+                    .find(|x| *x >= 0.0)
+                    .unwrap_or(mean)
+            }
+        }
+    }
+
+    /// Checks the parameters; `path` names the field.
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        let non_negative = |v: f64| v.is_finite() && v >= 0.0;
+        let (field, value, ok, what) = match *self {
+            Dist::Constant { value } => ("value", value, non_negative(value), "a value >= 0"),
+            Dist::Uniform { min, max } => (
+                "max",
+                max,
+                non_negative(min) && max.is_finite() && max >= min,
+                "0 <= min <= max",
+            ),
+            Dist::Exponential { mean } => ("mean", mean, positive(mean), "a mean > 0"),
+            Dist::Pareto { shape, .. } if !(shape.is_finite() && shape > 1.0) => {
+                ("shape", shape, false, "a shape > 1 (finite mean)")
+            }
+            Dist::Pareto { mean, .. } => ("mean", mean, positive(mean), "a mean > 0"),
+            Dist::LogNormal { sigma, .. } if !non_negative(sigma) => {
+                ("sigma", sigma, false, "sigma >= 0")
+            }
+            Dist::LogNormal { mean, .. } => ("mean", mean, positive(mean), "a mean > 0"),
+            Dist::Normal { std, .. } if !non_negative(std) => ("std", std, false, "std >= 0"),
+            Dist::Normal { mean, .. } => ("mean", mean, non_negative(mean), "a mean >= 0"),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(ScenarioError::new(
+                join(path, field),
+                format!("got {value}, expected {what}"),
+            ))
+        }
+    }
+}
+
+/// How plain numbers and strings inside a distribution are read.
+#[derive(Clone, Copy)]
+enum Quantity {
+    Seconds,
+    Plain,
+}
+
+fn quantity(value: &toml::Value, q: Quantity, field: &str) -> Result<f64, String> {
+    match (value, q) {
+        (toml::Value::Integer(i), _) => Ok(*i as f64),
+        (toml::Value::Float(f), _) => Ok(*f),
+        (toml::Value::String(s), Quantity::Seconds) => parse_duration(s),
+        _ => Err(format!(
+            "field `{field}`: got {value}, expected {}",
+            match q {
+                Quantity::Seconds => "a duration such as \"10ms\" or a number of seconds",
+                Quantity::Plain => "a number",
+            }
+        )),
+    }
+}
+
+fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
+    let table = match value {
+        toml::Value::Table(t) => t,
+        other => return quantity(&other, q, "value").map(Dist::constant),
+    };
+    let kind = table
+        .get("dist")
+        .and_then(|v| v.as_str())
+        .ok_or("expected a `dist` key: one of constant, uniform, exponential, pareto, lognormal, normal")?
+        .to_string();
+    let allowed: &[&str] = match kind.as_str() {
+        "constant" => &["value"],
+        "uniform" => &["min", "max"],
+        "exponential" => &["mean"],
+        "pareto" => &["mean", "shape"],
+        "lognormal" => &["mean", "sigma"],
+        "normal" => &["mean", "std"],
+        other => {
+            return Err(format!(
+                "unknown dist {other:?}, expected one of constant, uniform, exponential, pareto, lognormal, normal"
+            ))
+        }
+    };
+    for key in table.keys() {
+        if key != "dist" && !allowed.contains(&key.as_str()) {
+            return Err(format!(
+                "unknown field `{key}` for dist {kind:?}, expected {allowed:?}"
+            ));
+        }
+    }
+    let get = |field: &str, q: Quantity| -> Result<f64, String> {
+        let v = table
+            .get(field)
+            .ok_or_else(|| format!("missing field `{field}` for dist {kind:?}"))?;
+        quantity(v, q, field)
+    };
+    Ok(match kind.as_str() {
+        "constant" => Dist::Constant {
+            value: get("value", q)?,
+        },
+        "uniform" => Dist::Uniform {
+            min: get("min", q)?,
+            max: get("max", q)?,
+        },
+        "exponential" => Dist::Exponential {
+            mean: get("mean", q)?,
+        },
+        "pareto" => Dist::Pareto {
+            mean: get("mean", q)?,
+            shape: get("shape", Quantity::Plain)?,
+        },
+        "lognormal" => Dist::LogNormal {
+            mean: get("mean", q)?,
+            sigma: get("sigma", Quantity::Plain)?,
+        },
+        _ => Dist::Normal {
+            mean: get("mean", q)?,
+            std: get("std", q)?,
+        },
+    })
+}
+
+/// A distribution of durations, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct DurationDist(pub Dist);
+
+/// A distribution of sizes, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct SizeDist(pub Dist);
+
+impl<'de> Deserialize<'de> for DurationDist {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        from_value(value, Quantity::Seconds)
+            .map(DurationDist)
+            .map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeDist {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        from_value(value, Quantity::Plain)
+            .map(SizeDist)
+            .map_err(D::Error::custom)
+    }
+}
+
+impl SizeDist {
+    pub fn constant(bytes: u32) -> Self {
+        SizeDist(Dist::constant(bytes as f64))
+    }
+
+    /// A packet size in whole bytes, at least 1 and at most 65,535 * 16.
+    pub fn sample_bytes(&self, rng: &mut Rng) -> u32 {
+        let bytes = self.0.sample(rng).round();
+        bytes.clamp(1.0, 1_048_560.0) as u32
+    }
+
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.0.validate(path)?;
+        if self.0.mean() < 1.0 {
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "got a mean of {} bytes, expected at least 1 byte",
+                    self.0.mean()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng;
+
+    fn parse_size(text: &str) -> Result<SizeDist, String> {
+        let v: toml::Table = toml::from_str(&format!("x = {text}")).unwrap();
+        from_value(v["x"].clone(), Quantity::Plain).map(SizeDist)
+    }
+
+    #[test]
+    fn plain_number_is_constant() {
+        assert_eq!(parse_size("1000").unwrap().0, Dist::constant(1000.0));
+    }
+
+    #[test]
+    fn exponential_mean_is_right() {
+        let d = parse_size("{ dist = \"exponential\", mean = 500 }").unwrap();
+        let mut r = rng::stream(3, "t");
+        let n = 200_000;
+        let mean: f64 = (0..n).map(|_| d.0.sample(&mut r)).sum::<f64>() / n as f64;
+        assert!((mean - 500.0).abs() < 5.0, "{mean}");
+    }
+
+    #[test]
+    fn durations_read_units() {
+        let v: toml::Table =
+            toml::from_str("x = { dist = \"uniform\", min = \"20ms\", max = \"200ms\" }").unwrap();
+        let d = from_value(v["x"].clone(), Quantity::Seconds).unwrap();
+        assert_eq!(
+            d,
+            Dist::Uniform {
+                min: 0.02,
+                max: 0.2
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let e = parse_size("{ dist = \"exponential\", meen = 5 }").unwrap_err();
+        assert!(e.contains("meen"), "{e}");
+    }
+}

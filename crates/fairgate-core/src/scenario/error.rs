@@ -1,0 +1,154 @@
+//! Scenario errors: one message naming the field path, the bad value and what was expected.
+
+use std::fmt;
+
+/// A bad scenario: the field path (`flows[2].source.rate`), and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "`{}`: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Marks a field path inside an error message raised by a nested deserializer, so the
+/// outer loader can join it to the path it knows (serde loses paths inside tagged enums).
+const PATH_MARK: char = '\u{1}';
+
+/// Deserializes `value` as `T`, keeping the path of any error inside it.
+pub fn deserialize_nested<T, E>(value: toml::Value) -> Result<T, E>
+where
+    T: serde::de::DeserializeOwned,
+    E: serde::de::Error,
+{
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let outer = e.path().to_string();
+        let outer = if outer == "." { String::new() } else { outer };
+        let (inner, message) = split_marked(e.into_inner().message());
+        E::custom(marked(&join(&outer, &inner), &message))
+    })
+}
+
+/// An error message carrying a nested field path.
+pub fn marked(path: &str, message: &str) -> String {
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("{PATH_MARK}{path}{PATH_MARK}{message}")
+    }
+}
+
+/// Splits a marked message into its nested path and the message.
+pub fn split_marked(message: &str) -> (String, String) {
+    let message = message.trim();
+    if let Some(rest) = message.strip_prefix(PATH_MARK) {
+        if let Some((path, msg)) = rest.split_once(PATH_MARK) {
+            return (path.to_string(), msg.to_string());
+        }
+    }
+    (String::new(), message.to_string())
+}
+
+/// Joins a parent path and a field name.
+pub fn join(path: &str, field: &str) -> String {
+    if field.is_empty() {
+        path.to_string()
+    } else if path.is_empty() {
+        field.to_string()
+    } else if field.starts_with('[') {
+        format!("{path}{field}")
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+/// Parameter checks used by every config's `validate`.
+pub mod check {
+    use super::{join, ScenarioError};
+
+    pub fn positive_int(path: &str, field: &str, value: u64) -> Result<(), ScenarioError> {
+        if value == 0 {
+            return Err(ScenarioError::new(
+                join(path, field),
+                "got 0, expected a positive integer",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn positive(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(ScenarioError::new(
+                join(path, field),
+                format!("got {value}, expected a positive number"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn non_negative(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(ScenarioError::new(
+                join(path, field),
+                format!("got {value}, expected a number >= 0"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn probability(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
+        in_range(path, field, value, 0.0, 1.0)
+    }
+
+    pub fn in_range(
+        path: &str,
+        field: &str,
+        value: f64,
+        low: f64,
+        high: f64,
+    ) -> Result<(), ScenarioError> {
+        if !(value.is_finite() && value >= low && value <= high) {
+            return Err(ScenarioError::new(
+                join(path, field),
+                format!("got {value}, expected a number in [{low}, {high}]"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `low_field` must be strictly below `high_field`.
+    pub fn ordered(
+        path: &str,
+        low_field: &str,
+        low: f64,
+        high_field: &str,
+        high: f64,
+    ) -> Result<(), ScenarioError> {
+        if low >= high {
+            return Err(ScenarioError::new(
+                join(path, high_field),
+                format!("got {high}, expected a value above {low_field} = {low}"),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,194 @@
+//! Reading a scenario: TOML text, `--set key.path=value` overrides, then the typed schema with
+//! errors that name the field path.
+
+use super::error::ScenarioError;
+use super::schema::Scenario;
+
+/// Parses TOML text, applies overrides, deserializes and validates.
+pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        ScenarioError::new(
+            "",
+            format!("TOML syntax error: {}", e.message().trim()) + &location(text, e.span()),
+        )
+    })?;
+    for o in overrides {
+        apply_override(&mut table, o)?;
+    }
+    from_table(table)
+}
+
+fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(span) = span else {
+        return String::new();
+    };
+    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    format!(" (line {line})")
+}
+
+/// Deserializes an already parsed table (the Python builders' path) and validates it.
+pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
+    let scenario: Scenario =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let outer = e.path().to_string();
+            let outer = if outer == "." { String::new() } else { outer };
+            let (inner, message) = super::error::split_marked(e.into_inner().message());
+            ScenarioError::new(super::error::join(&outer, &inner), message)
+        })?;
+    super::validate::validate(&scenario)?;
+    Ok(scenario)
+}
+
+/// Parses a JSON document (what Python builders send) into a scenario.
+pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| ScenarioError::new("", format!("invalid JSON: {e}")))?;
+    let toml_value = json_to_toml(value, "")?;
+    match toml_value {
+        toml::Value::Table(t) => from_table(t),
+        _ => Err(ScenarioError::new("", "expected a table at the top level")),
+    }
+}
+
+fn json_to_toml(value: serde_json::Value, path: &str) -> Result<toml::Value, ScenarioError> {
+    use serde_json::Value as J;
+    Ok(match value {
+        J::Null => {
+            return Err(ScenarioError::new(
+                path,
+                "got null, expected a value (omit the key instead)",
+            ))
+        }
+        J::Bool(b) => toml::Value::Boolean(b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        J::String(s) => toml::Value::String(s),
+        J::Array(items) => toml::Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| json_to_toml(v, &format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?,
+        ),
+        J::Object(map) => {
+            let mut t = toml::Table::new();
+            for (k, v) in map {
+                let p = super::error::join(path, &k);
+                t.insert(k, json_to_toml(v, &p)?);
+            }
+            toml::Value::Table(t)
+        }
+    })
+}
+
+/// One step of an override path: a key or an array index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_path(path: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty() && rest.is_empty() {
+            return None;
+        }
+        if !key.is_empty() {
+            steps.push(Step::Key(key.to_string()));
+        }
+        while let Some(stripped) = rest.strip_prefix('[') {
+            let end = stripped.find(']')?;
+            steps.push(Step::Index(stripped[..end].parse().ok()?));
+            rest = &stripped[end + 1..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+fn parse_value(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+/// Applies `key.path=value` (TOML value syntax; bare words are strings).
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), ScenarioError> {
+    let bad = |msg: String| ScenarioError::new(format!("--set {assignment}"), msg);
+    let (path, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| bad("expected key.path=value".into()))?;
+    let steps = parse_path(path.trim())
+        .ok_or_else(|| bad(format!("got path {path:?}, expected keys like a.b[0].c")))?;
+    let mut root = toml::Value::Table(std::mem::take(table));
+    let result = set_path(&mut root, &steps, parse_value(value.trim()), "").map_err(bad);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+    result
+}
+
+fn set_path(
+    node: &mut toml::Value,
+    steps: &[Step],
+    value: toml::Value,
+    walked: &str,
+) -> Result<(), String> {
+    let Some((step, rest)) = steps.split_first() else {
+        *node = value;
+        return Ok(());
+    };
+    match step {
+        Step::Key(k) => {
+            let here = super::error::join(walked, k);
+            let t = node
+                .as_table_mut()
+                .ok_or_else(|| format!("`{walked}` is not a table, so it has no key `{k}`"))?;
+            let child = t
+                .entry(k.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            set_path(child, rest, value, &here)
+        }
+        Step::Index(i) => {
+            let here = format!("{walked}[{i}]");
+            let a = node
+                .as_array_mut()
+                .ok_or_else(|| format!("`{walked}` is not an array"))?;
+            let len = a.len();
+            let child = a
+                .get_mut(*i)
+                .ok_or_else(|| format!("`{here}` is out of range: the array has {len} entries"))?;
+            set_path(child, rest, value, &here)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_set_nested_values() {
+        let mut t: toml::Table = "[simulation]\nduration = 1\n[[flows]]\nsrc = \"a\"\n"
+            .parse()
+            .unwrap();
+        apply_override(&mut t, "simulation.duration=20s").unwrap();
+        apply_override(&mut t, "flows[0].src=b").unwrap();
+        apply_override(&mut t, "simulation.seed=7").unwrap();
+        assert_eq!(t["simulation"]["duration"].as_str(), Some("20s"));
+        assert_eq!(t["flows"][0]["src"].as_str(), Some("b"));
+        assert_eq!(t["simulation"]["seed"].as_integer(), Some(7));
+        let e = apply_override(&mut t, "flows[3].src=b").unwrap_err();
+        assert!(e.message.contains("out of range"), "{e}");
+    }
+}

@@ -1,0 +1,188 @@
+//! Quantities with units in scenario files: durations ("10ms", or a number of seconds) and
+//! rates ("10Mbps", or a number of bits per second).
+
+use crate::engine::{secs, to_secs, Time};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+/// A duration; written as seconds (`0.5`) or with a unit (`"500ms"`: ps, ns, us, ms, s, min).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Duration(pub Time);
+
+impl Duration {
+    pub fn secs(&self) -> f64 {
+        to_secs(self.0)
+    }
+    pub fn from_secs(s: f64) -> Self {
+        Duration(secs(s))
+    }
+}
+
+/// A link or source rate in bits per second; written as a number or `"10Mbps"`, `"1.5 Gb/s"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub fn bps(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) fn split_number(text: &str) -> Option<(f64, String)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+')))
+        .unwrap_or(text.len());
+    // "1e3s" style exponents are fine; a bare unit like "s" is not.
+    let (num, unit) = text.split_at(end);
+    let value: f64 = num.parse().ok()?;
+    Some((value, unit.trim().to_ascii_lowercase()))
+}
+
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let expected = "expected a duration such as \"10ms\" or a number of seconds";
+    let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
+    let scale = match unit.as_str() {
+        "ps" => 1e-12,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "" | "s" | "sec" => 1.0,
+        "min" => 60.0,
+        _ => return Err(format!("got {text:?}: unknown unit {unit:?}, {expected}")),
+    };
+    check_duration(value * scale, text)
+}
+
+fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(format!("got {shown}, expected a duration >= 0"));
+    }
+    if seconds > 1.8e7 {
+        return Err(format!(
+            "got {shown}, expected a duration below 1.8e7 s (about 200 days)"
+        ));
+    }
+    Ok(seconds)
+}
+
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let expected = "expected a rate such as \"10Mbps\" or a number of bits per second";
+    let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
+    let scale = match unit.replace("b/s", "bps").replace(' ', "").as_str() {
+        "" | "bps" => 1.0,
+        "kbps" => 1e3,
+        "mbps" => 1e6,
+        "gbps" => 1e9,
+        "tbps" => 1e12,
+        _ => return Err(format!("got {text:?}: unknown unit {unit:?}, {expected}")),
+    };
+    check_rate(value * scale, text)
+}
+
+fn check_rate(bps: f64, shown: &str) -> Result<f64, String> {
+    if !bps.is_finite() || bps < 1.0 {
+        return Err(format!(
+            "got {shown}, expected a positive rate of at least 1 bps"
+        ));
+    }
+    Ok(bps)
+}
+
+struct DurationVisitor;
+
+impl Visitor<'_> for DurationVisitor {
+    type Value = Duration;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration such as \"10ms\" or a number of seconds")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
+        parse_duration(v)
+            .map(Duration::from_secs)
+            .map_err(E::custom)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Duration, E> {
+        check_duration(v, &v.to_string())
+            .map(Duration::from_secs)
+            .map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Duration, E> {
+        self.visit_f64(v as f64)
+    }
+}
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DurationVisitor)
+    }
+}
+
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.secs())
+    }
+}
+
+struct RateVisitor;
+
+impl Visitor<'_> for RateVisitor {
+    type Value = Rate;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a rate such as \"10Mbps\" or a number of bits per second")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Rate, E> {
+        parse_rate(v)
+            .map(|b| Rate(b.round() as u64))
+            .map_err(E::custom)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rate, E> {
+        check_rate(v, &v.to_string())
+            .map(|b| Rate(b.round() as u64))
+            .map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rate, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rate, E> {
+        self.visit_f64(v as f64)
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RateVisitor)
+    }
+}
+
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10ms").unwrap(), 0.01);
+        assert_eq!(parse_duration("2 s").unwrap(), 2.0);
+        assert_eq!(parse_duration("250us").unwrap(), 250e-6);
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("10 parsecs").is_err());
+    }
+
+    #[test]
+    fn rates_parse_with_units() {
+        assert_eq!(parse_rate("10Mbps").unwrap(), 1e7);
+        assert_eq!(parse_rate("1.5 Gb/s").unwrap(), 1.5e9);
+        assert_eq!(parse_rate("80000").unwrap(), 8e4);
+        assert!(parse_rate("0Mbps").is_err());
+        assert!(parse_rate("-5Mbps").is_err());
+    }
+}

@@ -1,0 +1,394 @@
+//! Semantic checks and name resolution: everything that serde's types cannot say.
+
+use super::error::{join, ScenarioError};
+use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
+use crate::engine::{rng, secs, Time};
+use crate::net::link::{DelaySpec, LossSpec};
+use crate::net::node::{Node, NodeKind};
+use crate::net::routing::RoutingTable;
+use crate::qdisc::QdiscSpec;
+use crate::traffic::SourceSpec;
+use std::collections::HashMap;
+
+/// One direction of a link, with names resolved.
+#[derive(Clone, Debug)]
+pub struct ResolvedLink {
+    pub path: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: DelaySpec,
+    pub loss: Option<LossSpec>,
+    pub queue: QdiscSpec,
+    pub monitor: Option<u32>,
+}
+
+/// One flow, with `count` expanded and its start time drawn.
+#[derive(Clone, Debug)]
+pub struct ResolvedFlow {
+    pub path: String,
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub source: SourceSpec,
+}
+
+/// A scenario with every name resolved to an index.
+pub struct Resolved {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<ResolvedLink>,
+    pub flows: Vec<ResolvedFlow>,
+    pub end: Time,
+    pub sample_interval: Option<Time>,
+}
+
+/// Checks a scenario; the error names the first bad field.
+pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    resolve(scenario).map(|_| ())
+}
+
+pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
+    let sim = &s.simulation;
+    if sim.duration.0 == 0 {
+        return Err(ScenarioError::new(
+            "simulation.duration",
+            "got 0, expected a positive duration",
+        ));
+    }
+    let sample_interval = match sim.sample_interval {
+        Some(d) if d.0 == 0 => {
+            return Err(ScenarioError::new(
+                "simulation.sample_interval",
+                "got 0, expected a positive interval",
+            ))
+        }
+        Some(d) => Some(d.0),
+        None => Some((sim.duration.0 / 1000).max(1)),
+    };
+    let (node_specs, link_specs) = gather(s)?;
+    let names = index_nodes(&node_specs)?;
+    let flows_named = flow_names(&s.flows)?;
+    let flow_exists = |name: &str| flows_named.iter().any(|n| n == name);
+    let links = resolve_links(&link_specs, &names, &flow_exists)?;
+    let flows = resolve_flows(s, &names, &node_specs, &links)?;
+    Ok(Resolved {
+        nodes: node_specs,
+        links,
+        flows,
+        end: sim.duration.0,
+        sample_interval,
+    })
+}
+
+/// Links with the field path they were declared at.
+type PathedLinks = Vec<(String, LinkSpec)>;
+
+/// Topology-built nodes and links first, then the explicit ones.
+fn gather(s: &Scenario) -> Result<(Vec<NodeSpec>, PathedLinks), ScenarioError> {
+    let mut nodes = Vec::new();
+    let mut links = Vec::new();
+    if let Some(topology) = &s.topology {
+        let expanded = topology.expand(s.simulation.seed)?;
+        nodes.extend(expanded.nodes);
+        links.extend(expanded.links);
+    }
+    nodes.extend(s.nodes.iter().cloned());
+    links.extend(
+        s.links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (format!("links[{i}]"), l.clone())),
+    );
+    Ok((nodes, links))
+}
+
+fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError> {
+    let mut names = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if n.name.is_empty() {
+            return Err(ScenarioError::new(
+                format!("nodes[{i}].name"),
+                "got \"\", expected a name",
+            ));
+        }
+        if names.insert(n.name.clone(), i as u32).is_some() {
+            return Err(ScenarioError::new(
+                format!("nodes[{i}].name"),
+                format!(
+                    "got {:?}, which names another node already; expected a unique name",
+                    n.name
+                ),
+            ));
+        }
+    }
+    Ok(names)
+}
+
+fn lookup(names: &HashMap<String, u32>, path: String, name: &str) -> Result<u32, ScenarioError> {
+    names.get(name).copied().ok_or_else(|| {
+        let mut known: Vec<_> = names.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        let shown = if known.len() > 12 {
+            format!("{} ...", known[..12].join(", "))
+        } else {
+            known.join(", ")
+        };
+        ScenarioError::new(
+            path,
+            format!("got {name:?}, expected the name of a node ({shown})"),
+        )
+    })
+}
+
+fn resolve_links(
+    specs: &[(String, LinkSpec)],
+    names: &HashMap<String, u32>,
+    flow_exists: &dyn Fn(&str) -> bool,
+) -> Result<Vec<ResolvedLink>, ScenarioError> {
+    let mut out: Vec<ResolvedLink> = Vec::new();
+    let mut monitors: Vec<(usize, String, String)> = Vec::new();
+    for (path, l) in specs {
+        let from = lookup(names, join(path, "from"), &l.from)?;
+        let to = lookup(names, join(path, "to"), &l.to)?;
+        if from == to {
+            return Err(ScenarioError::new(
+                join(path, "to"),
+                format!("got {:?}, expected a node other than `from`", l.to),
+            ));
+        }
+        l.delay.validate(&join(path, "delay"))?;
+        if let Some(loss) = &l.loss {
+            loss.validate(&join(path, "loss"), flow_exists)?;
+        }
+        l.queue.validate(&join(path, "queue"))?;
+        if let Some(m) = &l.monitor {
+            monitors.push((out.len(), join(path, "monitor"), m.clone()));
+        }
+        out.push(ResolvedLink {
+            path: path.clone(),
+            from,
+            to,
+            rate_bps: l.rate.bps(),
+            delay: l.delay,
+            loss: l.loss.clone(),
+            queue: l.queue.clone(),
+            monitor: None,
+        });
+        if l.duplex {
+            let r = l.reverse.clone().unwrap_or_default();
+            let rpath = join(path, "reverse");
+            if let Some(loss) = &r.loss {
+                loss.validate(&join(&rpath, "loss"), flow_exists)?;
+            }
+            if let Some(q) = &r.queue {
+                q.validate(&join(&rpath, "queue"))?;
+            }
+            if let Some(d) = &r.delay {
+                d.validate(&join(&rpath, "delay"))?;
+            }
+            if let Some(m) = &r.monitor {
+                monitors.push((out.len(), join(&rpath, "monitor"), m.clone()));
+            }
+            out.push(ResolvedLink {
+                path: rpath,
+                from: to,
+                to: from,
+                rate_bps: r.rate.unwrap_or(l.rate).bps(),
+                delay: r.delay.unwrap_or(l.delay),
+                loss: r.loss,
+                queue: r.queue.unwrap_or_else(|| l.queue.clone()),
+                monitor: None,
+            });
+        }
+    }
+    check_duplicates(&out, names)?;
+    for (index, path, name) in monitors {
+        out[index].monitor = Some(find_port(&out, names, &path, &name)?);
+    }
+    Ok(out)
+}
+
+fn node_name(names: &HashMap<String, u32>, id: u32) -> String {
+    names
+        .iter()
+        .find(|(_, &v)| v == id)
+        .map(|(k, _)| k.clone())
+        .unwrap_or_default()
+}
+
+fn check_duplicates(
+    links: &[ResolvedLink],
+    names: &HashMap<String, u32>,
+) -> Result<(), ScenarioError> {
+    let mut seen = HashMap::new();
+    for l in links {
+        if let Some(first) = seen.insert((l.from, l.to), l.path.clone()) {
+            return Err(ScenarioError::new(
+                l.path.clone(),
+                format!(
+                    "a second link {}->{}; expected one link per direction (the first is {first})",
+                    node_name(names, l.from),
+                    node_name(names, l.to)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn find_port(
+    links: &[ResolvedLink],
+    names: &HashMap<String, u32>,
+    path: &str,
+    port: &str,
+) -> Result<u32, ScenarioError> {
+    let expected =
+        format!("got {port:?}, expected a port written \"from->to\" naming an existing link");
+    let (a, b) = port
+        .split_once("->")
+        .ok_or_else(|| ScenarioError::new(path, expected.clone()))?;
+    let (a, b) = (names.get(a.trim()), names.get(b.trim()));
+    links
+        .iter()
+        .position(|l| Some(&l.from) == a && Some(&l.to) == b)
+        .map(|i| i as u32)
+        .ok_or_else(|| ScenarioError::new(path, expected))
+}
+
+fn expand_name(template: &str, i: u32) -> String {
+    template.replace("{i}", &i.to_string())
+}
+
+fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, f) in flows.iter().enumerate() {
+        let count = f.count.unwrap_or(1);
+        if count == 0 {
+            return Err(ScenarioError::new(
+                format!("flows[{i}].count"),
+                "got 0, expected at least 1",
+            ));
+        }
+        for k in 0..count {
+            let name = match (&f.name, f.count) {
+                (Some(n), Some(_)) if n.contains("{i}") => expand_name(n, k),
+                (Some(n), Some(_)) => format!("{n}{k}"),
+                (Some(n), None) => n.clone(),
+                (None, _) => format!("f{}", names.len()),
+            };
+            if names.contains(&name) {
+                return Err(ScenarioError::new(
+                    format!("flows[{i}].name"),
+                    format!(
+                        "got {name:?}, which names another flow already; expected a unique name"
+                    ),
+                ));
+            }
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+fn resolve_flows(
+    s: &Scenario,
+    names: &HashMap<String, u32>,
+    nodes: &[NodeSpec],
+    links: &[ResolvedLink],
+) -> Result<Vec<ResolvedFlow>, ScenarioError> {
+    let routes = routing_of(nodes, links);
+    let flow_names = flow_names(&s.flows)?;
+    let end = s.simulation.duration;
+    let mut out = Vec::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        f.source.validate(&join(&path, "source"))?;
+        f.start.0 .0.validate(&join(&path, "start"))?;
+        for k in 0..f.count.unwrap_or(1) {
+            let name = flow_names[out.len()].clone();
+            let src_name = expand_name(&f.src, k);
+            let dst_name = expand_name(&f.dst, k);
+            let src = lookup(names, join(&path, "src"), &src_name)?;
+            let dst = lookup(names, join(&path, "dst"), &dst_name)?;
+            for (field, id, nm) in [("src", src, &src_name), ("dst", dst, &dst_name)] {
+                if nodes[id as usize].kind != NodeKind::Host {
+                    return Err(ScenarioError::new(
+                        join(&path, field),
+                        format!("got {nm:?}, a router; expected a host"),
+                    ));
+                }
+            }
+            if src == dst {
+                return Err(ScenarioError::new(
+                    join(&path, "dst"),
+                    format!("got {dst_name:?}, expected a host other than `src`"),
+                ));
+            }
+            if !routes.reachable(src, dst) {
+                return Err(ScenarioError::new(
+                    join(&path, "dst"),
+                    format!("got {dst_name:?}, but there is no route from {src_name:?} to it"),
+                ));
+            }
+            if f.source.has_reverse_flow() && !routes.reachable(dst, src) {
+                return Err(ScenarioError::new(
+                    join(&path, "src"),
+                    format!("no route back from {dst_name:?} to {src_name:?}, which the ACKs need"),
+                ));
+            }
+            let mut r = rng::stream(s.simulation.seed, &format!("flow:{name}:start"));
+            let start = secs(f.start.0 .0.sample(&mut r));
+            if start >= end.0 {
+                return Err(ScenarioError::new(
+                    join(&path, "start"),
+                    format!(
+                        "got {} s, expected a time before the end of the simulation ({} s)",
+                        crate::engine::to_secs(start),
+                        end.secs()
+                    ),
+                ));
+            }
+            if let Some(stop) = f.stop {
+                if stop.0 <= start {
+                    return Err(ScenarioError::new(
+                        join(&path, "stop"),
+                        format!(
+                            "got {} s, expected a time after the start ({} s)",
+                            stop.secs(),
+                            crate::engine::to_secs(start)
+                        ),
+                    ));
+                }
+            }
+            out.push(ResolvedFlow {
+                path: path.clone(),
+                name,
+                src,
+                dst,
+                start,
+                stop: f.stop.map(|d| d.0),
+                source: f.source.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Routing over resolved nodes and links, ports numbered in link order.
+pub fn routing_of(nodes: &[NodeSpec], links: &[ResolvedLink]) -> RoutingTable {
+    let mut net_nodes: Vec<Node> = nodes
+        .iter()
+        .map(|n| Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            ports: Vec::new(),
+        })
+        .collect();
+    for (i, l) in links.iter().enumerate() {
+        net_nodes[l.from as usize].ports.push(i as u32);
+    }
+    let port_to: Vec<u32> = links.iter().map(|l| l.to).collect();
+    RoutingTable::compute(&net_nodes, &port_to)
+}

@@ -1,0 +1,148 @@
+//! Counters, time series and fairness indices, kept in columnar buffers that are handed to
+//! Python whole.
+
+pub mod series;
+
+use crate::engine::Time;
+use crate::qdisc::DropReason;
+
+/// Per-flow counters. "Offered" counts packets a source hands to the network (retransmissions
+/// included); "goodput" counts unique application bytes the receiver accepted.
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub offered_pkts: u64,
+    pub offered_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: [u64; DropReason::COUNT],
+    pub dropped_bytes: u64,
+    pub goodput_bytes: u64,
+    /// One-way delays of delivered packets, in picoseconds (exact).
+    pub delay_sum_ps: u128,
+    pub delay_min_ps: Time,
+    pub delay_max_ps: Time,
+    /// Round-trip samples reported by a transport.
+    pub rtt_sum: f64,
+    pub rtt_count: u64,
+    pub rtt_min: f64,
+    pub rtt_max: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub ecn_reactions: u64,
+    /// When a finite transfer completed.
+    pub completed_at: Option<Time>,
+    /// Time of the first delivery and of the last.
+    pub first_delivery: Option<Time>,
+    pub last_delivery: Time,
+}
+
+impl FlowStats {
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped_pkts.iter().sum()
+    }
+
+    /// Call after counting the delivery.
+    pub fn record_delay(&mut self, delay: Time) {
+        if self.delivered_pkts == 1 {
+            self.delay_min_ps = delay;
+            self.delay_max_ps = delay;
+        } else {
+            self.delay_min_ps = self.delay_min_ps.min(delay);
+            self.delay_max_ps = self.delay_max_ps.max(delay);
+        }
+        self.delay_sum_ps += delay as u128;
+    }
+
+    pub fn record_rtt(&mut self, rtt_s: f64) {
+        if self.rtt_count == 0 {
+            self.rtt_min = rtt_s;
+            self.rtt_max = rtt_s;
+        } else {
+            self.rtt_min = self.rtt_min.min(rtt_s);
+            self.rtt_max = self.rtt_max.max(rtt_s);
+        }
+        self.rtt_count += 1;
+        self.rtt_sum += rtt_s;
+    }
+}
+
+/// Per-port counters with exact time integrals of the queue length.
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub arrivals_pkts: u64,
+    pub arrivals_bytes: u64,
+    pub departures_pkts: u64,
+    pub departures_bytes: u64,
+    pub drops_pkts: [u64; DropReason::COUNT],
+    pub drops_bytes: [u64; DropReason::COUNT],
+    pub marks: [u64; DropReason::COUNT],
+    /// Packets that left on the link and reached the far node.
+    pub delivered_pkts: u64,
+    /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
+    pub queue_pkt_ps: u128,
+    pub queue_byte_ps: u128,
+    /// Same including the packet in service.
+    pub system_pkt_ps: u128,
+    pub busy_ps: u128,
+    pub wait_ps: u128,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
+    pub last_change: Time,
+}
+
+impl PortStats {
+    /// Advances the time integrals to `now` with the lengths that held since the last change.
+    pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, busy: bool) {
+        let dt = (now - self.last_change) as u128;
+        if dt > 0 {
+            self.queue_pkt_ps += queue_pkts as u128 * dt;
+            self.queue_byte_ps += queue_bytes as u128 * dt;
+            self.system_pkt_ps += (queue_pkts + busy as usize) as u128 * dt;
+            if busy {
+                self.busy_ps += dt;
+            }
+            self.last_change = now;
+        }
+    }
+
+    pub fn note_length(&mut self, queue_pkts: usize, queue_bytes: u64) {
+        self.max_queue_pkts = self.max_queue_pkts.max(queue_pkts as u64);
+        self.max_queue_bytes = self.max_queue_bytes.max(queue_bytes);
+    }
+
+    pub fn drops_total(&self) -> u64 {
+        self.drops_pkts.iter().sum()
+    }
+}
+
+/// Jain's fairness index of a set of allocations (1 = perfectly fair).
+pub fn jain_index(values: &[f64]) -> f64 {
+    let sum: f64 = values.iter().sum();
+    let sum_sq: f64 = values.iter().map(|v| v * v).sum();
+    if values.is_empty() || sum_sq == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (values.len() as f64 * sum_sq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_extremes() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), 1.0);
+        assert_eq!(jain_index(&[1.0, 0.0, 0.0, 0.0]), 0.25);
+    }
+
+    #[test]
+    fn integrals_weight_by_time() {
+        let mut s = PortStats::default();
+        s.integrate(10, 0, 0, false);
+        s.integrate(30, 2, 200, true);
+        assert_eq!(s.queue_pkt_ps, 40);
+        assert_eq!(s.system_pkt_ps, 60);
+        assert_eq!(s.busy_ps, 20);
+    }
+}

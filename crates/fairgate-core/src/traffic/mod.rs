@@ -1,0 +1,46 @@
+//! Applications and traffic sources, and the registry that makes each selectable from a
+//! scenario (`source = { kind = "...", ... }`).
+
+pub mod open_loop;
+pub mod registry;
+pub mod sink;
+
+pub use registry::SourceSpec;
+
+use crate::engine::Time;
+use crate::net::Agent;
+use crate::scenario::ScenarioError;
+
+/// What a source's config learns about where it runs.
+#[derive(Clone, Debug)]
+pub struct SourceEnv {
+    /// The data flow's id.
+    pub flow: u32,
+    /// The reverse (ACK) flow's id, when the source asked for one.
+    pub ack_flow: Option<u32>,
+    pub src_node: u32,
+    pub dst_node: u32,
+    pub sender_agent: u32,
+    pub receiver_agent: u32,
+    pub first_hop_rate_bps: u64,
+    pub start: Time,
+    pub stop: Option<Time>,
+}
+
+/// The two end points a source builds: one on the source host, one on the destination.
+pub struct AgentPair {
+    pub sender: Box<dyn Agent>,
+    pub receiver: Box<dyn Agent>,
+}
+
+/// Each source's configuration implements this; the registry dispatches to it.
+pub trait SourceConfig {
+    fn validate(&self, _path: &str) -> Result<(), ScenarioError> {
+        Ok(())
+    }
+    /// Whether the receiver sends packets back (ACKs), which then form a flow of their own.
+    fn has_reverse_flow(&self) -> bool {
+        false
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair;
+}

@@ -1,0 +1,371 @@
+//! Traffic without flow control: CBR, Poisson, on/off, the line-rate "malicious" source and
+//! Telnet-like sources.
+//!
+//! Sources: seed 004 section 6.2 (Telnet: 40-byte packets with exponential gaps of mean 5 s;
+//! Poisson sources; the ill-behaved source that sends at the outgoing line rate; the on/off
+//! background source of scenario 3), seed 001 and 003 (UDP CBR flows), seed 002 (none).
+//!
+//! Decisions:
+//! - The first packet leaves at the start time; later gaps follow the model.
+//! - Poisson `rate` is the mean bit rate: the mean gap is mean size x 8 / rate. `mean_gap`
+//!   may be given instead.
+//! - On/off sources start in the on state; during "on" they send CBR at `rate`.
+//! - The malicious source defaults to the rate of its host's first-hop link.
+//! - `packets` caps the number of packets a source sends.
+
+use super::sink::Sink;
+use super::{AgentPair, SourceConfig, SourceEnv};
+use crate::engine::{secs, tx_time, Time};
+use crate::net::{Agent, AgentCtx, Packet, PacketKind};
+use crate::scenario::dist::{Dist, DurationDist, SizeDist};
+use crate::scenario::error::{join, ScenarioError};
+use crate::scenario::units::{Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+fn default_size() -> SizeDist {
+    SizeDist::constant(1000)
+}
+
+fn telnet_size() -> SizeDist {
+    SizeDist::constant(40)
+}
+
+fn telnet_gap() -> DurationDist {
+    DurationDist(Dist::Exponential { mean: 5.0 })
+}
+
+/// `kind = "cbr"`: constant bit rate.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrConfig {
+    pub rate: Rate,
+    #[serde(default = "default_size")]
+    pub size: SizeDist,
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+/// `kind = "poisson"`: exponential gaps, given as a mean bit rate or a mean gap.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoissonConfig {
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub mean_gap: Option<Duration>,
+    #[serde(default = "default_size")]
+    pub size: SizeDist,
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+/// `kind = "onoff"`: CBR at `rate` during on periods, silent during off periods.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffConfig {
+    pub rate: Rate,
+    pub on: DurationDist,
+    pub off: DurationDist,
+    #[serde(default = "default_size")]
+    pub size: SizeDist,
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+/// `kind = "malicious"`: sends back to back at line rate, ignoring all feedback.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaliciousConfig {
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default = "default_size")]
+    pub size: SizeDist,
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+/// `kind = "telnet"`: small packets with exponential gaps (open loop).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelnetConfig {
+    #[serde(default = "telnet_size")]
+    pub size: SizeDist,
+    #[serde(default = "telnet_gap")]
+    pub gap: DurationDist,
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+/// How an open-loop source spaces its packets.
+#[derive(Clone, Copy, Debug)]
+enum Gaps {
+    /// Gap = size x 8 / rate, so the bit rate is exact whatever the sizes.
+    Rate(u64),
+    /// Gaps drawn from a distribution (seconds).
+    Random(Dist),
+    /// CBR at `rate` during on periods.
+    OnOff { rate: u64, on: Dist, off: Dist },
+}
+
+const SEND: u64 = 0;
+const TOGGLE: u64 = 1;
+
+/// One agent for every open-loop kind.
+pub struct OpenLoopSource {
+    kind: &'static str,
+    flow: u32,
+    dst: u32,
+    dst_agent: u32,
+    size: SizeDist,
+    gaps: Gaps,
+    remaining: Option<u64>,
+    sent: u64,
+    running: bool,
+    on: bool,
+    /// Timer generations, so stale timers are ignored after a stop or a toggle.
+    generation: u64,
+}
+
+impl OpenLoopSource {
+    fn new(
+        kind: &'static str,
+        env: &SourceEnv,
+        size: SizeDist,
+        gaps: Gaps,
+        packets: Option<u64>,
+    ) -> Self {
+        OpenLoopSource {
+            kind,
+            flow: env.flow,
+            dst: env.dst_node,
+            dst_agent: env.receiver_agent,
+            size,
+            gaps,
+            remaining: packets,
+            sent: 0,
+            running: false,
+            on: true,
+            generation: 0,
+        }
+    }
+
+    fn token(&self, what: u64) -> u64 {
+        self.generation << 1 | what
+    }
+
+    fn send_one(&mut self, ctx: &mut AgentCtx) -> Option<u32> {
+        if self.remaining == Some(0) {
+            return None;
+        }
+        if let Some(r) = self.remaining.as_mut() {
+            *r -= 1;
+        }
+        let size = self.size.sample_bytes(ctx.rng);
+        ctx.send(Packet {
+            flow: self.flow,
+            dst: self.dst,
+            dst_agent: self.dst_agent,
+            proto: 17,
+            kind: PacketKind::Data,
+            size,
+            seq: self.sent,
+            ..Default::default()
+        });
+        self.sent += 1;
+        Some(size)
+    }
+
+    fn gap(&self, size: u32, ctx: &mut AgentCtx) -> Time {
+        match self.gaps {
+            Gaps::Rate(rate) | Gaps::OnOff { rate, .. } => tx_time(size, rate),
+            Gaps::Random(d) => secs(d.sample(ctx.rng)),
+        }
+    }
+
+    fn send_and_schedule(&mut self, ctx: &mut AgentCtx) {
+        if !(self.running && self.on) {
+            return;
+        }
+        if let Some(size) = self.send_one(ctx) {
+            let gap = self.gap(size, ctx);
+            ctx.set_timer(ctx.now + gap, self.token(SEND));
+        }
+    }
+
+    fn toggle(&mut self, ctx: &mut AgentCtx) {
+        let Gaps::OnOff { on, off, .. } = self.gaps else {
+            return;
+        };
+        self.on = !self.on;
+        self.generation += 1;
+        let period = if self.on { on } else { off };
+        let length = secs(period.sample(ctx.rng));
+        ctx.set_timer(ctx.now + length, self.token(TOGGLE));
+        self.send_and_schedule(ctx);
+    }
+}
+
+impl Agent for OpenLoopSource {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        self.running = true;
+        if let Gaps::OnOff { on, .. } = self.gaps {
+            let length = secs(on.sample(ctx.rng));
+            ctx.set_timer(ctx.now + length, self.token(TOGGLE));
+        }
+        self.send_and_schedule(ctx);
+    }
+
+    fn stop(&mut self, _ctx: &mut AgentCtx) {
+        self.running = false;
+        self.generation += 1;
+    }
+
+    fn on_packet(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
+
+    fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        if token >> 1 != self.generation {
+            return;
+        }
+        match token & 1 {
+            SEND => self.send_and_schedule(ctx),
+            _ => self.toggle(ctx),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        self.kind
+    }
+}
+
+fn pair(sender: OpenLoopSource) -> AgentPair {
+    AgentPair {
+        sender: Box::new(sender),
+        receiver: Box::new(Sink),
+    }
+}
+
+impl SourceConfig for CbrConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.size.validate(&join(path, "size"))
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        pair(OpenLoopSource::new(
+            "cbr",
+            env,
+            self.size,
+            Gaps::Rate(self.rate.bps()),
+            self.packets,
+        ))
+    }
+}
+
+impl PoissonConfig {
+    fn mean_gap_secs(&self) -> f64 {
+        match (self.mean_gap, self.rate) {
+            (Some(gap), _) => gap.secs(),
+            (None, Some(rate)) => self.size.0.mean() * 8.0 / rate.bps() as f64,
+            (None, None) => 0.0,
+        }
+    }
+}
+
+impl SourceConfig for PoissonConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.size.validate(&join(path, "size"))?;
+        match (self.rate, self.mean_gap) {
+            (Some(_), Some(_)) => Err(ScenarioError::new(
+                join(path, "mean_gap"),
+                "got both `rate` and `mean_gap`, expected exactly one of them",
+            )),
+            (None, None) => Err(ScenarioError::new(
+                join(path, "rate"),
+                "missing: expected a mean `rate` (e.g. \"1Mbps\") or a `mean_gap` (e.g. \"10ms\")",
+            )),
+            (None, Some(gap)) if gap.0 == 0 => Err(ScenarioError::new(
+                join(path, "mean_gap"),
+                "got 0, expected a positive mean gap",
+            )),
+            _ => Ok(()),
+        }
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        let gaps = Gaps::Random(Dist::Exponential {
+            mean: self.mean_gap_secs(),
+        });
+        pair(OpenLoopSource::new(
+            "poisson",
+            env,
+            self.size,
+            gaps,
+            self.packets,
+        ))
+    }
+}
+
+impl SourceConfig for OnOffConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.size.validate(&join(path, "size"))?;
+        self.on.0.validate(&join(path, "on"))?;
+        self.off.0.validate(&join(path, "off"))?;
+        if self.on.0.mean() <= 0.0 {
+            return Err(ScenarioError::new(
+                join(path, "on"),
+                "got 0, expected a positive on period",
+            ));
+        }
+        Ok(())
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        let gaps = Gaps::OnOff {
+            rate: self.rate.bps(),
+            on: self.on.0,
+            off: self.off.0,
+        };
+        pair(OpenLoopSource::new(
+            "onoff",
+            env,
+            self.size,
+            gaps,
+            self.packets,
+        ))
+    }
+}
+
+impl SourceConfig for MaliciousConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.size.validate(&join(path, "size"))
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        let rate = self.rate.map_or(env.first_hop_rate_bps, |r| r.bps());
+        pair(OpenLoopSource::new(
+            "malicious",
+            env,
+            self.size,
+            Gaps::Rate(rate),
+            self.packets,
+        ))
+    }
+}
+
+impl SourceConfig for TelnetConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.size.validate(&join(path, "size"))?;
+        self.gap.0.validate(&join(path, "gap"))?;
+        if self.gap.0.mean() <= 0.0 {
+            return Err(ScenarioError::new(
+                join(path, "gap"),
+                "got 0, expected a positive mean gap",
+            ));
+        }
+        Ok(())
+    }
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        pair(OpenLoopSource::new(
+            "telnet",
+            env,
+            self.size,
+            Gaps::Random(self.gap.0),
+            self.packets,
+        ))
+    }
+}

@@ -1,0 +1,208 @@
+//! Thin PyO3 bindings of fairgate-core: load a scenario, run it in chunks (so Python can draw
+//! a progress bar), and hand back columns as numpy arrays. No simulation logic lives here.
+
+use fairgate_core::engine::{secs, to_secs};
+use fairgate_core::results::{self, Column, Table};
+use fairgate_core::scenario::{self, Scenario, ScenarioError as CoreScenarioError};
+use numpy::PyArray1;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A bad scenario: names the field path, the value and what was expected."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "An internal error of the simulator (a bug): please report it."
+);
+
+fn scenario_err(e: CoreScenarioError) -> PyErr {
+    ScenarioError::new_err((e.to_string(), e.path.clone(), e.message.clone()))
+}
+
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let msg = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        SimulationError::new_err(format!("internal error while {what}: {msg}"))
+    })
+}
+
+/// A built simulation. Run it with `run_until`, then take `results()` once.
+#[pyclass(module = "fairgate._core")]
+struct Simulation {
+    inner: Mutex<Option<fairgate_core::Simulation>>,
+    name: String,
+    seed: u64,
+}
+
+fn build(scenario: Scenario) -> PyResult<Simulation> {
+    let name = scenario.name.clone();
+    let seed = scenario.simulation.seed;
+    let sim =
+        guarded("building the scenario", || scenario::build(&scenario))?.map_err(scenario_err)?;
+    Ok(Simulation {
+        inner: Mutex::new(Some(sim)),
+        name,
+        seed,
+    })
+}
+
+impl Simulation {
+    fn with<T>(&self, f: impl FnOnce(&mut fairgate_core::Simulation) -> T) -> PyResult<T> {
+        let mut guard = self
+            .inner
+            .lock()
+            .map_err(|_| SimulationError::new_err("simulation poisoned by an earlier error"))?;
+        let sim = guard.as_mut().ok_or_else(|| {
+            SimulationError::new_err("results were already taken from this simulation")
+        })?;
+        Ok(f(sim))
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// Runs every event up to `t` seconds (capped at the scenario's duration), without the GIL.
+    fn run_until(&self, py: Python<'_>, t: f64) -> PyResult<()> {
+        py.detach(|| {
+            let mut guard = self
+                .inner
+                .lock()
+                .map_err(|_| SimulationError::new_err("simulation poisoned"))?;
+            let sim = guard
+                .as_mut()
+                .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
+            guarded("running", || sim.run_until(secs(t.max(0.0))))
+        })
+    }
+
+    #[getter]
+    fn now_s(&self) -> PyResult<f64> {
+        self.with(|s| to_secs(s.now()))
+    }
+
+    #[getter]
+    fn end_s(&self) -> PyResult<f64> {
+        self.with(|s| to_secs(s.end()))
+    }
+
+    #[getter]
+    fn events(&self) -> PyResult<u64> {
+        self.with(|s| s.events_processed())
+    }
+
+    /// Conservation violations (empty when every law holds).
+    fn conservation_violations(&self) -> PyResult<Vec<String>> {
+        self.with(|s| s.conservation_violations())
+    }
+
+    /// The summary as JSON text and each table as {column: numpy array | list | (codes, categories)}.
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self
+            .inner
+            .lock()
+            .map_err(|_| SimulationError::new_err("simulation poisoned"))?;
+        let mut sim = guard
+            .take()
+            .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
+        let r = guarded("collecting results", || {
+            results::collect(&mut sim, &self.name, self.seed)
+        })?;
+        let out = PyDict::new(py);
+        out.set_item("summary", serde_json_text(&r.summary))?;
+        for (name, table) in [
+            ("flows", r.flows),
+            ("ports", r.ports),
+            ("queue_series", r.queue_series),
+            ("flow_series", r.flow_series),
+            ("qdisc_state", r.qdisc_state),
+            ("traces", r.traces),
+        ] {
+            out.set_item(name, table_to_py(py, table)?)?;
+        }
+        Ok(out)
+    }
+}
+
+fn serde_json_text(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).expect("JSON values always serialise")
+}
+
+fn table_to_py<'py>(py: Python<'py>, table: Table) -> PyResult<Bound<'py, PyList>> {
+    let columns = PyList::empty(py);
+    for (name, col) in table.columns {
+        let value: Bound<'py, PyAny> = match col {
+            Column::F64(v) => PyArray1::from_vec(py, v).into_any(),
+            Column::U64(v) => PyArray1::from_vec(py, v).into_any(),
+            Column::Str(v) => PyList::new(py, v)?.into_any(),
+            Column::Cat { codes, categories } => PyTuple::new(
+                py,
+                [
+                    PyArray1::from_vec(py, codes).into_any(),
+                    PyList::new(py, categories)?.into_any(),
+                ],
+            )?
+            .into_any(),
+        };
+        columns.append((name, value))?;
+    }
+    Ok(columns)
+}
+
+/// Parses and validates TOML text with `key.path=value` overrides; returns the scenario as JSON.
+#[pyfunction]
+#[pyo3(signature = (text, overrides = Vec::new()))]
+fn validate(text: &str, overrides: Vec<String>) -> PyResult<String> {
+    let s = guarded("validating", || scenario::parse(text, &overrides))?.map_err(scenario_err)?;
+    Ok(serde_json::to_string(&s).expect("scenarios serialise"))
+}
+
+/// Parses TOML text (with overrides) and builds a simulation.
+#[pyfunction]
+#[pyo3(signature = (text, overrides = Vec::new()))]
+fn load(text: &str, overrides: Vec<String>) -> PyResult<Simulation> {
+    let s = guarded("parsing", || scenario::parse(text, &overrides))?.map_err(scenario_err)?;
+    build(s)
+}
+
+/// Builds a simulation from a JSON document with the same structure as the TOML schema.
+#[pyfunction]
+fn load_json(text: &str) -> PyResult<Simulation> {
+    let s = guarded("parsing", || scenario::parse_json(text))?.map_err(scenario_err)?;
+    build(s)
+}
+
+/// Registered queue disciplines and sources.
+#[pyfunction]
+fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("qdisc", fairgate_core::qdisc::QdiscSpec::KINDS.to_vec())?;
+    d.set_item("source", fairgate_core::traffic::SourceSpec::KINDS.to_vec())?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(load_json, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
