@@ -75,22 +75,45 @@ impl DelaySpec {
 }
 
 /// Random or scripted loss on a link. A plain number is a Bernoulli probability.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LossSpec {
-    /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64 },
-    /// Two-state Markov loss: per-packet transition probabilities and a loss rate per state.
-    GilbertElliott {
-        p_good_to_bad: f64,
-        p_bad_to_good: f64,
-        #[serde(default)]
-        loss_good: f64,
-        #[serde(default = "one")]
-        loss_bad: f64,
-    },
-    /// Drops the listed packets (0-based order in which they cross this link) of one flow.
-    Pattern { flow: String, packets: Vec<u64> },
+    Bernoulli(BernoulliLoss),
+    GilbertElliott(GilbertElliottLoss),
+    Pattern(PatternLoss),
+}
+
+crate::scenario::tagged::deserialize_by_kind!(LossSpec, {
+    "bernoulli" => Bernoulli,
+    "gilbert_elliott" => GilbertElliott,
+    "pattern" => Pattern,
+});
+
+/// Each packet is lost independently with probability `p`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BernoulliLoss {
+    pub p: f64,
+}
+
+/// Two-state Markov loss: per-packet transition probabilities and a loss rate per state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottLoss {
+    pub p_good_to_bad: f64,
+    pub p_bad_to_good: f64,
+    #[serde(default)]
+    pub loss_good: f64,
+    #[serde(default = "one")]
+    pub loss_bad: f64,
+}
+
+/// Drops the listed packets (0-based order in which they cross this link) of one flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatternLoss {
+    pub flow: String,
+    pub packets: Vec<u64>,
 }
 
 fn one() -> f64 {
@@ -101,8 +124,8 @@ fn one() -> f64 {
 pub fn deserialize_loss<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LossSpec>, D::Error> {
     let value = toml::Value::deserialize(d)?;
     match value {
-        toml::Value::Float(p) => Ok(Some(LossSpec::Bernoulli { p })),
-        toml::Value::Integer(p) => Ok(Some(LossSpec::Bernoulli { p: p as f64 })),
+        toml::Value::Float(p) => Ok(Some(LossSpec::Bernoulli(BernoulliLoss { p }))),
+        toml::Value::Integer(p) => Ok(Some(LossSpec::Bernoulli(BernoulliLoss { p: p as f64 }))),
         other => crate::scenario::error::deserialize_nested::<LossSpec, D::Error>(other).map(Some),
     }
 }
@@ -114,23 +137,21 @@ impl LossSpec {
         flow_exists: &dyn Fn(&str) -> bool,
     ) -> Result<(), ScenarioError> {
         match self {
-            LossSpec::Bernoulli { p } => check::probability(path, "p", *p),
-            LossSpec::GilbertElliott {
-                p_good_to_bad,
-                p_bad_to_good,
-                loss_good,
-                loss_bad,
-            } => {
-                check::probability(path, "p_good_to_bad", *p_good_to_bad)?;
-                check::probability(path, "p_bad_to_good", *p_bad_to_good)?;
-                check::probability(path, "loss_good", *loss_good)?;
-                check::probability(path, "loss_bad", *loss_bad)
+            LossSpec::Bernoulli(b) => check::probability(path, "p", b.p),
+            LossSpec::GilbertElliott(g) => {
+                check::probability(path, "p_good_to_bad", g.p_good_to_bad)?;
+                check::probability(path, "p_bad_to_good", g.p_bad_to_good)?;
+                check::probability(path, "loss_good", g.loss_good)?;
+                check::probability(path, "loss_bad", g.loss_bad)
             }
-            LossSpec::Pattern { flow, .. } if !flow_exists(flow) => Err(ScenarioError::new(
+            LossSpec::Pattern(pat) if !flow_exists(&pat.flow) => Err(ScenarioError::new(
                 join(path, "flow"),
-                format!("got {flow:?}, expected the name of a flow in [[flows]]"),
+                format!(
+                    "got {:?}, expected the name of a flow in [[flows]]",
+                    pat.flow
+                ),
             )),
-            LossSpec::Pattern { .. } => Ok(()),
+            LossSpec::Pattern(_) => Ok(()),
         }
     }
 }
@@ -183,24 +204,19 @@ impl Link {
         };
         let loss = match loss {
             None => LossModel::None,
-            Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli(*p),
-            Some(LossSpec::GilbertElliott {
-                p_good_to_bad,
-                p_bad_to_good,
-                loss_good,
-                loss_bad,
-            }) => LossModel::GilbertElliott {
-                to_bad: *p_good_to_bad,
-                to_good: *p_bad_to_good,
-                loss_good: *loss_good,
-                loss_bad: *loss_bad,
+            Some(LossSpec::Bernoulli(b)) => LossModel::Bernoulli(b.p),
+            Some(LossSpec::GilbertElliott(g)) => LossModel::GilbertElliott {
+                to_bad: g.p_good_to_bad,
+                to_good: g.p_bad_to_good,
+                loss_good: g.loss_good,
+                loss_bad: g.loss_bad,
                 bad: false,
             },
-            Some(LossSpec::Pattern { flow, packets }) => {
-                let mut packets = packets.clone();
+            Some(LossSpec::Pattern(pat)) => {
+                let mut packets = pat.packets.clone();
                 packets.sort_unstable();
                 LossModel::Pattern {
-                    flow: flow_id(flow),
+                    flow: flow_id(&pat.flow),
                     packets,
                     seen: 0,
                 }

@@ -36,3 +36,22 @@ pub fn split_kind<E: Error>(
     }
     Ok((kind, toml::Value::Table(table)))
 }
+
+/// Implements `Deserialize` for an enum of newtype variants selected by a `kind` key, keeping
+/// field paths inside the variant (serde's internally tagged enums lose them).
+macro_rules! deserialize_by_kind {
+    ($ty:ty, { $( $kind:literal => $variant:ident ),* $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                const KINDS: &[&str] = &[$($kind),*];
+                let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
+                let (kind, rest) = $crate::scenario::tagged::split_kind::<D::Error>(value, KINDS)?;
+                match kind.as_str() {
+                    $( $kind => $crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    _ => unreachable!("split_kind checked the kind"),
+                }
+            }
+        }
+    };
+}
+pub(crate) use deserialize_by_kind;

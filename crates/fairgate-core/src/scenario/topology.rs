@@ -12,7 +12,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// `[topology]`: a builder that adds nodes and links to those listed explicitly.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TopologySpec {
     /// Hosts s0..s{n-1} -> router `left` -> router `right` -> hosts d0..d{n-1}.
@@ -23,6 +23,12 @@ pub enum TopologySpec {
     /// Nothing beyond `[[nodes]]` and `[[links]]`.
     Graph(GraphSpec),
 }
+
+super::tagged::deserialize_by_kind!(TopologySpec, {
+    "dumbbell" => Dumbbell,
+    "chain" => Chain,
+    "graph" => Graph,
+});
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

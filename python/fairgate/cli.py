@@ -1,0 +1,147 @@
+"""The ``fairgate`` command: run and validate scenarios.
+
+Exit codes: 0 success, 2 bad input (scenario, file, parameter), 1 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from fairgate import __version__
+from fairgate._core import ScenarioError, SimulationError
+from fairgate.results import Results
+from fairgate.runner import run_file, validate_file
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fairgate",
+        description="Packet-level simulation of congestion control at routers and gateways.",
+    )
+    parser.add_argument("--version", action="version", version=f"fairgate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run a scenario and write summary.json and Parquet tables",
+        description="Run SCENARIO, print per-flow and per-queue tables, and write "
+        "DIR/summary.json plus one Parquet file per table.",
+    )
+    run.add_argument("scenario", type=Path, help="scenario TOML file")
+    run.add_argument("--seed", type=int, help="override simulation.seed")
+    run.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario value, e.g. --set simulation.duration=20s (repeatable)",
+    )
+    run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
+    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    validate = sub.add_parser(
+        "validate",
+        help="check a scenario without running it",
+        description="Check SCENARIO and report the first bad field.",
+    )
+    validate.add_argument("scenario", type=Path, help="scenario TOML file")
+    validate.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE"
+    )
+    return parser
+
+
+def _flow_table(results: Results) -> pd.DataFrame:
+    f = results.flows
+    return pd.DataFrame(
+        {
+            "flow": f["flow"],
+            "kind": f["kind"],
+            "src->dst": f["src"] + "->" + f["dst"],
+            "goodput Mb/s": (f["goodput_bps"] / 1e6).round(4),
+            "delivered": f["delivered_pkts"],
+            "dropped": f["dropped_pkts"],
+            "loss %": (f["loss_rate"] * 100).round(3),
+            "delay ms": (f["mean_delay_s"] * 1e3).round(3),
+        }
+    )
+
+
+def _port_table(results: Results) -> pd.DataFrame:
+    p = results.ports
+    used = p[p["arrivals_pkts"] > 0]
+    return pd.DataFrame(
+        {
+            "port": used["port"],
+            "qdisc": used["qdisc"],
+            "util %": (used["utilisation"] * 100).round(2),
+            "mean q": used["mean_queue_pkts"].round(3),
+            "max q": used["max_queue_pkts"],
+            "drops": used["drops_pkts"],
+            "marks": used["marks"],
+            "wait ms": (used["mean_wait_s"] * 1e3).round(3),
+        }
+    )
+
+
+def _print_tables(results: Results) -> None:
+    s = results.summary
+    print(f"scenario {s['scenario'] or '(unnamed)'}  seed {s['seed']}  {s['time_s']:g} s simulated")
+    print(f"{s['events']:,} events, {s['packet_hops']:,} packet-hops\n")
+    print("flows")
+    print(_flow_table(results).to_string(index=False))
+    print("\nqueues")
+    print(_port_table(results).to_string(index=False))
+    if not results.conserved:
+        print("\nCONSERVATION VIOLATED:", *s["conservation"]["violations"], sep="\n  ")
+
+
+def _run(args: argparse.Namespace) -> int:
+    overrides = list(args.overrides)
+    if args.seed is not None:
+        overrides.append(f"simulation.seed={args.seed}")
+    results = run_file(args.scenario, overrides, progress=not args.quiet)
+    out = args.out or Path("out") / args.scenario.stem
+    results.save(out)
+    if args.plot:
+        from fairgate.plot import overview
+
+        overview(results, out / "plot.png")
+    if not args.quiet:
+        _print_tables(results)
+        print(f"\nwrote {out}/summary.json and {out}/*.parquet")
+    return 0 if results.conserved else EXIT_INTERNAL
+
+
+def _validate(args: argparse.Namespace) -> int:
+    scenario = validate_file(args.scenario, args.overrides)
+    flows = len(scenario.get("flows", []))
+    print(f"{args.scenario}: valid ({flows} flow entries)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"run": _run, "validate": _validate}
+    try:
+        return handlers[args.command](args)
+    except ScenarioError as err:
+        print(f"error: {args.scenario}: {err.args[0]}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SimulationError as err:
+        print(f"internal error: {err}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""The standard figures: queue length over time and per-flow throughput over time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fairgate.results import Results  # noqa: E402
+
+MAX_PORTS = 4
+MAX_FLOWS = 12
+
+
+def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
+    """Ports with the largest mean queue, then the most drops."""
+    ranked = results.ports.sort_values(
+        ["mean_queue_pkts", "drops_pkts", "utilisation"], ascending=False, kind="stable"
+    )
+    return [str(p) for p in ranked["port"].head(count)]
+
+
+def overview(results: Results, path: str | Path, title: str | None = None) -> Path:
+    """Writes a two-panel PNG: queue length of the busiest ports, throughput of each flow."""
+    fig, (ax_q, ax_t) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, layout="constrained")
+    qs = results.queue_series
+    for port in busiest_ports(results):
+        series = qs[qs["port"] == port]
+        ax_q.step(series["time_s"], series["packets"], where="post", label=port, lw=1)
+    ax_q.set_ylabel("queue length (packets)")
+    ax_q.legend(loc="upper right", fontsize="small")
+    ax_q.grid(alpha=0.3)
+    rates = results.throughput()
+    for flow in list(rates.columns)[:MAX_FLOWS]:
+        ax_t.plot(rates.index, rates[flow] / 1e6, label=flow, lw=1)
+    ax_t.set_ylabel("goodput (Mb/s)")
+    ax_t.set_xlabel("time (s)")
+    ax_t.grid(alpha=0.3)
+    if len(rates.columns):
+        ax_t.legend(loc="upper right", fontsize="small", ncol=2)
+    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

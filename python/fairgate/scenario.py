@@ -1,0 +1,165 @@
+"""Python builders that produce the same structure the TOML scenario files hold.
+
+The schema lives in Rust (``crates/fairgate-core/src/scenario``); these helpers only build the
+dictionary, which the core validates exactly as it validates a TOML file. Durations are seconds
+or strings with units ("10ms"); rates are bits per second or strings ("10Mbps").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tomli_w
+
+Value = int | float | str
+Table = dict[str, Any]
+
+
+def _clean(table: Table) -> Table:
+    """Drops keys whose value is None, so defaults apply."""
+    return {k: v for k, v in table.items() if v is not None}
+
+
+def queue(kind: str = "fifo", **params: Any) -> Table:
+    """A queue discipline: ``queue("fifo", limit=100)``, ``queue("red", min_th=5, ...)``."""
+    return _clean({"kind": kind, **params})
+
+
+def source(kind: str, **params: Any) -> Table:
+    """A flow's source: ``source("cbr", rate="1Mbps", size=1000)``."""
+    return _clean({"kind": kind, **params})
+
+
+def link_params(
+    rate: Value,
+    delay: Value | Table = 0,
+    queue: Table | None = None,
+    loss: float | Table | None = None,
+    reverse_queue: Table | None = None,
+) -> Table:
+    """Rate, delay, queue and loss of a link class in a topology builder."""
+    return _clean(
+        {"rate": rate, "delay": delay, "queue": queue, "loss": loss, "reverse_queue": reverse_queue}
+    )
+
+
+class Scenario:
+    """A scenario under construction. Every method returns ``self`` so calls chain."""
+
+    def __init__(
+        self,
+        name: str = "",
+        duration: Value = 10.0,
+        seed: int = 1,
+        sample_interval: Value | None = None,
+        description: str = "",
+        trace_every_change: bool = False,
+    ) -> None:
+        self._doc: Table = {
+            "name": name,
+            "description": description,
+            "simulation": _clean(
+                {
+                    "duration": duration,
+                    "seed": seed,
+                    "sample_interval": sample_interval,
+                    "trace_every_change": trace_every_change or None,
+                }
+            ),
+        }
+
+    def node(self, name: str, kind: str = "host") -> Scenario:
+        self._doc.setdefault("nodes", []).append({"name": name, "kind": kind})
+        return self
+
+    def router(self, name: str) -> Scenario:
+        return self.node(name, "router")
+
+    def link(
+        self,
+        src: str,
+        dst: str,
+        rate: Value,
+        delay: Value | Table = 0,
+        queue: Table | None = None,
+        loss: float | Table | None = None,
+        duplex: bool = True,
+        reverse: Table | None = None,
+        monitor: str | None = None,
+    ) -> Scenario:
+        spec = {
+            "from": src,
+            "to": dst,
+            "rate": rate,
+            "delay": delay,
+            "queue": queue,
+            "loss": loss,
+            "duplex": duplex,
+            "reverse": reverse,
+            "monitor": monitor,
+        }
+        self._doc.setdefault("links", []).append(_clean(spec))
+        return self
+
+    def dumbbell(
+        self,
+        senders: int,
+        bottleneck: Table,
+        access: Table,
+        rtt: list[Value] | Table | None = None,
+    ) -> Scenario:
+        """Hosts s0..s{n-1} -> router left -> router right -> hosts d0..d{n-1}."""
+        spec = {"kind": "dumbbell", "senders": senders, "bottleneck": bottleneck, "access": access}
+        self._doc["topology"] = _clean({**spec, "rtt": rtt})
+        return self
+
+    def chain(self, hops: int, bottleneck: Table, access: Table) -> Scenario:
+        """Routers r0..r{k}; host src on r0, dst on r{k}; cross hosts x{i}s -> x{i}d per hop."""
+        spec = {"kind": "chain", "hops": hops, "bottleneck": bottleneck, "access": access}
+        self._doc["topology"] = spec
+        return self
+
+    def flow(
+        self,
+        src: str,
+        dst: str,
+        source: Table,
+        name: str | None = None,
+        start: Value | Table = 0,
+        stop: Value | None = None,
+        count: int | None = None,
+    ) -> Scenario:
+        spec = {
+            "name": name,
+            "src": src,
+            "dst": dst,
+            "start": start,
+            "stop": stop,
+            "count": count,
+            "source": source,
+        }
+        self._doc.setdefault("flows", []).append(_clean(spec))
+        return self
+
+    def to_dict(self) -> Table:
+        return json.loads(json.dumps(self._doc))
+
+    def to_json(self) -> str:
+        return json.dumps(self._doc, sort_keys=True)
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self._doc)
+
+    def validate(self) -> Table:
+        """Checks the scenario in the core; raises ScenarioError naming the bad field."""
+        from fairgate.runner import validate_text
+
+        return validate_text(self.to_toml())
+
+    def run(self, seed: int | None = None, progress: bool = False) -> Any:
+        """Builds and runs the scenario; returns :class:`fairgate.Results`."""
+        from fairgate.runner import run_text
+
+        overrides = [] if seed is None else [f"simulation.seed={seed}"]
+        return run_text(self.to_toml(), overrides=overrides, progress=progress)

@@ -1,0 +1,34 @@
+"""Shared helpers for the Python test suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fairgate as fg
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+
+
+def assert_conserved(res: fg.Results) -> None:
+    """offered = delivered + dropped + still in the network, per flow and per port."""
+    f = res.flows
+    lhs = f["offered_pkts"]
+    rhs = f["delivered_pkts"] + f["dropped_pkts"] + f["in_network_pkts"]
+    assert (lhs == rhs).all(), f[["flow", "offered_pkts", "delivered_pkts", "dropped_pkts"]]
+    p = res.ports
+    queue_drops = p["drops_pkts"] - p["drops_link_loss"]
+    in_service = p["arrivals_pkts"] - p["departures_pkts"] - queue_drops - p["queued_pkts"]
+    assert in_service.isin([0, 1]).all(), p[["port", "arrivals_pkts", "departures_pkts"]]
+    assert res.conserved, res.summary["conservation"]
+
+
+@pytest.fixture
+def two_hosts() -> fg.Scenario:
+    """a -> b over one 10 Mb/s link with a 10 ms delay and a 100-packet FIFO."""
+    sc = fg.Scenario("two-hosts", duration=10)
+    sc.node("a").node("b")
+    sc.link("a", "b", "10Mbps", "10ms", fg.queue("fifo", limit=100))
+    return sc

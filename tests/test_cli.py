@@ -1,0 +1,112 @@
+"""The command line: outputs, determinism, and bad input (exit code 2, no files written)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SCENARIOS
+
+SHOWCASE = SCENARIOS / "showcase.toml"
+OUTPUTS = [
+    "summary.json",
+    "flows.parquet",
+    "ports.parquet",
+    "queue_series.parquet",
+    "flow_series.parquet",
+    "qdisc_state.parquet",
+    "traces.parquet",
+]
+
+
+def fairgate(*args: str | Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "fairgate.cli", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def run_showcase(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    done = fairgate("run", SHOWCASE, "--out", out, "--set", "simulation.duration=5s", *extra)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_run_prints_tables_and_writes_outputs(tmp_path: Path):
+    done = run_showcase(tmp_path / "o", "--plot")
+    assert "flows" in done.stdout and "left->right" in done.stdout
+    for name in [*OUTPUTS, "plot.png"]:
+        assert (tmp_path / "o" / name).stat().st_size > 0, name
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["conservation"]["ok"] and summary["time_s"] == 5.0
+
+
+def test_same_seed_is_byte_identical_and_another_seed_differs(tmp_path: Path):
+    for name, seed in [("a", "1"), ("b", "1"), ("c", "2")]:
+        run_showcase(tmp_path / name, "--seed", seed, "--quiet")
+    for name in OUTPUTS:
+        a, b, c = ((tmp_path / d / name).read_bytes() for d in "abc")
+        assert a == b, name
+        if name not in ("traces.parquet", "qdisc_state.parquet"):
+            assert a != c, name
+
+
+BAD = [
+    (["--set", "flows[0].source.rate=-5Mbps"], "flows[0].source.rate"),
+    (["--set", "flows[0].dst=nowhere"], "flows[0].dst"),
+    (["--set", "topology.bottleneck.rate=0"], "topology.bottleneck.rate"),
+    (["--set", "flows[1].start=100s"], "flows[1].start"),
+    (["--set", "flows[0].sourse.rate=1"], "flows[0]"),
+    (["--set", "simulation.duration=fast"], "simulation.duration"),
+    (["--set", "topology.bottleneck.queue.limit=-3"], "topology.bottleneck.queue.limit"),
+]
+
+
+@pytest.mark.parametrize(("extra", "field"), BAD, ids=[b[1] for b in BAD])
+def test_bad_input_names_the_field_exits_2_and_writes_nothing(tmp_path, extra, field):
+    out = tmp_path / "never"
+    for command in (["validate", SHOWCASE], ["run", SHOWCASE, "--out", out]):
+        done = fairgate(*command, *extra)
+        assert done.returncode == 2, done.stderr
+        assert f"`{field}" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not out.exists()
+    assert not any(tmp_path.iterdir())
+
+
+def test_unreachable_destination_and_bad_toml(tmp_path: Path):
+    text = """
+[simulation]
+duration = 1
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "1Mbps"
+duplex = false
+[[flows]]
+src = "b"
+dst = "a"
+source = { kind = "cbr", rate = "1Mbps" }
+"""
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    done = fairgate("validate", path)
+    assert done.returncode == 2 and "no route" in done.stderr, done.stderr
+    path.write_text("[simulation\nduration = 1")
+    done = fairgate("validate", path)
+    assert done.returncode == 2 and "line 1" in done.stderr, done.stderr
+    done = fairgate("run", tmp_path / "missing.toml")
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_help_everywhere():
+    for args in ([], ["run"], ["validate"]):
+        done = fairgate(*args, "--help")
+        assert done.returncode == 0 and "usage: fairgate" in done.stdout
