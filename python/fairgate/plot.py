@@ -16,8 +16,10 @@ MAX_FLOWS = 12
 
 
 def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
-    """Ports with the largest mean queue, then the most drops."""
-    ranked = results.ports.sort_values(
+    """Ports that ever queued more than one packet, largest mean queue first."""
+    ports = results.ports
+    queued = ports[ports["max_queue_pkts"] > 1]
+    ranked = (queued if len(queued) else ports).sort_values(
         ["mean_queue_pkts", "drops_pkts", "utilisation"], ascending=False, kind="stable"
     )
     return [str(p) for p in ranked["port"].head(count)]

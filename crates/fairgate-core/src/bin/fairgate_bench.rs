@@ -74,6 +74,7 @@ fn main() {
     println!("packet-hops/s       {:.3} M", hops as f64 / wall / 1e6);
     println!("events/s            {:.3} M", events as f64 / wall / 1e6);
     println!("arena high water    {} packets", sim.arena_high_water());
+    println!("events pending      {}", sim.events_pending());
     if let Some(mib) = peak_rss_mib() {
         println!("peak memory (RSS)   {mib:.1} MiB");
     }

@@ -4,8 +4,6 @@
 //! order, so the same configuration and seed give the same run.
 
 use super::time::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +12,8 @@ pub enum Event {
     TxDone { port: u32 },
     /// A packet reaches the far node of `port` after propagation.
     Arrive { port: u32, packet: u32 },
+    /// The packet at the head of a fixed-delay link's in-flight queue reaches the far node.
+    LinkArrive { port: u32 },
     /// A packet addressed to an agent on the node that sent it.
     Deliver { packet: u32 },
     /// A timer an agent set.
@@ -28,54 +28,91 @@ pub enum Event {
     Sample,
 }
 
+/// A pending event; `key` packs (time, sequence) so one comparison orders two entries.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
+/// Children per node of the heap: a 4-ary heap is shallower than a binary one.
+const ARITY: usize = 4;
+
+fn time_of(key: u128) -> Time {
+    (key >> 64) as Time
 }
 
-/// Pending events, earliest first; equal times come out in scheduling order.
+/// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
+/// min-heap on (time, sequence)).
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     next_seq: u64,
     processed: u64,
 }
 
 impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let seq = self.next_seq;
+        let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry { key, event });
+        self.sift_up(self.heap.len() - 1);
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.first().map(|e| time_of(e.key))
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let entry = self.heap.pop()?;
+        let last = self.heap.pop()?;
         self.processed += 1;
-        Some((entry.time, entry.event))
+        if self.heap.is_empty() {
+            return Some((time_of(last.key), last.event));
+        }
+        let top = self.heap[0];
+        self.sift_down(last);
+        Some((time_of(top.key), top.event))
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        let entry = self.heap[pos];
+        while pos > 0 {
+            let parent = (pos - 1) / ARITY;
+            if self.heap[parent].key <= entry.key {
+                break;
+            }
+            self.heap[pos] = self.heap[parent];
+            pos = parent;
+        }
+        self.heap[pos] = entry;
+    }
+
+    /// Places `entry` from the root down, moving the smallest child up at each level.
+    fn sift_down(&mut self, entry: Entry) {
+        let heap = &mut self.heap[..];
+        let len = heap.len();
+        let mut pos = 0;
+        loop {
+            let first = pos * ARITY + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + ARITY).min(len);
+            let mut best = first;
+            let mut best_key = heap[first].key;
+            for (child, e) in heap[first + 1..end].iter().enumerate() {
+                if e.key < best_key {
+                    best_key = e.key;
+                    best = first + 1 + child;
+                }
+            }
+            if entry.key <= best_key {
+                break;
+            }
+            heap[pos] = heap[best];
+            pos = best;
+        }
+        heap[pos] = entry;
     }
 
     pub fn len(&self) -> usize {
@@ -95,6 +132,28 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_events_come_out_sorted() {
+        let mut q = EventQueue::default();
+        let times: Vec<u64> = (0..1000u64).map(|i| i * 7919 % 613).collect();
+        for (i, &t) in times.iter().enumerate() {
+            q.schedule(t, Event::AgentStart { agent: i as u32 });
+        }
+        let mut expected: Vec<(u64, u32)> = times
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u32))
+            .collect();
+        expected.sort();
+        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| match e {
+                Event::AgentStart { agent } => (t, agent),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(got, expected);
+    }
 
     #[test]
     fn earliest_first_then_insertion_order() {

@@ -173,6 +173,7 @@ impl Simulation {
         match event {
             Event::TxDone { port } => self.tx_done(port as usize),
             Event::Arrive { port, packet } => self.arrive(port as usize, packet),
+            Event::LinkArrive { port } => self.link_arrive(port as usize),
             Event::Deliver { packet } => {
                 let node = self.packets.get(packet).dst;
                 self.deliver(node, packet)
@@ -261,13 +262,19 @@ impl Simulation {
         } else {
             p.in_transit += 1;
             let at = self.now + p.link.propagation(&header);
-            self.events.schedule(
-                at,
-                Event::Arrive {
+            if !p.link.preserves_order() {
+                let event = Event::Arrive {
                     port: port as u32,
                     packet,
-                },
-            );
+                };
+                self.events.schedule(at, event);
+            } else {
+                if p.in_flight.is_empty() {
+                    self.events
+                        .schedule(at, Event::LinkArrive { port: port as u32 });
+                }
+                p.in_flight.push_back((at, packet));
+            }
         }
         self.start_tx(port);
     }
@@ -278,6 +285,19 @@ impl Simulation {
         p.stats.delivered_pkts += 1;
         let node = p.to;
         self.forward(node, packet);
+    }
+
+    fn link_arrive(&mut self, port: usize) {
+        let p = &mut self.ports[port];
+        let (_, packet) = p
+            .in_flight
+            .pop_front()
+            .expect("a packet in flight at LinkArrive");
+        if let Some(&(next, _)) = p.in_flight.front() {
+            self.events
+                .schedule(next, Event::LinkArrive { port: port as u32 });
+        }
+        self.arrive(port, packet);
     }
 
     fn deliver(&mut self, node: u32, packet: PacketId) {
@@ -351,6 +371,10 @@ impl Simulation {
     }
 
     fn apply_qdisc_effects(&mut self, port: usize) {
+        if !self.qdisc_effects.dirty {
+            return;
+        }
+        self.qdisc_effects.dirty = false;
         let mut drops = std::mem::take(&mut self.qdisc_effects.drops);
         for &(packet, reason) in &drops {
             let size = self.packets.get(packet).size as u64;
@@ -508,6 +532,11 @@ impl Simulation {
 
     pub fn events_processed(&self) -> u64 {
         self.events.processed()
+    }
+
+    /// Events still scheduled.
+    pub fn events_pending(&self) -> usize {
+        self.events.len()
     }
 
     pub fn packet_hops(&self) -> u64 {

@@ -20,9 +20,17 @@ pub fn to_secs(t: Time) -> f64 {
 
 /// Serialisation time of `bytes` on a link of `rate_bps`, rounded to the nearest picosecond.
 pub fn tx_time(bytes: u32, rate_bps: u64) -> Time {
-    let bits = bytes as u128 * 8;
-    let ps = (bits * PS_PER_SEC as u128 + rate_bps as u128 / 2) / rate_bps as u128;
-    ps as Time
+    let bits = bytes as u64 * 8;
+    match bits
+        .checked_mul(PS_PER_SEC)
+        .and_then(|scaled| scaled.checked_add(rate_bps / 2))
+    {
+        Some(scaled) => scaled / rate_bps,
+        None => {
+            let scaled = bits as u128 * PS_PER_SEC as u128 + rate_bps as u128 / 2;
+            (scaled / rate_bps as u128) as Time
+        }
+    }
 }
 
 #[cfg(test)]
@@ -34,6 +42,7 @@ mod tests {
         assert_eq!(tx_time(1000, 10_000_000), 800_000_000);
         assert_eq!(tx_time(53, 155_520_000), 2_726_337);
         assert_eq!(tx_time(1500, 100_000_000_000), 120_000);
+        assert_eq!(tx_time(u32::MAX, 8_000), 4_294_967_295_000_000_000);
     }
 
     #[test]

@@ -230,6 +230,12 @@ impl Link {
         }
     }
 
+    /// Whether packets leave this link in the order they entered it (a fixed delay), so the
+    /// engine can keep them in a FIFO instead of one event each.
+    pub fn preserves_order(&self) -> bool {
+        matches!(self.delay, DelayModel::Fixed(_))
+    }
+
     /// Propagation delay for this packet.
     pub fn propagation(&mut self, packet: &Packet) -> Time {
         match &mut self.delay {

@@ -5,6 +5,7 @@ use crate::engine::{Rng, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::{Qdisc, QueueView};
 use crate::stats::PortStats;
+use std::collections::VecDeque;
 
 pub struct Port {
     /// "from->to".
@@ -25,6 +26,8 @@ pub struct Port {
     pub timer_at: Option<Time>,
     /// Packets that left on the link and have not reached the far node yet.
     pub in_transit: u64,
+    /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
+    pub in_flight: VecDeque<(Time, PacketId)>,
     pub stats: PortStats,
 }
 

@@ -87,6 +87,8 @@ pub struct Effects {
     pub(crate) drops: Vec<(PacketId, DropReason)>,
     pub(crate) marks: [u64; DropReason::COUNT],
     pub(crate) timer: Option<Time>,
+    /// Whether any of the above was touched since the engine last applied them.
+    pub(crate) dirty: bool,
 }
 
 impl Effects {
@@ -120,6 +122,7 @@ impl<'a> QdiscCtx<'a> {
     /// The discipline must no longer hold `packet` afterwards.
     pub fn drop(&mut self, packet: PacketId, reason: DropReason) {
         self.effects.drops.push((packet, reason));
+        self.effects.dirty = true;
     }
 
     /// Sets CE on an ECN-capable packet and returns true; returns false (and changes nothing)
@@ -131,6 +134,7 @@ impl<'a> QdiscCtx<'a> {
         }
         p.set(flags::CE);
         self.effects.marks[reason as usize] += 1;
+        self.effects.dirty = true;
         true
     }
 
@@ -138,11 +142,13 @@ impl<'a> QdiscCtx<'a> {
     pub fn mark_flag(&mut self, packet: PacketId, flag: u16, reason: DropReason) {
         self.packets.get_mut(packet).set(flag);
         self.effects.marks[reason as usize] += 1;
+        self.effects.dirty = true;
     }
 
     /// Asks for `on_timer` at `at`; replaces any earlier request.
     pub fn set_timer(&mut self, at: Time) {
         self.effects.timer = Some(at);
+        self.effects.dirty = true;
     }
 
     pub fn size(&self, packet: PacketId) -> u32 {

@@ -64,6 +64,7 @@ impl Harness {
     }
 
     fn collect(&mut self) {
+        self.effects.dirty = false;
         self.dropped.append(&mut self.effects.drops);
     }
 

@@ -50,6 +50,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             monitor: l.monitor,
             timer_at: None,
             in_transit: 0,
+            in_flight: Default::default(),
             stats: PortStats::default(),
         });
     }
