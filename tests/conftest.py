@@ -20,8 +20,9 @@ def assert_conserved(res: fg.Results) -> None:
     assert (lhs == rhs).all(), f[["flow", "offered_pkts", "delivered_pkts", "dropped_pkts"]]
     p = res.ports
     queue_drops = p["drops_pkts"] - p["drops_link_loss"]
-    in_service = p["arrivals_pkts"] - p["departures_pkts"] - queue_drops - p["queued_pkts"]
-    assert in_service.isin([0, 1]).all(), p[["port", "arrivals_pkts", "departures_pkts"]]
+    held = p["arrivals_pkts"] - p["departures_pkts"] - queue_drops
+    assert (held == p["queued_pkts"]).all(), p[["port", "arrivals_pkts", "departures_pkts"]]
+    assert (p["utilisation"] <= 1 + 1e-12).all(), p[["port", "utilisation"]]
     assert res.conserved, res.summary["conservation"]
 
 

@@ -204,7 +204,8 @@ fn flow_table(sim: &Simulation) -> Table {
 
 fn port_table(sim: &Simulation) -> Table {
     let ports = sim.ports();
-    let elapsed = to_secs(sim.now());
+    let now = sim.now();
+    let elapsed = to_secs(now);
     let per_time = |x: u128| {
         if elapsed > 0.0 {
             x as f64 / 1e12 / elapsed
@@ -259,7 +260,7 @@ fn port_table(sim: &Simulation) -> Table {
     );
     t.push(
         "utilisation",
-        f64s(ports.iter().map(|p| per_time(p.stats.busy_ps))),
+        f64s(ports.iter().map(|p| per_time(p.busy_ps(now)))),
     );
     t.push(
         "throughput_bps",
@@ -279,13 +280,19 @@ fn port_table(sim: &Simulation) -> Table {
     );
     t.push(
         "mean_system_pkts",
-        f64s(ports.iter().map(|p| per_time(p.stats.system_pkt_ps))),
+        f64s(
+            ports
+                .iter()
+                .map(|p| per_time(p.stats.queue_pkt_ps + p.busy_ps(now))),
+        ),
     );
     t.push(
         "mean_wait_s",
         f64s(ports.iter().map(|p| {
-            let served = p.stats.departures_pkts + p.busy() as u64;
-            ratio(p.stats.wait_ps as f64 / 1e12, served as f64)
+            ratio(
+                p.stats.wait_ps as f64 / 1e12,
+                p.stats.departures_pkts as f64,
+            )
         })),
     );
     t.push(

@@ -204,9 +204,7 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, port: usize, packet: PacketId) {
-        let monitored = self.ports[port]
-            .monitor
-            .map(|m| self.ports[m as usize].view());
+        let monitored = self.monitored_view(port);
         {
             let p = self.packets.get_mut(packet);
             p.enqueued = self.now;
@@ -221,47 +219,44 @@ impl Simulation {
         let p = &mut self.ports[port];
         p.stats
             .note_length(p.qdisc.len_packets(), p.qdisc.len_bytes());
-        if !p.busy() {
+        self.kick(port);
+    }
+
+    /// Starts a transmission if the link is free, else makes sure one is due when it frees.
+    fn kick(&mut self, port: usize) {
+        let p = &mut self.ports[port];
+        if !p.busy(self.now) {
             self.start_tx(port);
+        } else if !p.tx_scheduled && p.qdisc.len_packets() > 0 {
+            p.tx_scheduled = true;
+            let at = p.busy_until;
+            self.events
+                .schedule(at, Event::TxDone { port: port as u32 });
         }
     }
 
+    /// Dequeues the next packet and hands it to the (free) link.
     fn start_tx(&mut self, port: usize) {
         self.ports[port].integrate(self.now);
         let Some(packet) = self.with_qdisc(port, |q, ctx| q.dequeue(ctx)) else {
-            let p = &mut self.ports[port];
-            p.idle_since.get_or_insert(self.now);
             return;
         };
-        let (size, enqueued) = {
-            let p = self.packets.get(packet);
-            (p.size, p.enqueued)
-        };
+        let header = self.packets.get(packet);
         let p = &mut self.ports[port];
-        p.in_service = Some(packet);
-        p.idle_since = None;
-        p.stats.wait_ps += (self.now - enqueued) as u128;
-        let done = self.now + tx_time(size, p.link.rate_bps);
-        self.events
-            .schedule(done, Event::TxDone { port: port as u32 });
-    }
-
-    fn tx_done(&mut self, port: usize) {
-        self.ports[port].integrate(self.now);
-        let p = &mut self.ports[port];
-        let packet = p.in_service.take().expect("a packet in service at TxDone");
-        let header = *self.packets.get(packet);
+        let tx = tx_time(header.size, p.link.rate_bps);
+        p.busy_until = self.now + tx;
+        p.stats.busy_ps += tx as u128;
+        p.stats.wait_ps += (self.now - header.enqueued) as u128;
         p.stats.departures_pkts += 1;
         p.stats.departures_bytes += header.size as u64;
-        p.idle_since = Some(self.now);
         self.packet_hops += 1;
-        if p.link.loses(&header) {
+        if p.link.loses(header) {
             p.stats.drops_pkts[DropReason::LinkLoss as usize] += 1;
             p.stats.drops_bytes[DropReason::LinkLoss as usize] += header.size as u64;
             self.discard(packet, DropReason::LinkLoss);
         } else {
             p.in_transit += 1;
-            let at = self.now + p.link.propagation(&header);
+            let at = p.busy_until + p.link.propagation(header);
             if !p.link.preserves_order() {
                 let event = Event::Arrive {
                     port: port as u32,
@@ -276,7 +271,14 @@ impl Simulation {
                 p.in_flight.push_back((at, packet));
             }
         }
-        self.start_tx(port);
+        self.kick(port);
+    }
+
+    /// The link frees: an arrival at this very time may already have started the next
+    /// transmission, so this only kicks.
+    fn tx_done(&mut self, port: usize) {
+        self.ports[port].tx_scheduled = false;
+        self.kick(port);
     }
 
     fn arrive(&mut self, port: usize, packet: PacketId) {
@@ -333,9 +335,7 @@ impl Simulation {
         self.ports[port].timer_at = None;
         self.ports[port].integrate(self.now);
         self.with_qdisc(port, |q, ctx| q.on_timer(ctx));
-        if !self.ports[port].busy() {
-            self.start_tx(port);
-        }
+        self.kick(port);
     }
 
     fn with_qdisc<R>(
@@ -343,10 +343,13 @@ impl Simulation {
         port: usize,
         f: impl FnOnce(&mut dyn crate::qdisc::Qdisc, &mut QdiscCtx) -> R,
     ) -> R {
-        let monitored = self.ports[port]
-            .monitor
-            .map(|m| self.ports[m as usize].view());
+        let monitored = self.monitored_view(port);
         self.with_qdisc_view(port, monitored, f)
+    }
+
+    fn monitored_view(&self, port: usize) -> Option<crate::qdisc::QueueView> {
+        let m = self.ports[port].monitor?;
+        Some(self.ports[m as usize].view(self.now))
     }
 
     fn with_qdisc_view<R>(
@@ -356,13 +359,14 @@ impl Simulation {
         f: impl FnOnce(&mut dyn crate::qdisc::Qdisc, &mut QdiscCtx) -> R,
     ) -> R {
         let p = &mut self.ports[port];
+        let idle_since = p.idle_since(self.now);
         let mut ctx = QdiscCtx {
             now: self.now,
             packets: &mut self.packets,
             rng: &mut p.rng,
             link_rate_bps: p.link.rate_bps,
             monitored,
-            idle_since: p.idle_since,
+            idle_since,
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
@@ -505,11 +509,19 @@ impl Simulation {
             let s = &port.stats;
             let link_losses = s.drops_pkts[DropReason::LinkLoss as usize];
             let queue_drops = s.drops_total() - link_losses;
-            let held = port.qdisc.len_packets() as u64 + port.busy() as u64;
+            let held = port.qdisc.len_packets() as u64;
             if s.arrivals_pkts != s.departures_pkts + queue_drops + held {
                 out.push(format!(
                     "port {}: arrivals {} != departures {} + drops {} + queued {}",
                     port.name, s.arrivals_pkts, s.departures_pkts, queue_drops, held
+                ));
+            }
+            if port.busy_ps(self.now) > self.now as u128 {
+                out.push(format!(
+                    "link {}: busy for {} ps of {} ps elapsed",
+                    port.name,
+                    port.busy_ps(self.now),
+                    self.now
                 ));
             }
             if s.departures_pkts != s.delivered_pkts + link_losses + port.in_transit {

@@ -1,4 +1,9 @@
 //! An output port: a queue discipline feeding a simplex link.
+//!
+//! A packet leaves the discipline when its serialisation starts; from then on it belongs to
+//! the link (counted in `in_transit`) until it reaches the far node. The link is busy until
+//! `busy_until`; a transmission-done event is scheduled only when packets wait behind the one
+//! being serialised, so an uncongested link costs one event per packet, not two.
 
 use super::link::Link;
 use crate::engine::{Rng, Time};
@@ -16,15 +21,16 @@ pub struct Port {
     pub link: Link,
     /// The discipline's random stream.
     pub rng: Rng,
-    /// The packet being serialised onto the link.
-    pub in_service: Option<PacketId>,
-    /// When the link last went idle (None while busy).
-    pub idle_since: Option<Time>,
+    /// When the link finishes serialising the last packet it started.
+    pub busy_until: Time,
+    /// Whether a transmission-done event is pending.
+    pub tx_scheduled: bool,
     /// Port whose queue this discipline monitors (None = its own).
     pub monitor: Option<u32>,
     /// Pending discipline timer.
     pub timer_at: Option<Time>,
-    /// Packets that left on the link and have not reached the far node yet.
+    /// Packets handed to the link (being serialised or propagating) that have not reached the
+    /// far node yet.
     pub in_transit: u64,
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
     pub in_flight: VecDeque<(Time, PacketId)>,
@@ -32,27 +38,33 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn busy(&self) -> bool {
-        self.in_service.is_some()
+    pub fn busy(&self, now: Time) -> bool {
+        now < self.busy_until
     }
 
-    pub fn view(&self) -> QueueView {
+    /// When the link went idle, if it is idle at `now`.
+    pub fn idle_since(&self, now: Time) -> Option<Time> {
+        (now >= self.busy_until).then_some(self.busy_until)
+    }
+
+    pub fn view(&self, now: Time) -> QueueView {
         QueueView {
             len_packets: self.qdisc.len_packets(),
             len_bytes: self.qdisc.len_bytes(),
             link_rate_bps: self.link.rate_bps,
-            idle_since: self.idle_since,
+            idle_since: self.idle_since(now),
             congestion_probability: self.qdisc.congestion_probability(),
         }
     }
 
-    /// Brings the time integrals up to `now`; call before any change of length or state.
+    /// Brings the queue-length integrals up to `now`; call before the length changes.
     pub fn integrate(&mut self, now: Time) {
-        let (pkts, bytes, busy) = (
-            self.qdisc.len_packets(),
-            self.qdisc.len_bytes(),
-            self.busy(),
-        );
-        self.stats.integrate(now, pkts, bytes, busy);
+        let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
+        self.stats.integrate(now, pkts, bytes);
+    }
+
+    /// Time the link has spent serialising up to `now`.
+    pub fn busy_ps(&self, now: Time) -> u128 {
+        self.stats.busy_ps - self.busy_until.saturating_sub(now) as u128
     }
 }

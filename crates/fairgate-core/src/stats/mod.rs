@@ -82,8 +82,7 @@ pub struct PortStats {
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     pub queue_byte_ps: u128,
-    /// Same including the packet in service.
-    pub system_pkt_ps: u128,
+    /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
     pub max_queue_pkts: u64,
@@ -93,15 +92,11 @@ pub struct PortStats {
 
 impl PortStats {
     /// Advances the time integrals to `now` with the lengths that held since the last change.
-    pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, busy: bool) {
+    pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64) {
         let dt = (now - self.last_change) as u128;
         if dt > 0 {
             self.queue_pkt_ps += queue_pkts as u128 * dt;
             self.queue_byte_ps += queue_bytes as u128 * dt;
-            self.system_pkt_ps += (queue_pkts + busy as usize) as u128 * dt;
-            if busy {
-                self.busy_ps += dt;
-            }
             self.last_change = now;
         }
     }
@@ -139,10 +134,9 @@ mod tests {
     #[test]
     fn integrals_weight_by_time() {
         let mut s = PortStats::default();
-        s.integrate(10, 0, 0, false);
-        s.integrate(30, 2, 200, true);
+        s.integrate(10, 0, 0);
+        s.integrate(30, 2, 200);
         assert_eq!(s.queue_pkt_ps, 40);
-        assert_eq!(s.system_pkt_ps, 60);
-        assert_eq!(s.busy_ps, 20);
+        assert_eq!(s.queue_byte_ps, 4000);
     }
 }
