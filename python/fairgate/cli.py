@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input (scenario, file, parameter), 1 internal error
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -141,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as err:
         print(f"internal error: {err}", file=sys.stderr)
         return EXIT_INTERNAL
+    except BrokenPipeError:
+        # The reader (e.g. `head`) closed stdout; results are already written.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -465,6 +465,9 @@ impl Simulation {
             s.delivered_bytes.push(stats.delivered_bytes);
             s.goodput_bytes.push(stats.goodput_bytes);
             s.dropped_pkts.push(stats.dropped_total());
+            s.rtt_sum_s.push(stats.rtt_sum);
+            s.rtt_samples.push(stats.rtt_count);
+            s.retransmits.push(stats.retransmits);
         }
         for slot in &self.agents {
             for (name, value) in slot.agent.sample() {

@@ -18,6 +18,10 @@ pub struct FlowSeries {
     pub delivered_bytes: Vec<u64>,
     pub goodput_bytes: Vec<u64>,
     pub dropped_pkts: Vec<u64>,
+    /// Sum and count of the RTT samples a transport reported, for per-interval means.
+    pub rtt_sum_s: Vec<f64>,
+    pub rtt_samples: Vec<u64>,
+    pub retransmits: Vec<u64>,
 }
 
 /// Named variables in long format (a discipline's average queue, a sender's cwnd, ...).
