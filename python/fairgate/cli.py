@@ -50,6 +50,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
+    repro = sub.add_parser(
+        "reproduce",
+        help="reproduce a published experiment and compare with the paper's numbers",
+        description="Run a reproduction and print, for every published number, the paper's "
+        "value, fairgate's, the difference and whether it is within tolerance; write the same "
+        "as Markdown and CSV plus the figures into --out.",
+    )
+    repro.add_argument("name", nargs="?", help="reproduction to run (see --list)")
+    repro.add_argument("--list", action="store_true", help="list the reproductions")
+    repro.add_argument("--scenario", help="run only this experiment or scenario of it")
+    repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
+    repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
+
     validate = sub.add_parser(
         "validate",
         help="check a scenario without running it",
@@ -131,13 +144,39 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from fairgate import repro
+
+    if args.list or not args.name:
+        for name in repro.available():
+            module = repro.load(name)
+            print(f"{name:12s} {module.TITLE}")
+            print(f"{'':12s} experiments: {', '.join(map(str, module.EXPERIMENTS))}")
+        return 0
+    try:
+        module = repro.load(args.name)
+    except KeyError:
+        known = ", ".join(repro.available())
+        raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
+    if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
+        listed = ", ".join(map(str, module.EXPERIMENTS))
+        raise ScenarioError(f"`--scenario`: got {args.scenario!r}, expected one of {listed}")
+    out = args.out or Path("out") / "repro" / args.name
+    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True)
+    written = report.write(out)
+    print(report.text())
+    print("\nwrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "validate": _validate}
+    handlers = {"run": _run, "validate": _validate, "reproduce": _reproduce}
     try:
         return handlers[args.command](args)
     except ScenarioError as err:
-        print(f"error: {args.scenario}: {err.args[0]}", file=sys.stderr)
+        where = f"{args.scenario}: " if isinstance(args.scenario, Path) else ""
+        print(f"error: {where}{err.args[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:
         print(f"internal error: {err}", file=sys.stderr)

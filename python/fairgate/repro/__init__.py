@@ -1,0 +1,23 @@
+"""Reproductions of published experiments: each module runs its paper's experiments and
+reports every published number beside fairgate's (``fairgate reproduce --list``)."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+REPRODUCTIONS: dict[str, str] = {
+    "queueing": "fairgate.repro.queueing",
+}
+"""Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)
+and run(out_dir, experiment=None, quick=False, progress=False) -> Report."""
+
+
+def available() -> list[str]:
+    return sorted(REPRODUCTIONS)
+
+
+def load(name: str) -> ModuleType:
+    if name not in REPRODUCTIONS:
+        raise KeyError(name)
+    return importlib.import_module(REPRODUCTIONS[name])

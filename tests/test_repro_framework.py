@@ -1,0 +1,69 @@
+"""The reproduction framework: verdicts, reports, interval statistics and the CLI."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairgate.repro.intervals import mean_of_means
+from fairgate.repro.report import Report, Row, Tolerance
+
+
+def test_tolerance_and_verdicts():
+    tol = Tolerance(relative=0.03)
+    assert Row("s1", "thr", 4.99, 5.10, tol).verdict == "ok"
+    assert Row("s1", "thr", 4.99, 5.20, tol).verdict == "MISS"
+    assert Row("s1", "rtt", 0.06, 0.079, Tolerance(absolute=0.02)).verdict == "ok"
+    assert Row("s1", "rtt", 0.06, math.nan, Tolerance(absolute=0.02)).verdict == "MISS"
+    assert Row("s2", "thr", 1.69, 0.3).verdict == "report"
+
+
+def test_report_writes_markdown_and_csv(tmp_path):
+    report = Report("demo", "Demo", "a paper")
+    report.add(Row("e", "m", 1.0, 1.01, Tolerance(relative=0.02)))
+    report.add(Row("e", "n", 2.0, 3.0, Tolerance(relative=0.02), note="explained"))
+    written = report.write(tmp_path)
+    assert [p.name for p in written] == ["demo.md", "demo.csv"]
+    frame = pd.read_csv(tmp_path / "demo.csv")
+    assert list(frame["verdict"]) == ["ok", "MISS"]
+    assert "1 of 2 checked rows within tolerance, 1 missed" in (tmp_path / "demo.md").read_text()
+
+
+def test_mean_of_means_discards_the_first_interval():
+    table = pd.DataFrame(
+        {
+            "flow": ["a"] * 4,
+            "interval": [0, 1, 2, 3],
+            "throughput": [100.0, 4.0, 5.0, 6.0],
+            "drop_rate": [0.0] * 4,
+            "retx_rate": [0.0] * 4,
+            "rtt": [9.0, 1.0, 1.0, np.nan],
+        }
+    )
+    row = mean_of_means(table).iloc[0]
+    assert row["throughput_mean"] == 5.0
+    assert row["throughput_sd"] == pytest.approx(1.0)
+    assert row["rtt_mean"] == 1.0
+
+
+def fairgate(*args):
+    cmd = [sys.executable, "-m", "fairgate.cli", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_lists_and_runs_a_reproduction(tmp_path):
+    listed = fairgate("reproduce", "--list")
+    assert listed.returncode == 0 and "queueing" in listed.stdout
+    done = fairgate("reproduce", "queueing", "--quick", "--scenario", "cbr", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_csv(tmp_path / "queueing.csv")
+    assert list(frame["verdict"]) == ["ok", "ok"]
+    bad = fairgate("reproduce", "nosuch")
+    assert bad.returncode == 2 and "expected one of" in bad.stderr
+    bad = fairgate("reproduce", "queueing", "--scenario", "9")
+    assert bad.returncode == 2 and "`--scenario`" in bad.stderr
