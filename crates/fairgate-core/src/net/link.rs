@@ -91,6 +91,18 @@ pub enum LossSpec {
     },
     /// Drops the listed packets (0-based order in which they cross this link) of one flow.
     Pattern { flow: String, packets: Vec<u64> },
+    /// Drops the packets of one flow whose sequence number is listed, on each of their first
+    /// `times` crossings of this link (1 = the first transmission only).
+    Seqs {
+        flow: String,
+        seqs: Vec<u64>,
+        #[serde(default = "one_time")]
+        times: u32,
+    },
+}
+
+fn one_time() -> u32 {
+    1
 }
 
 fn one() -> f64 {
@@ -131,6 +143,11 @@ impl LossSpec {
                 format!("got {flow:?}, expected the name of a flow in [[flows]]"),
             )),
             LossSpec::Pattern { .. } => Ok(()),
+            LossSpec::Seqs { flow, .. } if !flow_exists(flow) => Err(ScenarioError::new(
+                join(path, "flow"),
+                format!("got {flow:?}, expected the name of a flow in [[flows]]"),
+            )),
+            LossSpec::Seqs { times, .. } => check::positive_int(path, "times", *times as u64),
         }
     }
 }
@@ -156,6 +173,11 @@ enum LossModel {
         flow: u32,
         packets: Vec<u64>,
         seen: u64,
+    },
+    /// Remaining drops per listed sequence number.
+    Seqs {
+        flow: u32,
+        remaining: Vec<(u64, u32)>,
     },
 }
 
@@ -203,6 +225,15 @@ impl Link {
                     flow: flow_id(flow),
                     packets,
                     seen: 0,
+                }
+            }
+            Some(LossSpec::Seqs { flow, seqs, times }) => {
+                let mut remaining: Vec<(u64, u32)> = seqs.iter().map(|&s| (s, *times)).collect();
+                remaining.sort_unstable();
+                remaining.dedup();
+                LossModel::Seqs {
+                    flow: flow_id(flow),
+                    remaining,
                 }
             }
         };
@@ -259,6 +290,18 @@ impl Link {
                 let index = *seen;
                 *seen += 1;
                 packets.binary_search(&index).is_ok()
+            }
+            LossModel::Seqs { flow, remaining } => {
+                if packet.flow != *flow {
+                    return false;
+                }
+                match remaining.binary_search_by_key(&packet.seq, |&(s, _)| s) {
+                    Ok(i) if remaining[i].1 > 0 => {
+                        remaining[i].1 -= 1;
+                        true
+                    }
+                    _ => false,
+                }
             }
         }
     }
