@@ -1,0 +1,214 @@
+//! Transport over lossless paths: goodput = min(C, W/RTT), slow start at its analytic times
+//! (with and without delayed ACKs), Generic's W/RTT exactly, determinism and bad input.
+
+mod transport_support;
+use transport_support::*;
+
+const RATE: u64 = 10_000_000;
+
+fn tcp(extra: &str) -> String {
+    format!("{{ kind = \"tcp\", cc = \"newreno\" {extra} }}")
+}
+
+/// RTT of one segment on the idle two-host path: data out, ACK back.
+fn rtt0(rate: u64, delay: f64) -> f64 {
+    tx(1040, rate) + tx(40, rate) + 2.0 * delay
+}
+
+#[test]
+fn window_limited_goodput_is_w_over_rtt() {
+    // W = 10 segments (rwnd 10000 B): 10 x 8000 bits / 40.864 ms = 1.9577 Mb/s < C.
+    let text = two_hosts("10Mbps", "20ms", 1000, "20s", &tcp(", rwnd = 10000"));
+    let mut sim = build_sim(&text, &[]);
+    let goodput = goodput_between(&mut sim, 0, 5.0, 20.0);
+    let expected = 10.0 * 8000.0 / rtt0(RATE, 0.020);
+    assert!(
+        (goodput / expected - 1.0).abs() < 0.01,
+        "goodput {goodput}, W/RTT {expected}"
+    );
+    assert_conserved(&sim);
+    assert_eq!(stats(&sim, 0).retransmits, 0);
+}
+
+#[test]
+fn capacity_limited_goodput_is_c() {
+    // rwnd 200 segments > BDP 49 segments; the 1000-packet buffer never overflows.
+    let text = two_hosts(
+        "10Mbps",
+        "20ms",
+        1000,
+        "20s",
+        &tcp(", rwnd = 200000, window_scale = 2"),
+    );
+    let mut sim = build_sim(&text, &[]);
+    let goodput = goodput_between(&mut sim, 0, 5.0, 20.0);
+    let expected = RATE as f64 * 1000.0 / 1040.0;
+    assert!(
+        (goodput / expected - 1.0).abs() < 0.01,
+        "goodput {goodput}, payload capacity {expected}"
+    );
+    assert_conserved(&sim);
+    assert_eq!(stats(&sim, 0).dropped_total(), 0);
+}
+
+/// First time the traced cwnd reaches `bytes`.
+fn first_reaching(sim: &fairgate_core::Simulation, bytes: f64) -> f64 {
+    trace(sim, 0, "cwnd")
+        .into_iter()
+        .find(|&(_, v)| v >= bytes)
+        .map(|(t, _)| t)
+        .expect("cwnd never reached the target")
+}
+
+#[test]
+fn slow_start_doubles_every_rtt() {
+    let rate = 100_000_000;
+    let text = two_hosts(
+        "100Mbps",
+        "50ms",
+        10_000,
+        "1s",
+        &tcp(", rwnd = 1000000, window_scale = 5"),
+    );
+    let sim = run(&text, &[]);
+    let (rtt, tx_data) = (rtt0(rate, 0.050), tx(1040, rate));
+    // cwnd reaches 2^n segments at the last ACK of round n-1: n RTT + (2^(n-1) - 1) tx.
+    for n in 1..=6 {
+        let expected = n as f64 * rtt + ((1u64 << (n - 1)) - 1) as f64 * tx_data;
+        let t = first_reaching(&sim, (1000u64 << n) as f64);
+        assert!((t - expected).abs() < 1e-9, "2^{n}: {t} vs {expected}");
+    }
+}
+
+#[test]
+fn slow_start_with_delayed_acks_and_byte_counting_doubles_every_rtt() {
+    let rate = 100_000_000;
+    let text = two_hosts(
+        "100Mbps",
+        "50ms",
+        10_000,
+        "1s",
+        &tcp(
+            ", rwnd = 1000000, window_scale = 5, delayed_ack = true, initial_window = 2, abc_limit = 2",
+        ),
+    );
+    let sim = run(&text, &[]);
+    let (rtt, tx_data) = (rtt0(rate, 0.050), tx(1040, rate));
+    // Every ACK covers two segments and opens four: cwnd reaches 2^(k+1) segments at
+    // k RTT + (2^k + k - 2) tx.
+    for k in 1..=6u32 {
+        let expected = k as f64 * rtt + ((1u64 << k) + k as u64 - 2) as f64 * tx_data;
+        let t = first_reaching(&sim, (1000u64 << (k + 1)) as f64);
+        assert!((t - expected).abs() < 1e-9, "2^{}: {t} vs {expected}", k + 1);
+    }
+    // One ACK per two segments.
+    let s = stats(&sim, 0);
+    let acks = stats(&sim, 1).offered_pkts;
+    assert!(acks * 2 <= s.offered_pkts + 1, "{acks} ACKs for {} segments", s.offered_pkts);
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment() {
+    // One 1000-byte file: the single segment is acknowledged after the 200 ms timer.
+    let text = two_hosts(
+        "10Mbps",
+        "10ms",
+        100,
+        "2s",
+        &tcp(", delayed_ack = true, app = { kind = \"file\", size = 1000 }"),
+    );
+    let sim = run(&text, &[]);
+    let done = stats(&sim, 0).completed_at.expect("completed") as f64 / 1e12;
+    let expected = tx(1040, RATE) + 0.010 + 0.2 + tx(40, RATE) + 0.010;
+    assert!((done - expected).abs() < 1e-9, "{done} vs {expected}");
+}
+
+#[test]
+fn generic_window_gives_w_over_rtt_exactly() {
+    // W = 2 packets of 1000 B at 1 Mb/s, 10 ms: RTT = 8 + 10 + 0.32 + 10 = 28.32 ms.
+    let text = two_hosts("1Mbps", "10ms", 100, "30s", "{ kind = \"generic\", window = 2 }");
+    let mut sim = build_sim(&text, &[]);
+    let rtt = 0.008 + 0.010 + 0.00032 + 0.010;
+    let periods = 500.0;
+    let goodput = goodput_between(&mut sim, 0, 5.0, 5.0 + periods * rtt);
+    let expected = 2.0 * 8000.0 / rtt;
+    assert!(
+        (goodput - expected).abs() < 1e-6 * expected,
+        "{goodput} vs {expected}"
+    );
+    sim.run();
+    assert_conserved(&sim);
+    let s = stats(&sim, 0);
+    assert_eq!((s.retransmits, s.timeouts), (0, 0));
+    assert!((s.rtt_min - rtt).abs() < 1e-9);
+}
+
+#[test]
+fn finite_transfer_with_handshake_completes_and_closes() {
+    // 10 segments, IW 1, no loss: SYN RTT, then rounds of 1, 2, 4, 3 segments.
+    let text = two_hosts(
+        "10Mbps",
+        "10ms",
+        100,
+        "5s",
+        &tcp(", handshake = true, app = { kind = \"file\", size = 10000 }"),
+    );
+    let sim = run(&text, &[]);
+    let s = stats(&sim, 0);
+    assert_eq!(s.goodput_bytes, 10_000);
+    // 10 data segments + SYN + FIN; 10 ACKs + SYN-ACK + FIN-ACK.
+    assert_eq!(s.offered_pkts, 12);
+    assert_eq!(stats(&sim, 1).offered_pkts, 12);
+    let syn_rtt = 2.0 * (tx(40, RATE) + 0.010);
+    let seg_rtt = rtt0(RATE, 0.010);
+    let done = s.completed_at.expect("completed") as f64 / 1e12;
+    // Rounds start one RTT apart; the last round's 3 segments leave by two ACKs one segment
+    // time apart, so its last ACK trails the round's start by RTT + 2 tx.
+    let expected = syn_rtt + 4.0 * seg_rtt + 2.0 * tx(1040, RATE);
+    assert!((done - expected).abs() < 1e-9, "{done} vs {expected}");
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let text = two_hosts(
+        "10Mbps",
+        "20ms",
+        20,
+        "10s",
+        &tcp(", cc = \"sack\", rwnd = 200000, window_scale = 2"),
+    )
+    .replace("cc = \"newreno\" ,", "");
+    let counters = |sim: &fairgate_core::Simulation| {
+        let s = stats(sim, 0);
+        (s.goodput_bytes, s.retransmits, s.timeouts, s.fast_retransmits, sim.events_processed())
+    };
+    let a = run(&text, &[]);
+    let b = run(&text, &[]);
+    assert_eq!(counters(&a), counters(&b));
+    assert!(stats(&a, 0).fast_retransmits > 0, "the 20-packet buffer overflows");
+}
+
+#[test]
+fn bad_transport_parameters_name_the_field() {
+    let text = two_hosts("10Mbps", "10ms", 100, "1s", &tcp(""));
+    let cases = [
+        ("flows[0].source.cc=\"vegas\"", "flows[0].source"),
+        ("flows[0].source.mss=0", "flows[0].source.mss"),
+        ("flows[0].source.rwnd=1000000", "flows[0].source.rwnd"),
+        ("flows[0].source.window_scale=15", "flows[0].source.window_scale"),
+        ("flows[0].source.min_rto=\"100s\"", "flows[0].source.max_rto"),
+        ("flows[0].source.app={kind=\"file\",size=0}", "flows[0].source.app.size"),
+        ("flows[0].source.kind=\"decbit\"", "flows[0].source"),
+    ];
+    for (o, path) in cases {
+        let overrides = vec![o.to_string()];
+        let e = match fairgate_core::scenario::parse(&text, &overrides) {
+            Ok(s) => match fairgate_core::scenario::build(&s) {
+                Ok(_) => panic!("{o} was accepted"),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        assert!(e.path.starts_with(path), "{o}: {e}");
+    }
+}
