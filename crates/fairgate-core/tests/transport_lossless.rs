@@ -99,12 +99,20 @@ fn slow_start_with_delayed_acks_and_byte_counting_doubles_every_rtt() {
     for k in 1..=6u32 {
         let expected = k as f64 * rtt + ((1u64 << k) + k as u64 - 2) as f64 * tx_data;
         let t = first_reaching(&sim, (1000u64 << (k + 1)) as f64);
-        assert!((t - expected).abs() < 1e-9, "2^{}: {t} vs {expected}", k + 1);
+        assert!(
+            (t - expected).abs() < 1e-9,
+            "2^{}: {t} vs {expected}",
+            k + 1
+        );
     }
     // One ACK per two segments.
     let s = stats(&sim, 0);
     let acks = stats(&sim, 1).offered_pkts;
-    assert!(acks * 2 <= s.offered_pkts + 1, "{acks} ACKs for {} segments", s.offered_pkts);
+    assert!(
+        acks * 2 <= s.offered_pkts + 1,
+        "{acks} ACKs for {} segments",
+        s.offered_pkts
+    );
 }
 
 #[test]
@@ -126,7 +134,13 @@ fn delayed_ack_timer_acks_a_lone_segment() {
 #[test]
 fn generic_window_gives_w_over_rtt_exactly() {
     // W = 2 packets of 1000 B at 1 Mb/s, 10 ms: RTT = 8 + 10 + 0.32 + 10 = 28.32 ms.
-    let text = two_hosts("1Mbps", "10ms", 100, "30s", "{ kind = \"generic\", window = 2 }");
+    let text = two_hosts(
+        "1Mbps",
+        "10ms",
+        100,
+        "30s",
+        "{ kind = \"generic\", window = 2 }",
+    );
     let mut sim = build_sim(&text, &[]);
     let rtt = 0.008 + 0.010 + 0.00032 + 0.010;
     let periods = 500.0;
@@ -180,12 +194,21 @@ fn runs_are_deterministic() {
     .replace("cc = \"newreno\" ,", "");
     let counters = |sim: &fairgate_core::Simulation| {
         let s = stats(sim, 0);
-        (s.goodput_bytes, s.retransmits, s.timeouts, s.fast_retransmits, sim.events_processed())
+        (
+            s.goodput_bytes,
+            s.retransmits,
+            s.timeouts,
+            s.fast_retransmits,
+            sim.events_processed(),
+        )
     };
     let a = run(&text, &[]);
     let b = run(&text, &[]);
     assert_eq!(counters(&a), counters(&b));
-    assert!(stats(&a, 0).fast_retransmits > 0, "the 20-packet buffer overflows");
+    assert!(
+        stats(&a, 0).fast_retransmits > 0,
+        "the 20-packet buffer overflows"
+    );
 }
 
 #[test]
@@ -195,9 +218,18 @@ fn bad_transport_parameters_name_the_field() {
         ("flows[0].source.cc=\"vegas\"", "flows[0].source"),
         ("flows[0].source.mss=0", "flows[0].source.mss"),
         ("flows[0].source.rwnd=1000000", "flows[0].source.rwnd"),
-        ("flows[0].source.window_scale=15", "flows[0].source.window_scale"),
-        ("flows[0].source.min_rto=\"100s\"", "flows[0].source.max_rto"),
-        ("flows[0].source.app={kind=\"file\",size=0}", "flows[0].source.app.size"),
+        (
+            "flows[0].source.window_scale=15",
+            "flows[0].source.window_scale",
+        ),
+        (
+            "flows[0].source.min_rto=\"100s\"",
+            "flows[0].source.max_rto",
+        ),
+        (
+            "flows[0].source.app={kind=\"file\",size=0}",
+            "flows[0].source.app.size",
+        ),
         ("flows[0].source.kind=\"decbit\"", "flows[0].source"),
     ];
     for (o, path) in cases {

@@ -12,8 +12,9 @@
 //!   out-of-order packets, so one retransmission can close a hole.
 //! - The RTT average is srtt = gain x srtt + (1 - gain) x sample with gain 7/8 (A9), seeded
 //!   by `initial_rtt` (1 s) until the first sample.
-//! - Backoff: every expiry doubles the timeout of all outstanding packets (up to 2^max_backoff);
-//!   an ACK of new data resets it.
+//! - One timer runs, on the oldest unacknowledged packet (as in XNS SPP and BSD); when it
+//!   expires only that packet is retransmitted. Each expiry doubles the timeout (up to
+//!   2^max_backoff); an ACK of new data resets the backoff.
 //! - The sink echoes the DECbit of the packet that triggered each ACK and names that packet in
 //!   the ACK's `aux` (so a DECbit source knows which window a bit belongs to).
 
@@ -146,10 +147,11 @@ impl<P: WindowPolicy> WindowSender<P> {
         self.rearm(ctx);
     }
 
+    /// One timer, on the oldest unacknowledged packet.
     fn rearm(&mut self, ctx: &mut AgentCtx) {
         let timeout = self.timeout();
-        match self.outstanding.values().map(|o| o.last_sent).min() {
-            Some(oldest) => self.timer.arm(oldest + timeout, TIMEOUT, ctx),
+        match self.outstanding.values().next() {
+            Some(oldest) => self.timer.arm(oldest.last_sent + timeout, TIMEOUT, ctx),
             None => self.timer.cancel(),
         }
     }
@@ -171,23 +173,13 @@ impl<P: WindowPolicy> WindowSender<P> {
     }
 
     fn on_timeout(&mut self, ctx: &mut AgentCtx) {
-        let timeout = self.timeout();
-        let due: Vec<u64> = self
-            .outstanding
-            .iter()
-            .filter(|(_, o)| o.last_sent + timeout <= ctx.now)
-            .map(|(&seq, _)| seq)
-            .collect();
-        for &seq in &due {
-            if let Some(o) = self.outstanding.get_mut(&seq) {
-                o.last_sent = ctx.now;
-            }
-            self.transmit(seq, true, ctx);
-        }
-        if !due.is_empty() {
-            ctx.flow(self.flow).timeouts += 1;
-            self.backoff = (self.backoff + 1).min(self.params.max_backoff);
-        }
+        let Some((&seq, oldest)) = self.outstanding.iter_mut().next() else {
+            return;
+        };
+        oldest.last_sent = ctx.now;
+        self.transmit(seq, true, ctx);
+        ctx.flow(self.flow).timeouts += 1;
+        self.backoff = (self.backoff + 1).min(self.params.max_backoff);
         self.rearm(ctx);
     }
 

@@ -7,7 +7,9 @@
 //! - Recovery starts on the third duplicate ACK or when IsLost(HighACK + 1) holds (§5 step 2
 //!   and 3), guarded by RFC 6582's `recover` after timeouts and recoveries.
 //! - On entering recovery ssthresh = cwnd = max(FlightSize / 2, 2 MSS) (RFC 5681 eq. 4).
-//! - NextSeg uses rules 1-3 of RFC 6675 §4; the rescue retransmission (rule 4) is not used.
+//! - NextSeg uses rules 1 and 2 of RFC 6675 §4. Rule 3 (retransmit an un-SACKed segment not
+//!   yet deemed lost) is left out: whenever the receive window blocks new data it resends
+//!   segments still in flight. The rescue retransmission (rule 4) is not used either.
 //! - After a timeout the scoreboard is cleared (the receiver may renege, RFC 6675 §5.1 allows
 //!   ignoring SACK information then) and the sender goes back to `snd_una`.
 
@@ -52,21 +54,17 @@ impl Sack {
         }
     }
 
-    /// NextSeg rules 1-3.
+    /// NextSeg rules 1 and 2.
     fn next_in_recovery(&self, s: &TcpState) -> Option<(u64, u64)> {
         let from = self.high_rxt.max(s.snd_una);
-        let mut holes = self.scoreboard.holes(from, s.snd_max, s.mss);
-        let first_hole = holes.next();
+        let first_hole = self.scoreboard.holes(from, s.snd_max, s.mss).next();
         if let Some((seq, len)) = first_hole {
             if self.scoreboard.is_lost(seq, s.mss, s.dupthresh) {
                 return Some((seq, len));
             }
         }
         let len = s.segment_len(s.snd_max);
-        if len > 0 && s.snd_max + len <= s.snd_una + s.rwnd {
-            return Some((s.snd_max, len));
-        }
-        first_hole
+        (len > 0 && s.snd_max + len <= s.snd_una + s.rwnd).then_some((s.snd_max, len))
     }
 }
 

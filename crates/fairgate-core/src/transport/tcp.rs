@@ -569,7 +569,7 @@ impl TcpSender {
         self.rto.on_timeout();
         ctx.flow(self.flow).timeouts += 1;
         if ctx.trace_every_change {
-            ctx.trace(self.flow, "rto", to_secs(self.rto.rto()));
+            ctx.trace(self.flow, "timeout_rto", to_secs(self.rto.rto()));
         }
         self.send_more(ctx);
         self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
