@@ -15,4 +15,6 @@ pub mod scoreboard;
 pub mod tahoe;
 pub mod tcp;
 pub mod tcp_receiver;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod timer;

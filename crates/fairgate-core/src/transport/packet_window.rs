@@ -284,3 +284,76 @@ impl Agent for PacketSink {
         "packet_sink"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::generic::FixedWindow;
+    use crate::transport::testing::AgentHarness;
+
+    fn data(seq: u64, flags: u16) -> Packet {
+        Packet {
+            kind: PacketKind::Data,
+            seq,
+            size: 1000,
+            flags,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sink_acks_the_highest_in_sequence_packet_and_echoes_the_bit() {
+        let mut h = AgentHarness::new(2);
+        let mut sink = PacketSink::new(1, 0, 0, 40);
+        let mut ack_of = |seq, flags| {
+            let p = data(seq, flags);
+            h.call(|ctx| sink.on_packet(&p, ctx))[0]
+        };
+        assert_eq!(ack_of(1, 0).ack, 1);
+        let a = ack_of(3, flags::DECBIT);
+        assert_eq!((a.ack, a.aux, a.size), (1, 3, 40));
+        assert!(a.has(flags::DECBIT));
+        let a = ack_of(2, 0);
+        assert_eq!(a.ack, 3);
+        assert!(!a.has(flags::DECBIT));
+        assert_eq!(h.flows[0].goodput_bytes, 3000);
+    }
+
+    fn params() -> WindowParams {
+        WindowParams {
+            size: 1000,
+            ack_size: 40,
+            beta: 2.0,
+            gain: 0.875,
+            initial_rtt: Duration::from_secs(1.0),
+            max_backoff: 6,
+        }
+    }
+
+    #[test]
+    fn generic_timeout_is_beta_srtt_and_backs_off() {
+        let mut h = AgentHarness::new(2);
+        let mut g = WindowSender::new(0, 1, 1, params(), FixedWindow(2));
+        let sent = h.call(|ctx| g.start(ctx));
+        assert_eq!(sent.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1, 2]);
+        // ACK of packet 1 after 0.2 s: srtt = 0.875 x 1 + 0.125 x 0.2 = 0.9; timeout 1.8 s.
+        h.now = secs(0.2);
+        let ack = Packet {
+            kind: PacketKind::Ack,
+            ack: 1,
+            aux: 1,
+            ..Default::default()
+        };
+        let sent = h.call(|ctx| g.on_packet(&ack, ctx));
+        assert_eq!(sent[0].seq, 3);
+        assert!((g.srtt() - 0.9).abs() < 1e-12);
+        assert_eq!(g.timeout(), secs(1.8));
+        // Packet 2 (sent at 0) is the oldest: its timer fires at 1.8 s; only it is resent.
+        h.now = secs(1.8);
+        let sent = h.call(|ctx| g.on_timer(TIMEOUT, ctx));
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].seq, sent[0].has(flags::RETX)), (2, true));
+        assert_eq!(g.timeout(), secs(3.6));
+        assert_eq!(h.flows[0].timeouts, 1);
+    }
+}

@@ -239,3 +239,124 @@ impl Agent for TcpReceiver {
         "tcp_receiver"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    fn params(sack: bool, delayed_ack: bool) -> ReceiverParams {
+        ReceiverParams {
+            header: 40,
+            rwnd: 65_535,
+            sack,
+            max_sack_blocks: 3,
+            delayed_ack,
+            ack_every: 2,
+            delack_timeout: 200,
+        }
+    }
+
+    fn reply() -> Reply {
+        Reply {
+            ack_flow: 1,
+            dst: 7,
+            dst_agent: 3,
+        }
+    }
+
+    fn data(seq: u64, flags: u16) -> Packet {
+        Packet {
+            kind: PacketKind::Data,
+            seq,
+            aux: 1000,
+            size: 1040,
+            flags,
+            ..Default::default()
+        }
+    }
+
+    fn deliver(h: &mut AgentHarness, r: &mut TcpReceiver, p: Packet) -> Vec<Packet> {
+        h.call(|ctx| r.on_packet(&p, ctx))
+    }
+
+    #[test]
+    fn cumulative_acks_and_sack_blocks_in_rfc2018_order() {
+        let mut h = AgentHarness::new(2);
+        let mut r = TcpReceiver::new(params(true, false), reply());
+        let acks = deliver(&mut h, &mut r, data(0, 0));
+        assert_eq!((acks[0].ack, acks[0].size, acks[0].flow), (1000, 40, 1));
+        assert_eq!(
+            (acks[0].dst, acks[0].dst_agent, acks[0].sack_len),
+            (7, 3, 0)
+        );
+        // 1000 lost; 2000 arrives, then 4000, then 3000 (which joins 2000..4000 and 4000..5000).
+        let a = deliver(&mut h, &mut r, data(2000, 0));
+        assert_eq!((a[0].ack, &a[0].sack[..1]), (1000, &[(2000, 3000)][..]));
+        let a = deliver(&mut h, &mut r, data(4000, 0));
+        assert_eq!(&a[0].sack[..2], &[(4000, 5000), (2000, 3000)]);
+        let a = deliver(&mut h, &mut r, data(6000, 0));
+        assert_eq!(&a[0].sack[..3], &[(6000, 7000), (4000, 5000), (2000, 3000)]);
+        let a = deliver(&mut h, &mut r, data(3000, 0));
+        assert_eq!(&a[0].sack[..2], &[(2000, 5000), (6000, 7000)]);
+        assert_eq!(a[0].sack_len, 2);
+        // The hole is filled: ACK 5000, one block left; goodput counts in-order bytes once.
+        let a = deliver(&mut h, &mut r, data(1000, 0));
+        assert_eq!((a[0].ack, a[0].sack_len), (5000, 1));
+        assert_eq!(h.flows[0].goodput_bytes, 5000);
+        let a = deliver(&mut h, &mut r, data(1000, 0));
+        assert_eq!(a[0].ack, 5000, "a duplicate is acknowledged at once");
+        assert_eq!(h.flows[0].goodput_bytes, 5000);
+    }
+
+    #[test]
+    fn delayed_acks_every_second_segment_or_on_the_timer() {
+        let mut h = AgentHarness::new(2);
+        let mut r = TcpReceiver::new(params(false, true), reply());
+        assert!(deliver(&mut h, &mut r, data(0, 0)).is_empty());
+        assert_eq!(h.timers, vec![(200, DELACK)]);
+        let a = deliver(&mut h, &mut r, data(1000, 0));
+        assert_eq!(a[0].ack, 2000);
+        assert!(deliver(&mut h, &mut r, data(2000, 0)).is_empty());
+        // The timer set for the first segment fires at 200 and ACKs the third.
+        h.now = 200;
+        let a = h.call(|ctx| r.on_timer(DELACK, ctx));
+        assert_eq!(a[0].ack, 3000);
+        // Out of order: at once.
+        let a = deliver(&mut h, &mut r, data(5000, 0));
+        assert_eq!(a[0].ack, 3000);
+    }
+
+    #[test]
+    fn ce_is_echoed_until_cwr() {
+        let mut h = AgentHarness::new(2);
+        let mut r = TcpReceiver::new(params(false, false), reply());
+        let a = deliver(&mut h, &mut r, data(0, flags::ECT | flags::CE));
+        assert!(a[0].has(flags::ECE) && !a[0].has(flags::ECT));
+        let a = deliver(&mut h, &mut r, data(1000, flags::ECT));
+        assert!(a[0].has(flags::ECE));
+        let a = deliver(&mut h, &mut r, data(2000, flags::ECT | flags::CWR));
+        assert!(!a[0].has(flags::ECE));
+    }
+
+    #[test]
+    fn syn_and_fin_are_answered() {
+        let mut h = AgentHarness::new(2);
+        let mut r = TcpReceiver::new(params(false, false), reply());
+        let syn = Packet {
+            kind: PacketKind::Syn,
+            size: 40,
+            ..Default::default()
+        };
+        let a = deliver(&mut h, &mut r, syn);
+        assert_eq!(
+            (a[0].kind, a[0].size, a[0].flags),
+            (PacketKind::SynAck, 40, 0)
+        );
+        let fin = Packet {
+            kind: PacketKind::Fin,
+            ..syn
+        };
+        assert_eq!(deliver(&mut h, &mut r, fin)[0].kind, PacketKind::FinAck);
+    }
+}
