@@ -51,6 +51,36 @@ fn capacity_limited_goodput_is_c() {
     assert_eq!(stats(&sim, 0).dropped_total(), 0);
 }
 
+#[test]
+fn long_satellite_path_needs_window_scaling() {
+    // 10 Mb/s with 250 ms each way: BDP = 10 Mb/s x 0.5 s = 625 kB. Unscaled, the window is
+    // 65535 B and goodput 65535 x 8 / RTT; with window_scale = 4 and rwnd 1 MB the link fills.
+    let rtt = rtt0(RATE, 0.250);
+    let unscaled = two_hosts("10Mbps", "250ms", 2000, "30s", &tcp(""));
+    let mut sim = build_sim(&unscaled, &[]);
+    let goodput = goodput_between(&mut sim, 0, 10.0, 30.0);
+    let expected = 65.0 * 8000.0 / rtt;
+    assert!(
+        (goodput / expected - 1.0).abs() < 0.01,
+        "{goodput} vs {expected}"
+    );
+    let scaled = two_hosts(
+        "10Mbps",
+        "250ms",
+        2000,
+        "30s",
+        &tcp(", rwnd = 1000000, window_scale = 4"),
+    );
+    let mut sim = build_sim(&scaled, &[]);
+    let goodput = goodput_between(&mut sim, 0, 10.0, 30.0);
+    let capacity = RATE as f64 * 1000.0 / 1040.0;
+    assert!(
+        (goodput / capacity - 1.0).abs() < 0.01,
+        "{goodput} vs {capacity}"
+    );
+    assert_conserved(&sim);
+}
+
 /// First time the traced cwnd reaches `bytes`.
 fn first_reaching(sim: &fairgate_core::Simulation, bytes: f64) -> f64 {
     trace(sim, 0, "cwnd")

@@ -74,7 +74,7 @@ impl CongestionControl for Sack {
     }
 
     fn on_ack(&mut self, s: &mut TcpState, ack: &AckEvent) -> Reaction {
-        self.scoreboard.update(s.snd_una, ack.sack);
+        self.scoreboard.update(s.snd_una, ack.sack, s.mss);
         self.high_rxt = self.high_rxt.max(s.snd_una);
         if self.in_recovery {
             if s.snd_una >= self.recovery_point {

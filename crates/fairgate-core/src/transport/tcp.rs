@@ -10,7 +10,11 @@
 //!
 //! Decisions where the sources are silent:
 //! - Segments are `mss` payload bytes plus a `header` (40 B) on the wire; ACKs, SYNs and FINs
-//!   are `header` bytes. SYNs and pure ACKs are never ECT (RFC 3168 §6.1.1).
+//!   are `header` bytes. SYNs, pure ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are
+//!   never ECT.
+//! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
+//! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
+//!   is sent with the window the previous transfer left.
 //! - The handshake's third segment is the first data segment (no separate pure ACK). SYN and
 //!   FIN are retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
 //!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
@@ -189,7 +193,7 @@ impl TcpConfig {
     pub fn receiver_params(&self) -> ReceiverParams {
         ReceiverParams {
             header: self.header,
-            rwnd: self.rwnd,
+            rwnd: (self.rwnd >> self.window_scale) << self.window_scale,
             sack: self.cc == CcKind::Sack,
             max_sack_blocks: self.max_sack_blocks as usize,
             delayed_ack: self.delayed_ack,
@@ -409,7 +413,7 @@ impl TcpSender {
             aux: len,
             ..Default::default()
         };
-        if self.ecn {
+        if self.ecn && !retransmission {
             p.set(flags::ECT);
         }
         if retransmission {
