@@ -79,11 +79,17 @@ fn ecn_flows_are_marked_not_dropped_and_halve_once_per_rtt() {
         assert!(s.ecn_reactions > 0, "flow {f}");
         let mut cwnd = trace(&sim, f, "cwnd");
         cwnd.dedup_by(|b, a| b.1 == a.1);
-        let cuts: Vec<f64> = cwnd
-            .windows(2)
-            .filter(|w| w[1].1 < w[0].1)
-            .map(|w| w[1].0)
-            .collect();
+        let cut_points: Vec<_> = cwnd.windows(2).filter(|w| w[1].1 < w[0].1).collect();
+        for w in &cut_points {
+            // cwnd = ssthresh = max(cwnd / 2, 2 MSS), in whole bytes.
+            let halved = ((w[0].1 as u64 / 2).max(2000)) as f64;
+            assert_eq!(
+                w[1].1, halved,
+                "flow {f}: cut from {} to {}",
+                w[0].1, w[1].1
+            );
+        }
+        let cuts: Vec<f64> = cut_points.iter().map(|w| w[1].0).collect();
         assert_eq!(cuts.len() as u64, s.ecn_reactions, "flow {f}");
         for pair in cuts.windows(2) {
             assert!(pair[1] - pair[0] >= base_rtt, "flow {f}: cuts at {pair:?}");

@@ -80,10 +80,7 @@ impl CongestionControl for Sack {
             if s.snd_una >= self.recovery_point {
                 self.in_recovery = false;
             }
-            return Reaction {
-                keep_timer: false,
-                ..Reaction::default()
-            };
+            return Reaction::default();
         }
         if self.should_enter(s, ack) {
             return self.enter(s);
@@ -156,8 +153,8 @@ mod tests {
         assert_eq!(reactions[2].retransmit, Some(0));
         assert_eq!((s.ssthresh, s.cwnd), (5000, 5000));
         sack.on_sent(&s, 0, 1000);
-        // Pipe: 0 retransmitted (1000) + 2000 lost? SACKed above 2000: 3000..4000, 5000..6000
-        // = 2 segments, not lost: counts 1000; 4000: 1 segment above, counts; 6000..10000: 4.
+        // Pipe: hole 0 is lost but retransmitted (1000); hole 2000 has 2 SACKed segments
+        // above it, not lost (1000); hole 4000 has 1 (1000); 6000..10000 in flight (4000).
         assert_eq!(sack.pipe(&s), 1000 + 1000 + 1000 + 4000);
         assert_eq!(sack.next_segment(&s), None, "pipe 7000 >= cwnd 5000");
     }

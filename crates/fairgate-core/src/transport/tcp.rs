@@ -23,7 +23,8 @@
 //!   `recover` guard is set to `snd_max` (RFC 6582 §4).
 //! - ECN reaction: ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
 //!   segment; at most once per window of data (ECE ignored until an ACK passes the `snd_max`
-//!   of the last reaction or loss), and not during loss recovery.
+//!   of the last reaction or loss), and not during loss recovery. An ACK carrying ECE never
+//!   grows the window (RFC 3168 §6.1.2), so the halving applies to the window before it.
 //! - The rate cap spaces segments so that wire bytes never exceed `rate_cap` over any gap.
 //! - `stop` ends the application: no new data beyond what was sent.
 
@@ -488,10 +489,11 @@ impl TcpSender {
             duplicate,
             sack: &p.sack[..p.sack_len as usize],
         };
+        let cwnd_before = self.state.cwnd;
         let reaction = self.cc.on_ack(&mut self.state, &event);
         self.react(&reaction, ctx);
         if p.has(flags::ECE) && self.ecn {
-            self.ecn_reaction(reaction.fast_retransmit, ctx);
+            self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
         }
         self.rearm(duplicate, &reaction, ctx);
         self.complete_transfers(ctx);
@@ -511,10 +513,15 @@ impl TcpSender {
         }
     }
 
-    fn ecn_reaction(&mut self, loss_now: bool, ctx: &mut AgentCtx) {
+    /// An ACK with ECE: no window growth for it (RFC 3168 §6.1.2), and a halving if this
+    /// window has not reacted yet.
+    fn ecn_reaction(&mut self, cwnd_before: u64, loss_now: bool, ctx: &mut AgentCtx) {
         let s = &mut self.state;
-        let fresh = self.ecn_recover.is_none_or(|r| s.snd_una > r);
-        if loss_now || self.cc.in_recovery() || !fresh {
+        if loss_now || self.cc.in_recovery() {
+            return;
+        }
+        s.cwnd = s.cwnd.min(cwnd_before);
+        if self.ecn_recover.is_some_and(|r| s.snd_una <= r) {
             return;
         }
         s.ssthresh = (s.cwnd / 2).max(2 * s.mss);
