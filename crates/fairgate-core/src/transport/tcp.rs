@@ -27,6 +27,9 @@
 //!   grows the window (RFC 3168 §6.1.2), so the halving applies to the window before it.
 //! - The rate cap spaces segments so that wire bytes never exceed `rate_cap` over any gap.
 //! - `stop` ends the application: no new data beyond what was sent.
+//! - An ACK that changes the advertised window is a window update, not a duplicate (RFC 5681
+//!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
+//!   receiver that closes its window must send an update when it reopens.
 
 use super::app::{AppSpec, TransferLog};
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
@@ -457,11 +460,15 @@ impl TcpSender {
         }
     }
 
-    /// Updates `snd_una` / `dupacks`; returns the ACK event, or None for an old ACK.
+    /// Updates `snd_una`, `dupacks` and the peer's window; returns (bytes newly acknowledged,
+    /// duplicate), or None for an old ACK or a pure window update.
     fn classify_ack(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<(u64, bool)> {
         let s = &mut self.state;
-        s.rwnd = p.aux;
         let ack = p.ack.min(s.snd_max);
+        if ack < s.snd_una {
+            return None;
+        }
+        let window_changed = std::mem::replace(&mut s.rwnd, p.aux) != p.aux;
         if ack > s.snd_una {
             let acked = ack - s.snd_una;
             s.snd_una = ack;
@@ -472,7 +479,7 @@ impl TcpSender {
             }
             return Some((acked, false));
         }
-        if ack == s.snd_una && s.snd_max > s.snd_una {
+        if s.snd_max > s.snd_una && !window_changed {
             s.dupacks += 1;
             return Some((0, true));
         }
@@ -481,7 +488,7 @@ impl TcpSender {
 
     fn on_ack(&mut self, p: &Packet, ctx: &mut AgentCtx) {
         let Some((acked, duplicate)) = self.classify_ack(p, ctx) else {
-            return;
+            return self.send_more(ctx);
         };
         let event = AckEvent {
             ack: self.state.snd_una,
@@ -672,5 +679,117 @@ impl Agent for TcpSender {
 
     fn name(&self) -> &'static str {
         self.cc.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    fn sender(extra: &str) -> TcpSender {
+        let cfg: TcpConfig = toml::from_str(extra).unwrap();
+        let env = SourceEnv {
+            flow: 0,
+            ack_flow: Some(1),
+            src_node: 0,
+            dst_node: 1,
+            sender_agent: 0,
+            receiver_agent: 1,
+            first_hop_rate_bps: 1,
+            start: 0,
+            stop: None,
+        };
+        TcpSender::new(&cfg, &env)
+    }
+
+    fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
+        Packet {
+            kind: PacketKind::Ack,
+            ack,
+            aux: rwnd,
+            flags: if ece { flags::ECE } else { 0 },
+            ..Default::default()
+        }
+    }
+
+    fn seqs(sent: &[Packet]) -> Vec<u64> {
+        sent.iter().map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn ece_halves_once_per_window_and_sets_cwr() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("ecn = true\ninitial_window = 4");
+        let sent = h.call(|ctx| s.start(ctx));
+        assert_eq!(seqs(&sent), vec![0, 1000, 2000, 3000]);
+        assert!(sent.iter().all(|p| p.has(flags::ECT) && p.size == 1040));
+        // ECE on the ACK of the first segment: no growth, cwnd 4000 -> 2000, CWR next.
+        let a = ack(1000, 65_535, true);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().cwnd, s.state().ssthresh), (2000, 2000));
+        assert!(sent.is_empty(), "3000 B in flight >= cwnd 2000");
+        assert_eq!(h.flows[0].ecn_reactions, 1);
+        // More ECE for data sent before the cut: ignored; cwnd does not grow either.
+        let a = ack(3000, 65_535, true);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.state().cwnd, 2000);
+        assert_eq!(seqs(&sent), vec![4000]);
+        assert!(sent[0].has(flags::CWR));
+        assert_eq!(h.flows[0].ecn_reactions, 1);
+        // ECE beyond the snd_max of the reaction (4000): a new window, a new cut.
+        let a = ack(5000, 65_535, true);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().cwnd, h.flows[0].ecn_reactions), (2000, 2));
+    }
+
+    #[test]
+    fn window_updates_are_not_duplicates_and_reopen_sending() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 4\nrwnd = 2000");
+        assert_eq!(seqs(&h.call(|ctx| s.start(ctx))), vec![0, 1000]);
+        let a = ack(2000, 0, false);
+        assert!(
+            h.call(|ctx| s.on_packet(&a, ctx)).is_empty(),
+            "window closed"
+        );
+        // The receiver reopens its window with the same ACK number: an update, not a dupack.
+        let a = ack(2000, 3000, false);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(seqs(&sent), vec![2000, 3000, 4000]);
+        assert_eq!(s.state().dupacks, 0);
+        // Same ACK, same window, data outstanding: duplicates.
+        let a = ack(2000, 3000, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.state().dupacks, 2);
+        // An old ACK changes nothing.
+        let a = ack(1000, 9000, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().dupacks, s.state().rwnd), (2, 3000));
+    }
+
+    #[test]
+    fn rto_expiry_goes_back_and_backs_off() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 4");
+        h.call(|ctx| s.start(ctx));
+        // Initial RTO 1 s: the timer was set for 1 s.
+        assert_eq!(h.timers, vec![(secs(1.0), RTO)]);
+        h.now = secs(1.0);
+        let sent = h.call(|ctx| s.on_timer(RTO, ctx));
+        assert_eq!(seqs(&sent), vec![0]);
+        assert!(sent[0].has(flags::RETX));
+        let st = s.state();
+        assert_eq!(
+            (st.cwnd, st.ssthresh, st.snd_nxt, st.recover),
+            (1000, 2000, 1000, Some(4000))
+        );
+        assert_eq!(
+            h.timers.last(),
+            Some(&(secs(3.0), RTO)),
+            "backed off to 2 s"
+        );
+        assert_eq!((h.flows[0].timeouts, h.flows[0].retransmits), (1, 1));
     }
 }
