@@ -23,6 +23,9 @@ pub enum AppSpec {
     Bulk,
     /// One transfer of `size` bytes starting at the flow's start.
     File { size: u64 },
+    /// No transfers of its own: a workload owning the sender submits them
+    /// ([`TcpSender::submit`](super::tcp::TcpSender::submit)).
+    Manual,
     /// `count` transfers of `size` bytes, each `gap` after the previous one completed.
     Requests {
         count: u64,
@@ -35,7 +38,7 @@ pub enum AppSpec {
 impl AppSpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
-            AppSpec::Bulk => Ok(()),
+            AppSpec::Bulk | AppSpec::Manual => Ok(()),
             AppSpec::File { size } => check::positive_int(path, "size", *size),
             AppSpec::Requests { count, size, gap } => {
                 check::positive_int(path, "count", *count)?;

@@ -269,8 +269,12 @@ struct AppPlan {
     submitted: u64,
 }
 
-/// The TCP sender agent. A later workload may own one and drive it with [`TcpSender::submit`],
-/// reading completions from [`TcpSender::transfers`].
+/// The TCP sender agent.
+///
+/// Request/response API for workloads built on top (HTTP, web): configure `app = { kind =
+/// "manual" }`, own the sender, forward `start`, `on_packet` and the timer tokens 0..=2 to it,
+/// call [`TcpSender::submit`] for each response and read [`TcpSender::transfers`] for their
+/// completion times (no callbacks).
 pub struct TcpSender {
     flow: u32,
     dst: u32,
@@ -366,6 +370,7 @@ impl TcpSender {
                 self.submit(size, ctx);
             }
             AppSpec::Requests { .. } => self.next_request(ctx),
+            AppSpec::Manual => {}
         }
         self.send_more(ctx);
     }
@@ -380,9 +385,10 @@ impl TcpSender {
         }
     }
 
+    /// Whether the application has nothing more to send, ever.
     fn plan_done(&self) -> bool {
         match &self.app.spec {
-            AppSpec::Bulk => false,
+            AppSpec::Bulk | AppSpec::Manual => false,
             AppSpec::File { .. } => true,
             AppSpec::Requests { count, .. } => self.app.submitted >= *count,
         }
@@ -551,11 +557,10 @@ impl TcpSender {
             return;
         }
         if !self.plan_done() {
-            let gap = match &self.app.spec {
-                AppSpec::Requests { gap: Some(g), .. } => secs(g.0.sample(ctx.rng).max(0.0)),
-                _ => 0,
-            };
-            self.app_timer.arm(ctx.now + gap, APP, ctx);
+            if let AppSpec::Requests { gap, .. } = &self.app.spec {
+                let gap = gap.map_or(0, |g| secs(g.0.sample(ctx.rng).max(0.0)));
+                self.app_timer.arm(ctx.now + gap, APP, ctx);
+            }
             return;
         }
         ctx.flow(self.flow).completed_at = Some(ctx.now);
@@ -767,6 +772,35 @@ mod tests {
         let a = ack(1000, 9000, false);
         h.call(|ctx| s.on_packet(&a, ctx));
         assert_eq!((s.state().dupacks, s.state().rwnd), (2, 3000));
+    }
+
+    #[test]
+    fn manual_transfers_are_submitted_and_completed_on_demand() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 10\napp = { kind = \"manual\" }");
+        assert!(h.call(|ctx| s.start(ctx)).is_empty());
+        h.now = secs(0.5);
+        let mut ids = Vec::new();
+        let first = h.call(|ctx| ids.push(s.submit(1500, ctx)));
+        assert_eq!(seqs(&first), vec![0, 1000]);
+        assert_eq!(first[1].size, 500 + 40);
+        let second = h.call(|ctx| ids.push(s.submit(1000, ctx)));
+        assert_eq!(ids, vec![0, 1]);
+        assert_eq!(seqs(&second), vec![1500]);
+        h.now = secs(0.6);
+        let a = ack(1500, 65_535, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        let t = s.transfers();
+        assert_eq!((t[0].start, t[0].end, t[0].submitted), (0, 1500, secs(0.5)));
+        assert_eq!((t[0].completed, t[1].completed), (Some(secs(0.6)), None));
+        h.now = secs(0.7);
+        let a = ack(2500, 65_535, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.transfers()[1].completed, Some(secs(0.7)));
+        assert_eq!(
+            h.flows[0].completed_at, None,
+            "a manual application never finishes"
+        );
     }
 
     #[test]
