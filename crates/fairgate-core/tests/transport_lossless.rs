@@ -286,6 +286,22 @@ fn bad_transport_parameters_name_the_field() {
             "flows[0].source.app.size",
         ),
         ("flows[0].source.kind=\"decbit\"", "flows[0].source"),
+        (
+            "flows[0].source.app={kind=\"requests\",count=0,size=1000}",
+            "flows[0].source.app.count",
+        ),
+        (
+            "links[0].loss={kind=\"seqs\",flow=\"nope\",seqs=[1]}",
+            "links[0].loss.flow",
+        ),
+        (
+            "links[0].loss={kind=\"seqs\",flow=\"f\",seqs=[1],times=0}",
+            "links[0].loss.times",
+        ),
+        (
+            "links[0].queue={kind=\"step_mark\",k=50,limit=50}",
+            "links[0].queue.limit",
+        ),
     ];
     for (o, path) in cases {
         let overrides = vec![o.to_string()];
@@ -294,6 +310,37 @@ fn bad_transport_parameters_name_the_field() {
                 Ok(_) => panic!("{o} was accepted"),
                 Err(e) => e,
             },
+            Err(e) => e,
+        };
+        assert!(e.path.starts_with(path), "{o}: {e}");
+    }
+    let generic = two_hosts("10Mbps", "10ms", 100, "1s", "{ kind = \"generic\" }");
+    let decbit = two_hosts("10Mbps", "10ms", 100, "1s", "{ kind = \"decbit\" }");
+    let cases = [
+        (
+            &generic,
+            "flows[0].source.window=0",
+            "flows[0].source.window",
+        ),
+        (&generic, "flows[0].source.beta=-1", "flows[0].source.beta"),
+        (&generic, "flows[0].source.gain=1.5", "flows[0].source.gain"),
+        (
+            &decbit,
+            "flows[0].source.decrease=0",
+            "flows[0].source.decrease",
+        ),
+        (
+            &decbit,
+            "flows[0].source.initial_window=9",
+            "flows[0].source.initial_window",
+        ),
+    ];
+    for (text, o, path) in cases {
+        let scenario = fairgate_core::scenario::parse(text, &[o.to_string()]);
+        let e = match scenario {
+            Ok(s) => fairgate_core::scenario::build(&s)
+                .err()
+                .unwrap_or_else(|| panic!("{o} accepted")),
             Err(e) => e,
         };
         assert!(e.path.starts_with(path), "{o}: {e}");
