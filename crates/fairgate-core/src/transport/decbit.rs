@@ -199,6 +199,58 @@ mod tests {
     }
 
     #[test]
+    fn the_sender_follows_the_echoed_bits() {
+        use crate::net::{flags, Agent, Packet, PacketKind};
+        use crate::transport::packet_window::WindowSender;
+        use crate::transport::testing::AgentHarness;
+        let cfg = DecbitConfig {
+            initial_window: 4.0,
+            ..config()
+        };
+        let mut h = AgentHarness::new(2);
+        let mut s = WindowSender::new(0, 1, 1, cfg.params(), DecbitWindow::new(&cfg));
+        let sent = h.call(|ctx| s.start(ctx));
+        assert_eq!(
+            sent.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![1, 2, 3, 4]
+        );
+        fn ack(
+            h: &mut AgentHarness,
+            s: &mut WindowSender<DecbitWindow>,
+            n: u64,
+            bit: bool,
+        ) -> Vec<Packet> {
+            let p = Packet {
+                kind: PacketKind::Ack,
+                ack: n,
+                aux: n,
+                flags: if bit { flags::DECBIT } else { 0 },
+                ..Default::default()
+            };
+            h.call(|ctx| s.on_packet(&p, ctx))
+        }
+        // Every bit set on the first window: W = 4 x 0.875 = 3.5 after the fourth ACK.
+        for n in 1..=3 {
+            assert_eq!(
+                ack(&mut h, &mut s, n, true).len(),
+                1,
+                "window 4 slides by one"
+            );
+        }
+        let sent = ack(&mut h, &mut s, 4, true);
+        assert!(
+            sent.is_empty(),
+            "W = 3.5: packets 5, 6, 7 already outstanding"
+        );
+        assert_eq!(s.policy.window(), 3.5);
+        // Packets 5..7 were sent under W = 4 and are ignored; each ACK still slides the window.
+        for n in 5..=7 {
+            assert_eq!(ack(&mut h, &mut s, n, true).len(), 1);
+        }
+        assert_eq!(s.policy.window(), 3.5);
+    }
+
+    #[test]
     fn half_the_bits_set_decreases_by_an_eighth() {
         let mut w = DecbitWindow::new(&DecbitConfig {
             initial_window: 4.0,
