@@ -637,6 +637,15 @@ impl TcpSender {
     }
 }
 
+/// ssthresh for the trace table: NaN while it still has its initial "infinite" value.
+fn ssthresh_value(ssthresh: u64) -> f64 {
+    if ssthresh >= u64::MAX / 4 {
+        f64::NAN
+    } else {
+        ssthresh as f64
+    }
+}
+
 impl Agent for TcpSender {
     fn start(&mut self, ctx: &mut AgentCtx) {
         if self.handshake {
@@ -679,7 +688,7 @@ impl Agent for TcpSender {
         let s = &self.state;
         vec![
             ("cwnd", s.cwnd as f64),
-            ("ssthresh", s.ssthresh.min(u64::MAX / 8) as f64),
+            ("ssthresh", ssthresh_value(s.ssthresh)),
             ("srtt", self.rto.srtt().unwrap_or(f64::NAN)),
             ("rto", to_secs(self.rto.rto())),
         ]
