@@ -130,7 +130,7 @@ fn lost_syn_is_retransmitted_after_the_initial_rto() {
     )
     .replace(
         "queue = { kind = \"fifo\", limit = 100 }",
-        "queue = { kind = \"fifo\", limit = 100 }\nloss = { kind = \"seqs\", flow = \"f\", seqs = [0] }",
+        "queue = { kind = \"fifo\", limit = 100 }\nloss = { kind = \"pattern\", flow = \"f\", packets = [0] }",
     );
     let sim = run(&text, &[]);
     let s = stats(&sim, 0);

@@ -2,7 +2,7 @@
 //! optional loss model (Bernoulli, Gilbert-Elliott, or a deterministic pattern).
 
 use crate::engine::{secs, Rng, Time};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketKind};
 use crate::scenario::dist::{Dist, DurationDist};
 use crate::scenario::error::{check, join, ScenarioError};
 use crate::scenario::units::Duration;
@@ -91,8 +91,8 @@ pub enum LossSpec {
     },
     /// Drops the listed packets (0-based order in which they cross this link) of one flow.
     Pattern { flow: String, packets: Vec<u64> },
-    /// Drops the packets of one flow whose sequence number is listed, on each of their first
-    /// `times` crossings of this link (1 = the first transmission only).
+    /// Drops the data packets of one flow whose sequence number is listed, on each of their
+    /// first `times` crossings of this link (1 = the first transmission only).
     Seqs {
         flow: String,
         seqs: Vec<u64>,
@@ -292,7 +292,7 @@ impl Link {
                 packets.binary_search(&index).is_ok()
             }
             LossModel::Seqs { flow, remaining } => {
-                if packet.flow != *flow {
+                if packet.flow != *flow || packet.kind != PacketKind::Data {
                     return false;
                 }
                 match remaining.binary_search_by_key(&packet.seq, |&(s, _)| s) {
@@ -304,5 +304,50 @@ impl Link {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng;
+
+    #[test]
+    fn seqs_loss_drops_listed_data_the_given_number_of_times() {
+        let spec = LossSpec::Seqs {
+            flow: "f".into(),
+            seqs: vec![5000, 1000],
+            times: 2,
+        };
+        let mut link = Link::new(
+            1,
+            &DelaySpec::default(),
+            Some(&spec),
+            rng::stream(1, "t"),
+            &|_| 3,
+        );
+        let data = |flow, seq| Packet {
+            flow,
+            seq,
+            kind: PacketKind::Data,
+            ..Default::default()
+        };
+        let ack = Packet {
+            kind: PacketKind::Ack,
+            ..data(3, 1000)
+        };
+        let verdicts: Vec<bool> = [
+            data(3, 1000),
+            data(2, 1000),
+            ack,
+            data(3, 2000),
+            data(3, 1000),
+            data(3, 1000),
+            data(3, 5000),
+        ]
+        .iter()
+        .map(|p| link.loses(p))
+        .collect();
+        assert_eq!(verdicts, [true, false, false, false, true, false, true]);
     }
 }

@@ -66,7 +66,7 @@ impl CcKind {
     }
 }
 
-fn d(s: f64) -> Duration {
+fn seconds(s: f64) -> Duration {
     Duration::from_secs(s)
 }
 
@@ -82,11 +82,11 @@ defaults! {
     default_initial_window: u64 = 1,
     default_rwnd: u64 = 65_535,
     default_ack_every: u32 = 2,
-    default_delack_timeout: Duration = d(0.2),
-    default_initial_rto: Duration = d(1.0),
-    default_min_rto: Duration = d(1.0),
-    default_max_rto: Duration = d(60.0),
-    default_granularity: Duration = d(0.01),
+    default_delack_timeout: Duration = seconds(0.2),
+    default_initial_rto: Duration = seconds(1.0),
+    default_min_rto: Duration = seconds(1.0),
+    default_max_rto: Duration = seconds(60.0),
+    default_granularity: Duration = seconds(0.01),
     default_dupthresh: u32 = 3,
     default_abc_limit: u64 = 1,
     default_max_sack_blocks: u32 = 3,

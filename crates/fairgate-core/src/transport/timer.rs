@@ -57,3 +57,36 @@ impl LazyTimer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    #[test]
+    fn later_deadlines_reuse_the_pending_event() {
+        let mut h = AgentHarness::new(1);
+        let mut t = LazyTimer::default();
+        h.call(|ctx| t.arm(10, 7, ctx));
+        h.call(|ctx| t.arm(20, 7, ctx));
+        assert_eq!(h.timers, vec![(10, 7)], "one event for both deadlines");
+        h.now = 10;
+        let mut fired = None;
+        h.call(|ctx| fired = Some(t.fire(7, ctx)));
+        assert_eq!(fired, Some(false));
+        assert_eq!(
+            h.timers,
+            vec![(10, 7), (20, 7)],
+            "moved to the real deadline"
+        );
+        // An earlier deadline schedules its own event; the later one becomes stale.
+        h.call(|ctx| t.arm(15, 7, ctx));
+        h.now = 15;
+        h.call(|ctx| fired = Some(t.fire(7, ctx)));
+        assert_eq!(fired, Some(true));
+        h.now = 20;
+        h.call(|ctx| fired = Some(t.fire(7, ctx)));
+        assert_eq!(fired, Some(false), "stale event ignored");
+        assert!(!t.is_armed());
+    }
+}
