@@ -80,11 +80,15 @@ impl TcpState {
         self.mss.min(self.app_end.saturating_sub(seq))
     }
 
-    /// The next segment the plain window allows: `snd_nxt` if it fits in min(cwnd, rwnd).
+    /// Whether `[seq, seq + len)` is non-empty and inside min(cwnd, rwnd) from `snd_una`.
+    pub fn fits(&self, seq: u64, len: u64) -> bool {
+        len > 0 && seq + len <= self.snd_una + self.cwnd.min(self.rwnd)
+    }
+
+    /// The next segment the plain window allows: `snd_nxt` if it fits.
     pub fn window_next(&self) -> Option<(u64, u64)> {
         let len = self.segment_len(self.snd_nxt);
-        let window = self.cwnd.min(self.rwnd);
-        (len > 0 && self.snd_nxt + len <= self.snd_una + window).then_some((self.snd_nxt, len))
+        self.fits(self.snd_nxt, len).then_some((self.snd_nxt, len))
     }
 }
 

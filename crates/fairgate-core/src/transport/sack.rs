@@ -11,7 +11,8 @@
 //!   yet deemed lost) is left out: whenever the receive window blocks new data it resends
 //!   segments still in flight. The rescue retransmission (rule 4) is not used either.
 //! - After a timeout the scoreboard is cleared (the receiver may renege, RFC 6675 §5.1 allows
-//!   ignoring SACK information then) and the sender goes back to `snd_una`.
+//!   ignoring SACK information then) and the sender goes back to `snd_una`; SACK blocks that
+//!   arrive afterwards let the go-back-N skip data the receiver holds.
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::scoreboard::Scoreboard;
@@ -52,6 +53,18 @@ impl Sack {
             fast_retransmit: true,
             keep_timer: false,
         }
+    }
+
+    /// Outside recovery: the first un-SACKed data at or after `snd_nxt` (after a go-back-N
+    /// timeout, SACK information that arrives later lets the sender skip what is held).
+    fn next_unsacked(&self, s: &TcpState) -> Option<(u64, u64)> {
+        let beyond = s.snd_max.max(s.snd_nxt);
+        let (seq, len) = self
+            .scoreboard
+            .holes(s.snd_nxt, s.snd_max, s.mss)
+            .next()
+            .unwrap_or((beyond, s.segment_len(beyond)));
+        s.fits(seq, len).then_some((seq, len))
     }
 
     /// NextSeg rules 1 and 2.
@@ -103,9 +116,7 @@ impl CongestionControl for Sack {
 
     fn next_segment(&mut self, s: &TcpState) -> Option<(u64, u64)> {
         if !self.in_recovery {
-            return s
-                .window_next()
-                .filter(|&(seq, _)| !self.scoreboard.is_sacked(seq));
+            return self.next_unsacked(s);
         }
         if s.cwnd < self.pipe(s) + s.mss {
             return None;
@@ -157,5 +168,28 @@ mod tests {
         // above it, not lost (1000); hole 4000 has 1 (1000); 6000..10000 in flight (4000).
         assert_eq!(sack.pipe(&s), 1000 + 1000 + 1000 + 4000);
         assert_eq!(sack.next_segment(&s), None, "pipe 7000 >= cwnd 5000");
+    }
+
+    #[test]
+    fn go_back_n_skips_sacked_data() {
+        let mut s = TcpState::new(1000, 3, u64::MAX);
+        s.app_end = 10_000;
+        s.snd_max = 6000;
+        let mut sack = Sack::default();
+        // After a timeout: snd_nxt = snd_una = 0; later ACKs SACK 1000..3000.
+        let ev = AckEvent {
+            ack: 0,
+            acked: 0,
+            duplicate: true,
+            sack: &[(1000, 3000)],
+        };
+        s.dupacks = 1;
+        sack.on_ack(&mut s, &ev);
+        assert_eq!(sack.next_segment(&s), Some((0, 1000)));
+        s.snd_nxt = 1000;
+        // 1000..3000 is held by the receiver: next is 3000, which needs cwnd >= 4000.
+        assert_eq!(sack.next_segment(&s), None);
+        s.cwnd = 4000;
+        assert_eq!(sack.next_segment(&s), Some((3000, 1000)));
     }
 }

@@ -440,8 +440,8 @@ impl TcpSender {
             }
         }
         self.cc.on_sent(s, seq, len);
-        if seq == s.snd_nxt {
-            s.snd_nxt += len;
+        if seq >= s.snd_nxt {
+            s.snd_nxt = seq + len;
         }
         s.snd_max = s.snd_max.max(seq + len);
         if let Some(rate) = self.rate_cap_bps {
