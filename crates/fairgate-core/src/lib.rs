@@ -13,6 +13,7 @@ pub mod results;
 pub mod scenario;
 pub mod stats;
 pub mod traffic;
+pub mod transport;
 
 pub use engine::Simulation;
 pub use scenario::{Scenario, ScenarioError};

@@ -2,7 +2,7 @@
 //! optional loss model (Bernoulli, Gilbert-Elliott, or a deterministic pattern).
 
 use crate::engine::{secs, Rng, Time};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketKind};
 use crate::scenario::dist::{Dist, DurationDist};
 use crate::scenario::error::{check, join, ScenarioError};
 use crate::scenario::units::Duration;
@@ -81,12 +81,14 @@ pub enum LossSpec {
     Bernoulli(BernoulliLoss),
     GilbertElliott(GilbertElliottLoss),
     Pattern(PatternLoss),
+    Seqs(SeqsLoss),
 }
 
 crate::scenario::tagged::deserialize_by_kind!(LossSpec, {
     "bernoulli" => Bernoulli,
     "gilbert_elliott" => GilbertElliott,
     "pattern" => Pattern,
+    "seqs" => Seqs,
 });
 
 /// Each packet is lost independently with probability `p`.
@@ -114,6 +116,21 @@ pub struct GilbertElliottLoss {
 pub struct PatternLoss {
     pub flow: String,
     pub packets: Vec<u64>,
+}
+
+/// Drops the data packets of one flow whose sequence number is listed, on each of their
+/// first `times` crossings of this link (1 = the first transmission only).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeqsLoss {
+    pub flow: String,
+    pub seqs: Vec<u64>,
+    #[serde(default = "one_time")]
+    pub times: u32,
+}
+
+fn one_time() -> u32 {
+    1
 }
 
 fn one() -> f64 {
@@ -152,6 +169,14 @@ impl LossSpec {
                 ),
             )),
             LossSpec::Pattern(_) => Ok(()),
+            LossSpec::Seqs(seqs) if !flow_exists(&seqs.flow) => Err(ScenarioError::new(
+                join(path, "flow"),
+                format!(
+                    "got {:?}, expected the name of a flow in [[flows]]",
+                    seqs.flow
+                ),
+            )),
+            LossSpec::Seqs(seqs) => check::positive_int(path, "times", seqs.times as u64),
         }
     }
 }
@@ -177,6 +202,11 @@ enum LossModel {
         flow: u32,
         packets: Vec<u64>,
         seen: u64,
+    },
+    /// Remaining drops per listed sequence number.
+    Seqs {
+        flow: u32,
+        remaining: Vec<(u64, u32)>,
     },
 }
 
@@ -219,6 +249,16 @@ impl Link {
                     flow: flow_id(&pat.flow),
                     packets,
                     seen: 0,
+                }
+            }
+            Some(LossSpec::Seqs(spec)) => {
+                let mut remaining: Vec<(u64, u32)> =
+                    spec.seqs.iter().map(|&s| (s, spec.times)).collect();
+                remaining.sort_unstable();
+                remaining.dedup();
+                LossModel::Seqs {
+                    flow: flow_id(&spec.flow),
+                    remaining,
                 }
             }
         };
@@ -282,6 +322,63 @@ impl Link {
                 *seen += 1;
                 packets.binary_search(&index).is_ok()
             }
+            LossModel::Seqs { flow, remaining } => {
+                if packet.flow != *flow || packet.kind != PacketKind::Data {
+                    return false;
+                }
+                match remaining.binary_search_by_key(&packet.seq, |&(s, _)| s) {
+                    Ok(i) if remaining[i].1 > 0 => {
+                        remaining[i].1 -= 1;
+                        true
+                    }
+                    _ => false,
+                }
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng;
+
+    #[test]
+    fn seqs_loss_drops_listed_data_the_given_number_of_times() {
+        let spec = LossSpec::Seqs(SeqsLoss {
+            flow: "f".into(),
+            seqs: vec![5000, 1000],
+            times: 2,
+        });
+        let mut link = Link::new(
+            1,
+            &DelaySpec::default(),
+            Some(&spec),
+            rng::stream(1, "t"),
+            &|_| 3,
+        );
+        let data = |flow, seq| Packet {
+            flow,
+            seq,
+            kind: PacketKind::Data,
+            ..Default::default()
+        };
+        let ack = Packet {
+            kind: PacketKind::Ack,
+            ..data(3, 1000)
+        };
+        let verdicts: Vec<bool> = [
+            data(3, 1000),
+            data(2, 1000),
+            ack,
+            data(3, 2000),
+            data(3, 1000),
+            data(3, 1000),
+            data(3, 5000),
+        ]
+        .iter()
+        .map(|p| link.loses(p))
+        .collect();
+        assert_eq!(verdicts, [true, false, false, false, true, false, true]);
     }
 }
