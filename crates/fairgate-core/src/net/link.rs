@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// Propagation delay as written: `delay = "10ms"` or
 /// `delay = { dist = "uniform", min = "1ms", max = "5ms", per = "packet" | "flow" }`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DelaySpec {
     Fixed(Duration),
     PerPacket(DurationDist),
@@ -54,6 +54,24 @@ impl<'de> Deserialize<'de> for DelaySpec {
                 "field `per`: got {other:?}, expected \"packet\" or \"flow\""
             ))),
         }
+    }
+}
+
+impl Serialize for DelaySpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (dist, per) = match self {
+            DelaySpec::Fixed(d) => return d.serialize(s),
+            DelaySpec::PerPacket(d) => (d, "packet"),
+            DelaySpec::PerFlow(d) => (d, "flow"),
+        };
+        let mut table = toml::Table::try_from(dist).map_err(serde::ser::Error::custom)?;
+        table.insert("per".into(), toml::Value::String(per.into()));
+        let mut map = s.serialize_map(Some(table.len()))?;
+        for (k, v) in &table {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 

@@ -74,7 +74,7 @@ fn json_to_toml(value: serde_json::Value, path: &str) -> Result<toml::Value, Sce
         ),
         J::Object(map) => {
             let mut t = toml::Table::new();
-            for (k, v) in map {
+            for (k, v) in map.into_iter().filter(|(_, v)| !v.is_null()) {
                 let p = super::error::join(path, &k);
                 t.insert(k, json_to_toml(v, &p)?);
             }
