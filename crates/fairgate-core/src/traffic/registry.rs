@@ -54,7 +54,7 @@ source_registry! {
     "onoff" => OnOff(super::open_loop::OnOffConfig),
     "malicious" => Malicious(super::open_loop::MaliciousConfig),
     "telnet" => Telnet(super::open_loop::TelnetConfig),
-    "tcp" => Tcp(crate::transport::tcp::TcpConfig),
+    "tcp" => Tcp(crate::transport::tcp_config::TcpConfig),
     "generic" => Generic(crate::transport::generic::GenericConfig),
     "decbit" => Decbit(crate::transport::decbit::DecbitConfig),
 }

@@ -14,6 +14,7 @@ pub mod sack;
 pub mod scoreboard;
 pub mod tahoe;
 pub mod tcp;
+pub mod tcp_config;
 pub mod tcp_receiver;
 #[cfg(test)]
 pub(crate) mod testing;
