@@ -36,7 +36,7 @@ def run_showcase(out: Path, *extra: str) -> subprocess.CompletedProcess:
 
 def test_run_prints_tables_and_writes_outputs(tmp_path: Path):
     done = run_showcase(tmp_path / "o", "--plot")
-    assert "flows" in done.stdout and "left->right" in done.stdout
+    assert "flows" in done.stdout and "left->right" in done.stdout and "tcp-40ms" in done.stdout
     for name in [*OUTPUTS, "plot.png"]:
         assert (tmp_path / "o" / name).stat().st_size > 0, name
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
