@@ -7,6 +7,7 @@
 
 pub mod buffer;
 pub mod fifo;
+pub mod filter;
 pub mod registry;
 pub mod testing;
 

@@ -49,6 +49,7 @@ macro_rules! qdisc_registry {
 qdisc_registry! {
     "fifo" => Fifo(super::fifo::FifoConfig),
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
+    "sfg" => Sfg(super::filter::sfg::SfgConfig),
 }
 
 impl Default for QdiscSpec {
