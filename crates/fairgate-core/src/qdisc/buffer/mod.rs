@@ -15,8 +15,16 @@
 //! own queue. The scheduler drops the victim through `QdiscCtx::drop` with the victim's reason
 //! and must keep its own bookkeeping (finish numbers, deficits) consistent.
 
+pub mod drop_front;
 pub mod droptail;
+pub mod lqd;
+pub mod pfd;
+pub mod quasi_pushout;
 pub mod registry;
+pub mod rnd;
+pub mod soft_threshold;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use registry::BufferSpec;
 
