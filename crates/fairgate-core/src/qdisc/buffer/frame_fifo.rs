@@ -32,6 +32,7 @@ use crate::qdisc::{DropReason, QdiscCtx};
 use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// How cells are grouped into frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,11 +104,29 @@ impl FrameSettings {
     }
 }
 
+/// Hashes VC ids with the shared keyed mixer (cheaper than SipHash, deterministic).
+#[derive(Default)]
+struct VcHasher(u64);
+
+impl Hasher for VcHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = crate::classify::mix(self.0 ^ b as u64, 0);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = crate::classify::mix(value, self.0);
+    }
+}
+
 /// A FIFO of cells with per-VC counts and per-VC frame state, driven by a policy.
 pub struct FrameFifo<P: FramePolicy> {
     settings: FrameSettings,
     queue: PacketFifo,
-    vcs: HashMap<u64, Vc>,
+    vcs: HashMap<u64, Vc, BuildHasherDefault<VcHasher>>,
     active_vcs: u64,
     pub policy: P,
 }
@@ -117,7 +136,7 @@ impl<P: FramePolicy> FrameFifo<P> {
         FrameFifo {
             settings,
             queue: PacketFifo::default(),
-            vcs: HashMap::new(),
+            vcs: HashMap::default(),
             active_vcs: 0,
             policy,
         }

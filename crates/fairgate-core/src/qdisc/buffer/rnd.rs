@@ -6,10 +6,11 @@
 //! INFOCOM 1998.
 //!
 //! Decisions: occupancy and B in packets; n = backlogged queues including the arrival's (it is
-//! already queued); one uniform draw over the non-conformant queues by reservoir sampling in
-//! `backlogged` order (one pass, no allocation). Over a byte limit with no queue above B/n in
+//! already queued); one uniform draw over the non-conformant queues in `backlogged` order (count,
+//! draw, find: two passes, no allocation). Over a byte limit with no queue above B/n in
 //! packets, the longest queue is taken (LQD's choice).
 
+use super::soft_threshold::longest;
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
 use crate::qdisc::{DropReason, QdiscCtx};
 use crate::scenario::{check, ScenarioError};
@@ -62,30 +63,27 @@ pub struct Rnd {
 }
 
 impl Rnd {
+    fn is_non_conformant(queues: &dyn FlowQueues, queue: u32, share: f64) -> bool {
+        queues.len_packets(queue) as f64 > share
+    }
+
+    /// One uniform draw over the non-conformant queues: count them, draw an index, find it.
     fn pick(&self, queues: &dyn FlowQueues, ctx: &mut QdiscCtx) -> Option<u32> {
         let active = queues.backlogged();
         let share = self.capacity.packets as f64 / active.len().max(1) as f64;
-        let mut seen = 0u32;
-        let mut chosen = None;
-        for &q in active {
-            if queues.len_packets(q) as f64 > share {
-                seen += 1;
-                if ctx.rng.random_range(0..seen) == 0 {
-                    chosen = Some(q);
-                }
-            }
+        let count = active
+            .iter()
+            .filter(|&&q| Self::is_non_conformant(queues, q, share))
+            .count();
+        if count == 0 {
+            return None;
         }
-        chosen
-    }
-
-    fn longest(queues: &dyn FlowQueues) -> Option<u32> {
-        let mut best: Option<u32> = None;
-        for &q in queues.backlogged() {
-            if best.is_none_or(|b| queues.len_packets(q) > queues.len_packets(b)) {
-                best = Some(q);
-            }
-        }
-        best
+        let chosen = ctx.rng.random_range(0..count);
+        active
+            .iter()
+            .copied()
+            .filter(|&q| Self::is_non_conformant(queues, q, share))
+            .nth(chosen)
     }
 }
 
@@ -101,7 +99,7 @@ impl BufferManager for Rnd {
     ) -> Victim {
         let queue = self
             .pick(queues, ctx)
-            .or_else(|| Self::longest(queues))
+            .or_else(|| longest(queues))
             .unwrap_or(arrival_queue);
         Victim {
             queue,

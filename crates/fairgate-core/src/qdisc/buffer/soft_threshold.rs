@@ -87,6 +87,9 @@ impl SoftThresholds {
 
     /// The backlogged queue with the largest normalised occupancy.
     pub fn most_occupied(&self, queues: &dyn FlowQueues) -> Option<u32> {
+        if self.rtt_secs.is_none() {
+            return longest(queues);
+        }
         let mut best: Option<(u32, f64)> = None;
         for &q in queues.backlogged() {
             let n = self.normalised(queues, q);
@@ -96,4 +99,16 @@ impl SoftThresholds {
         }
         best.map(|(q, _)| q)
     }
+}
+
+/// The backlogged queue holding the most packets (first on ties).
+pub fn longest(queues: &dyn FlowQueues) -> Option<u32> {
+    let mut best: Option<(u32, usize)> = None;
+    for &q in queues.backlogged() {
+        let len = queues.len_packets(q);
+        if best.is_none_or(|(_, b)| len > b) {
+            best = Some((q, len));
+        }
+    }
+    best.map(|(q, _)| q)
 }
