@@ -56,9 +56,9 @@ impl SoftThresholds {
         rtts: &[Duration],
         default_rtt: Duration,
     ) -> Result<(), ScenarioError> {
-        check::positive_int(path, "default_rtt", default_rtt.0)?;
+        check::positive(path, "default_rtt", default_rtt.secs())?;
         for (i, rtt) in rtts.iter().enumerate() {
-            check::positive_int(path, &format!("rtts[{i}]"), rtt.0)?;
+            check::positive(path, &format!("rtts[{i}]"), rtt.secs())?;
         }
         if kind == Thresholds::Rtt && rtts.is_empty() {
             return Err(ScenarioError::new(

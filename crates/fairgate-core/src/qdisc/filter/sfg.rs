@@ -144,7 +144,7 @@ impl QdiscConfig for SfgConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "levels", self.levels as u64)?;
         check::positive_int(path, "bins", self.bins as u64)?;
-        check::positive_int(path, "epoch", self.epoch.0)?;
+        check::positive(path, "epoch", self.epoch.secs())?;
         if let Some(c) = self.capacity {
             check::positive_int(path, "capacity", c.bps())?;
         }
@@ -735,6 +735,13 @@ mod tests {
     #[test]
     fn bad_parameters_name_the_field() {
         let cases = [
+            (
+                SfgConfig {
+                    epoch: Duration(0),
+                    ..Default::default()
+                },
+                "q.epoch",
+            ),
             (
                 SfgConfig {
                     levels: 0,
