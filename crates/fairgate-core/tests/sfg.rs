@@ -70,6 +70,18 @@ fn sfg_caps_each_cbr_flow_near_c_over_n() {
 }
 
 #[test]
+fn sfg_stays_off_without_congestion() {
+    // Four 2 Mb/s flows on 10 Mb/s: no queue overflow, p_n = 0, SFG never switches on, so
+    // every flow keeps 2 Mb/s although each bin's cap is 0.5 Mb/s.
+    let r = run(&scenario(4));
+    for bytes in column(&r, "flows", "delivered_bytes") {
+        let mbps = bytes * 8.0 / 40.0 / 1e6;
+        assert!((mbps - 2.0).abs() < 0.01, "flow rate {mbps} Mb/s");
+    }
+    assert_eq!(column(&r, "flows", "dropped_pkts").iter().sum::<f64>(), 0.0);
+}
+
+#[test]
 fn sfg_runs_are_deterministic() {
     let a = run(&scenario(6));
     let b = run(&scenario(6));
