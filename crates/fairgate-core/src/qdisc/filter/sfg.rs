@@ -80,6 +80,9 @@ fn default_inner() -> Box<QdiscSpec> {
     Box::default()
 }
 
+/// The most bins (levels x bins) a filter may hold: 10^8 bins take 1.6 GB.
+const MAX_BINS: u64 = 100_000_000;
+
 /// `queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", inner = { kind = "fifo" } }`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -144,6 +147,16 @@ impl QdiscConfig for SfgConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "levels", self.levels as u64)?;
         check::positive_int(path, "bins", self.bins as u64)?;
+        let cells = self.levels as u64 * self.bins as u64;
+        if cells > MAX_BINS {
+            return Err(ScenarioError::new(
+                crate::scenario::error::join(path, "bins"),
+                format!(
+                    "got {} levels x {} bins = {cells}, expected at most {MAX_BINS} bins in all",
+                    self.levels, self.bins
+                ),
+            ));
+        }
         check::positive(path, "epoch", self.epoch.secs())?;
         if let Some(c) = self.capacity {
             check::positive_int(path, "capacity", c.bps())?;
@@ -735,6 +748,13 @@ mod tests {
     #[test]
     fn bad_parameters_name_the_field() {
         let cases = [
+            (
+                SfgConfig {
+                    bins: 1 << 30,
+                    ..Default::default()
+                },
+                "q.bins",
+            ),
             (
                 SfgConfig {
                     epoch: Duration(0),
