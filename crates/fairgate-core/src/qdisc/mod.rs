@@ -8,6 +8,7 @@
 pub mod aqm;
 pub mod buffer;
 pub mod fifo;
+pub mod filter;
 pub mod registry;
 pub mod testing;
 

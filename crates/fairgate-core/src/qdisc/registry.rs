@@ -50,6 +50,12 @@ qdisc_registry! {
     "fifo" => Fifo(super::fifo::FifoConfig),
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
     "step_mark" => StepMark(super::aqm::step_mark::StepMarkConfig),
+    "sfg" => Sfg(super::filter::sfg::SfgConfig),
+    "dfba" => Dfba(super::buffer::dfba::DfbaConfig),
+    "epd" => Epd(super::buffer::epd::EpdConfig),
+    "ppd" => Ppd(super::buffer::ppd::PpdConfig),
+    "selective_drop" => SelectiveDrop(super::buffer::selective_drop::SelectiveDropConfig),
+    "fba" => Fba(super::buffer::fba::FbaConfig),
 }
 
 impl Default for QdiscSpec {

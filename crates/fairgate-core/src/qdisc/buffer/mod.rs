@@ -15,8 +15,22 @@
 //! own queue. The scheduler drops the victim through `QdiscCtx::drop` with the victim's reason
 //! and must keep its own bookkeeping (finish numbers, deficits) consistent.
 
+pub mod dfba;
+pub mod drop_front;
 pub mod droptail;
+pub mod epd;
+pub mod fba;
+pub mod frame_fifo;
+pub mod lqd;
+pub mod pfd;
+pub mod ppd;
+pub mod quasi_pushout;
 pub mod registry;
+pub mod rnd;
+pub mod selective_drop;
+pub mod soft_threshold;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use registry::BufferSpec;
 

@@ -44,6 +44,11 @@ macro_rules! buffer_registry {
 
 buffer_registry! {
     "droptail" => DropTail(super::droptail::DropTailConfig),
+    "drop_from_front" => DropFromFront(super::drop_front::DropFromFrontConfig),
+    "lqd" => Lqd(super::lqd::LqdConfig),
+    "rnd" => Rnd(super::rnd::RndConfig),
+    "pfd" => Pfd(super::pfd::PfdConfig),
+    "quasi_pushout_pfd" => QuasiPushoutPfd(super::quasi_pushout::QuasiPushoutConfig),
 }
 
 impl Default for BufferSpec {

@@ -1,0 +1,157 @@
+//! RND: on overflow, push out the head of a queue drawn uniformly among the non-conformant
+//! ones (q_i > B/n).
+//!
+//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.2; spec
+//! `000_hybrid_gateways.md` section 1.7. Paper: Suter, Lakshman, Stiliadis, Choudhury,
+//! INFOCOM 1998.
+//!
+//! Decisions: occupancy and B in packets; n = backlogged queues including the arrival's (it is
+//! already queued); one uniform draw over the non-conformant queues in `backlogged` order (count,
+//! draw, find: two passes, no allocation). Over a byte limit with no queue above B/n in
+//! packets, the longest queue is taken (LQD's choice).
+
+use super::soft_threshold::longest;
+use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::qdisc::{DropReason, QdiscCtx};
+use crate::scenario::{check, ScenarioError};
+use rand::Rng as _;
+use serde::{Deserialize, Serialize};
+
+fn default_limit() -> u64 {
+    50
+}
+
+/// `buffer = { kind = "rnd", limit = 50 }`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RndConfig {
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+impl Default for RndConfig {
+    fn default() -> Self {
+        RndConfig {
+            limit: default_limit(),
+            limit_bytes: None,
+        }
+    }
+}
+
+impl BufferConfig for RndConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "limit", self.limit)?;
+        if let Some(b) = self.limit_bytes {
+            check::positive_int(path, "limit_bytes", b)?;
+        }
+        Ok(())
+    }
+    fn build(&self) -> Box<dyn BufferManager> {
+        Box::new(Rnd {
+            capacity: Capacity {
+                packets: self.limit,
+                bytes: self.limit_bytes,
+            },
+        })
+    }
+}
+
+pub struct Rnd {
+    pub capacity: Capacity,
+}
+
+impl Rnd {
+    fn is_non_conformant(queues: &dyn FlowQueues, queue: u32, share: f64) -> bool {
+        queues.len_packets(queue) as f64 > share
+    }
+
+    /// One uniform draw over the non-conformant queues: count them, draw an index, find it.
+    fn pick(&self, queues: &dyn FlowQueues, ctx: &mut QdiscCtx) -> Option<u32> {
+        let active = queues.backlogged();
+        let share = self.capacity.packets as f64 / active.len().max(1) as f64;
+        let count = active
+            .iter()
+            .filter(|&&q| Self::is_non_conformant(queues, q, share))
+            .count();
+        if count == 0 {
+            return None;
+        }
+        let chosen = ctx.rng.random_range(0..count);
+        active
+            .iter()
+            .copied()
+            .filter(|&q| Self::is_non_conformant(queues, q, share))
+            .nth(chosen)
+    }
+}
+
+impl BufferManager for Rnd {
+    fn over_capacity(&self, queues: &dyn FlowQueues) -> bool {
+        self.capacity.exceeded(queues)
+    }
+    fn overflow(
+        &mut self,
+        arrival_queue: u32,
+        queues: &dyn FlowQueues,
+        ctx: &mut QdiscCtx,
+    ) -> Victim {
+        let queue = self
+            .pick(queues, ctx)
+            .or_else(|| longest(queues))
+            .unwrap_or(arrival_queue);
+        Victim {
+            queue,
+            end: End::Head,
+            reason: DropReason::PushOut,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "rnd"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::buffer::testing::TestQueues;
+    use crate::qdisc::testing::Harness;
+
+    #[test]
+    fn victims_are_uniform_over_non_conformant_queues() {
+        // B = 12, n = 4, B/n = 3: queues 1 (4) and 3 (5) are non-conformant; 0 (1) and
+        // 2 (3, exactly at its share) are not. Each of 1 and 3 is drawn half of the time.
+        let mut h = Harness::new();
+        let mut m = Rnd {
+            capacity: Capacity {
+                packets: 12,
+                bytes: None,
+            },
+        };
+        let q = TestQueues::new(&[1, 4, 3, 5]);
+        let mut counts = [0usize; 4];
+        for _ in 0..4000 {
+            let v = m.overflow(0, &q, &mut h.ctx());
+            assert_eq!(v.end, End::Head);
+            counts[v.queue as usize] += 1;
+        }
+        assert_eq!(counts[0] + counts[2], 0);
+        // Binomial(4000, 0.5): mean 2000, sd 31.6.
+        assert!((1870..=2130).contains(&counts[1]), "{counts:?}");
+    }
+
+    #[test]
+    fn byte_overflow_without_a_non_conformant_queue_takes_the_longest() {
+        let mut h = Harness::new();
+        let mut m = Rnd {
+            capacity: Capacity {
+                packets: 100,
+                bytes: Some(500),
+            },
+        };
+        let q = TestQueues::new(&[2, 4]);
+        assert!(m.over_capacity(&q));
+        assert_eq!(m.overflow(0, &q, &mut h.ctx()).queue, 1);
+    }
+}

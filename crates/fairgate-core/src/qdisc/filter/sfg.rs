@@ -1,0 +1,799 @@
+//! Stochastic Fairness Guardian (SFG): a pre-queue filter that caps every hash bin at C/N.
+//!
+//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`), sections 2-3 (Algorithm 1, the re-hashing
+//! enhancement, the congestion-notification-rate on/off control, Eq. 3); spec
+//! `/work/shared/spec/003_sfg.md` sections 1 and 7. Paper: J. Chung, M. Claypool, R. Kinicki,
+//! "Stochastic Fair Traffic Management for Efficient and Robust IP Networking".
+//!
+//! Every arrival is hashed into one bin in each of L levels (N bins per level). Each bin counts
+//! the bytes that arrive in a d_s-second epoch; at the epoch boundary its drop probability
+//! becomes `(bytes - d_s*C/N) / bytes`, so that the bin keeps at most C/N if its rate persists.
+//! An arrival is dropped with the minimum probability over its L bins, then handed to `inner`.
+//!
+//! Decisions where the sources are silent (spec section 7, items 2 and 3):
+//! - Per-bin probability: 0 when the bin saw no bytes, clamped to [0, 1]; all 0 in the first
+//!   epoch (measurement only). Bytes are counted before the drop decision (offered load),
+//!   every packet is filtered (ACKs and SYNs too), and `size` is the whole packet.
+//! - Hashes: `FlowKey` (`key`, default the 5-tuple) mixed with one 64-bit salt per level; the
+//!   salts come from the port's RNG stream. `rehash = true` (default) is the two-hash variant:
+//!   bytes are collected with the next epoch's salts and a fresh salt set is drawn at each
+//!   boundary; `rehash = false` keeps one salt set for the whole run.
+//! - On/off: p_d = SFG drops / SFG arrivals in the epoch (0 without arrivals); p_e is chosen
+//!   by `notification`: "reported" = mean of `inner.congestion_probability()` sampled at each
+//!   arrival handed to it, "measured" = fraction of packets handed to `inner` that it dropped or
+//!   ECN-marked in the epoch (the drop-tail overflow rate), "max" (default) = the larger of the
+//!   two, so that the same default serves drop-tail (which reports 0) and an AQM (PI).
+//!   avgCNR = (1 - w) avgCNR + w p_n once per epoch, `cnr_weight` w = 0.5 (not given).
+//!   SFG starts off (`start_on = false`) and keeps measuring and updating probabilities while
+//!   off, so they are valid when it switches on; the switch takes effect at the boundary.
+//! - C defaults to the rate of the link the port feeds (`capacity` overrides it).
+//! - `congestion_probability()` reports the last epoch's p_n, for a filter stacked in front.
+//! - Timers: the inner discipline's timer requests are multiplexed with the epoch timer.
+
+use crate::classify::{mix, FlowKey};
+use crate::engine::{Rng, Time};
+use crate::net::packet::PacketId;
+use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv, QdiscSpec};
+use crate::scenario::units::{Duration, Rate};
+use crate::scenario::{check, ScenarioError};
+use rand::Rng as _;
+use serde::{Deserialize, Serialize};
+
+/// Where SFG takes p_e, the congestion-notification probability of the discipline behind it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notification {
+    /// `inner.congestion_probability()`, averaged over the epoch's arrivals.
+    Reported,
+    /// Drops and ECN marks of `inner` per packet handed to it in the epoch.
+    Measured,
+    /// The larger of the two.
+    #[default]
+    Max,
+}
+
+fn default_levels() -> u32 {
+    3
+}
+fn default_bins() -> u32 {
+    20
+}
+fn default_epoch() -> Duration {
+    Duration::from_secs(2.0)
+}
+fn default_true() -> bool {
+    true
+}
+fn default_key() -> FlowKey {
+    FlowKey::FiveTuple
+}
+fn default_high() -> f64 {
+    0.02
+}
+fn default_low() -> f64 {
+    0.01
+}
+fn default_weight() -> f64 {
+    0.5
+}
+fn default_inner() -> Box<QdiscSpec> {
+    Box::default()
+}
+
+/// The most bins (levels x bins) a filter may hold: 10^8 bins take 1.6 GB.
+const MAX_BINS: u64 = 100_000_000;
+
+/// `queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", inner = { kind = "fifo" } }`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SfgConfig {
+    /// L, the number of levels (independent hashes). Seed 003: 3.
+    #[serde(default = "default_levels")]
+    pub levels: u32,
+    /// N, bins per level; each bin may keep C/N. Seed 003: 20.
+    #[serde(default = "default_bins")]
+    pub bins: u32,
+    /// d_s, the measurement and control epoch. Seed 003: 2 s.
+    #[serde(default = "default_epoch")]
+    pub epoch: Duration,
+    /// C; the link rate when absent.
+    #[serde(default)]
+    pub capacity: Option<Rate>,
+    /// The two-hash re-hashing variant (seed 003 section 2).
+    #[serde(default = "default_true")]
+    pub rehash: bool,
+    /// What a flow is for hashing. Seed 003: the 5-tuple.
+    #[serde(default = "default_key")]
+    pub key: FlowKey,
+    /// m_h: SFG switches on when avgCNR rises above it. Seed 003: 0.02.
+    #[serde(default = "default_high")]
+    pub high_watermark: f64,
+    /// m_l: SFG switches off when avgCNR falls below it. Seed 003: 0.01.
+    #[serde(default = "default_low")]
+    pub low_watermark: f64,
+    /// EWMA weight of p_n in avgCNR, per epoch (not given in the seed).
+    #[serde(default = "default_weight")]
+    pub cnr_weight: f64,
+    #[serde(default)]
+    pub notification: Notification,
+    /// Whether SFG filters from the start instead of waiting for congestion.
+    #[serde(default)]
+    pub start_on: bool,
+    /// The discipline behind the filter (drop-tail FIFO by default; PI gives SFG-PI).
+    #[serde(default = "default_inner")]
+    pub inner: Box<QdiscSpec>,
+}
+
+impl Default for SfgConfig {
+    fn default() -> Self {
+        SfgConfig {
+            levels: default_levels(),
+            bins: default_bins(),
+            epoch: default_epoch(),
+            capacity: None,
+            rehash: true,
+            key: default_key(),
+            high_watermark: default_high(),
+            low_watermark: default_low(),
+            cnr_weight: default_weight(),
+            notification: Notification::default(),
+            start_on: false,
+            inner: default_inner(),
+        }
+    }
+}
+
+impl QdiscConfig for SfgConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "levels", self.levels as u64)?;
+        check::positive_int(path, "bins", self.bins as u64)?;
+        let cells = self.levels as u64 * self.bins as u64;
+        if cells > MAX_BINS {
+            return Err(ScenarioError::new(
+                crate::scenario::error::join(path, "bins"),
+                format!(
+                    "got {} levels x {} bins = {cells}, expected at most {MAX_BINS} bins in all",
+                    self.levels, self.bins
+                ),
+            ));
+        }
+        check::positive(path, "epoch", self.epoch.secs())?;
+        if let Some(c) = self.capacity {
+            check::positive_int(path, "capacity", c.bps())?;
+        }
+        check::probability(path, "high_watermark", self.high_watermark)?;
+        check::probability(path, "low_watermark", self.low_watermark)?;
+        check::ordered(
+            path,
+            "low_watermark",
+            self.low_watermark,
+            "high_watermark",
+            self.high_watermark,
+        )?;
+        check::in_range(path, "cnr_weight", self.cnr_weight, f64::MIN_POSITIVE, 1.0)?;
+        self.inner
+            .validate(&crate::scenario::error::join(path, "inner"))
+    }
+
+    fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(Sfg::new(self, self.inner.build(env), env.link_rate_bps))
+    }
+}
+
+/// SFG in front of an inner discipline.
+pub struct Sfg {
+    levels: usize,
+    bins: usize,
+    epoch: Time,
+    /// d_s * C / N: the bytes a bin may keep per epoch.
+    bin_share_bytes: f64,
+    rehash: bool,
+    key: FlowKey,
+    high_watermark: f64,
+    low_watermark: f64,
+    cnr_weight: f64,
+    notification: Notification,
+    /// Per-level salts used to look up drop probabilities this epoch.
+    lookup_salts: Vec<u64>,
+    /// Per-level salts used to collect byte counts for the next epoch.
+    collect_salts: Vec<u64>,
+    /// `bytes[level * bins + bin]`, arrivals in the current epoch.
+    bytes: Vec<u64>,
+    /// `prob[level * bins + bin]`, in force during the current epoch.
+    prob: Vec<f64>,
+    on: bool,
+    avg_cnr: f64,
+    last_pn: f64,
+    epoch_stats: EpochStats,
+    next_epoch: Option<Time>,
+    inner_timer: Option<Time>,
+    inner: Box<dyn Qdisc>,
+}
+
+/// Counts over the current epoch for the congestion-notification rate.
+#[derive(Clone, Copy, Debug, Default)]
+struct EpochStats {
+    arrivals: u64,
+    filter_drops: u64,
+    passed: u64,
+    inner_notifications: u64,
+    reported_sum: f64,
+}
+
+impl EpochStats {
+    fn own_drop_rate(&self) -> f64 {
+        ratio(self.filter_drops as f64, self.arrivals)
+    }
+    fn measured(&self) -> f64 {
+        ratio(self.inner_notifications as f64, self.passed).min(1.0)
+    }
+    fn reported(&self) -> f64 {
+        ratio(self.reported_sum, self.passed)
+    }
+}
+
+fn ratio(numerator: f64, count: u64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        numerator / count as f64
+    }
+}
+
+/// The drop probability that caps a bin that received `bytes` at `share` bytes per epoch.
+pub fn bin_drop_probability(bytes: u64, share: f64) -> f64 {
+    if bytes == 0 {
+        return 0.0;
+    }
+    ((bytes as f64 - share) / bytes as f64).clamp(0.0, 1.0)
+}
+
+fn deterministic_salts(levels: usize) -> Vec<u64> {
+    (0..levels as u64).map(|i| mix(i, 0x5f6)).collect()
+}
+
+impl Sfg {
+    pub fn new(config: &SfgConfig, inner: Box<dyn Qdisc>, link_rate_bps: u64) -> Self {
+        let levels = config.levels as usize;
+        let bins = config.bins as usize;
+        let capacity_bps = config.capacity.map_or(link_rate_bps, |c| c.bps());
+        let epoch_secs = config.epoch.secs();
+        let salts = deterministic_salts(levels);
+        Sfg {
+            levels,
+            bins,
+            epoch: config.epoch.0,
+            bin_share_bytes: epoch_secs * capacity_bps as f64 / 8.0 / bins as f64,
+            rehash: config.rehash,
+            key: config.key,
+            high_watermark: config.high_watermark,
+            low_watermark: config.low_watermark,
+            cnr_weight: config.cnr_weight,
+            notification: config.notification,
+            lookup_salts: salts.clone(),
+            collect_salts: salts,
+            bytes: vec![0; levels * bins],
+            prob: vec![0.0; levels * bins],
+            on: config.start_on,
+            avg_cnr: 0.0,
+            last_pn: 0.0,
+            epoch_stats: EpochStats::default(),
+            next_epoch: None,
+            inner_timer: None,
+            inner,
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    pub fn avg_cnr(&self) -> f64 {
+        self.avg_cnr
+    }
+    /// The drop probability of bin `bin` at `level` in force this epoch.
+    pub fn probability(&self, level: usize, bin: usize) -> f64 {
+        self.prob[level * self.bins + bin]
+    }
+    /// Bytes counted in bin `bin` at `level` this epoch.
+    pub fn bytes(&self, level: usize, bin: usize) -> u64 {
+        self.bytes[level * self.bins + bin]
+    }
+    /// The bin a class id falls in at `level`, for lookup (`collect = false`) or collection.
+    pub fn bin_of(&self, class_id: u64, level: usize, collect: bool) -> usize {
+        let salts = if collect {
+            &self.collect_salts
+        } else {
+            &self.lookup_salts
+        };
+        (mix(class_id, salts[level]) % self.bins as u64) as usize
+    }
+
+    fn draw_salts(&self, rng: &mut Rng) -> Vec<u64> {
+        (0..self.levels).map(|_| rng.random::<u64>()).collect()
+    }
+
+    /// Counts the arrival's bytes and returns the minimum drop probability over its bins.
+    fn classify(&mut self, class_id: u64, size: u32) -> f64 {
+        let mut p = 1.0f64;
+        for level in 0..self.levels {
+            let base = level * self.bins;
+            p = p.min(self.prob[base + self.bin_of(class_id, level, false)]);
+            let collect_bin = self.bin_of(class_id, level, true);
+            self.bytes[base + collect_bin] += size as u64;
+        }
+        p
+    }
+
+    fn end_epoch(&mut self, ctx: &mut QdiscCtx) {
+        for (prob, bytes) in self.prob.iter_mut().zip(self.bytes.iter_mut()) {
+            *prob = bin_drop_probability(*bytes, self.bin_share_bytes);
+            *bytes = 0;
+        }
+        if self.rehash {
+            let fresh = self.draw_salts(ctx.rng);
+            self.lookup_salts = std::mem::replace(&mut self.collect_salts, fresh);
+        }
+        self.update_switch();
+        self.epoch_stats = EpochStats::default();
+    }
+
+    fn update_switch(&mut self) {
+        let stats = &self.epoch_stats;
+        let p_e = match self.notification {
+            Notification::Reported => stats.reported(),
+            Notification::Measured => stats.measured(),
+            Notification::Max => stats.reported().max(stats.measured()),
+        };
+        let p_d = stats.own_drop_rate();
+        self.last_pn = p_d + (1.0 - p_d) * p_e;
+        self.avg_cnr += self.cnr_weight * (self.last_pn - self.avg_cnr);
+        if !self.on && self.avg_cnr > self.high_watermark {
+            self.on = true;
+        } else if self.on && self.avg_cnr < self.low_watermark {
+            self.on = false;
+        }
+    }
+
+    /// Runs `f` on the inner discipline, keeping its timer request and counting its
+    /// notifications, then asks for the earlier of the two timers.
+    fn with_inner<R>(
+        &mut self,
+        ctx: &mut QdiscCtx,
+        f: impl FnOnce(&mut dyn Qdisc, &mut QdiscCtx) -> R,
+    ) -> R {
+        let before = ctx.effects.timer.take();
+        let drops_before = ctx.effects.drops.len();
+        let marks_before: u64 = ctx.effects.marks.iter().sum();
+        let result = f(self.inner.as_mut(), ctx);
+        let marks_after: u64 = ctx.effects.marks.iter().sum();
+        self.epoch_stats.inner_notifications +=
+            (ctx.effects.drops.len() - drops_before) as u64 + (marks_after - marks_before);
+        match ctx.effects.timer.take() {
+            Some(at) => {
+                self.inner_timer = Some(at);
+                self.request_timer(ctx);
+            }
+            None => ctx.effects.timer = before,
+        }
+        result
+    }
+
+    fn request_timer(&self, ctx: &mut QdiscCtx) {
+        let next = match (self.next_epoch, self.inner_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(at) = next {
+            ctx.set_timer(at);
+        }
+    }
+}
+
+impl Qdisc for Sfg {
+    fn init(&mut self, ctx: &mut QdiscCtx) {
+        self.lookup_salts = self.draw_salts(ctx.rng);
+        self.collect_salts = if self.rehash {
+            self.draw_salts(ctx.rng)
+        } else {
+            self.lookup_salts.clone()
+        };
+        self.next_epoch = Some(ctx.now + self.epoch);
+        self.with_inner(ctx, |q, c| q.init(c));
+        self.request_timer(ctx);
+    }
+
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+        let (class_id, size) = {
+            let p = ctx.packets.get(packet);
+            (self.key.id(p), p.size)
+        };
+        let p = self.classify(class_id, size);
+        self.epoch_stats.arrivals += 1;
+        if self.on && p > 0.0 && ctx.rng.random::<f64>() < p {
+            self.epoch_stats.filter_drops += 1;
+            ctx.drop(packet, DropReason::Filter);
+            return;
+        }
+        self.epoch_stats.passed += 1;
+        self.epoch_stats.reported_sum += self.inner.congestion_probability();
+        self.with_inner(ctx, |q, c| q.enqueue(packet, c));
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.with_inner(ctx, |q, c| q.dequeue(c))
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.inner.peek()
+    }
+
+    fn len_packets(&self) -> usize {
+        self.inner.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.inner.len_bytes()
+    }
+
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        if let Some(at) = self.next_epoch.filter(|&at| at <= ctx.now) {
+            self.end_epoch(ctx);
+            self.next_epoch = Some(at + self.epoch);
+        }
+        if self.inner_timer.is_some_and(|at| at <= ctx.now) {
+            self.inner_timer = None;
+            self.with_inner(ctx, |q, c| q.on_timer(c));
+        }
+        self.request_timer(ctx);
+    }
+
+    fn congestion_probability(&self) -> f64 {
+        self.last_pn
+    }
+
+    fn state(&self) -> Vec<(&'static str, f64)> {
+        let mut s = vec![
+            ("sfg_on", if self.on { 1.0 } else { 0.0 }),
+            ("sfg_avg_cnr", self.avg_cnr),
+            ("sfg_pn", self.last_pn),
+        ];
+        s.extend(self.inner.state());
+        s
+    }
+
+    fn name(&self) -> &'static str {
+        "sfg"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::secs;
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
+    use crate::qdisc::testing::Harness;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// A FIFO that reports a probability set from outside and asks for a timer every `tick`.
+    struct FixedProbability {
+        probability: Arc<AtomicU64>,
+        fifo: Fifo,
+        tick: Option<Time>,
+        timer_calls: Arc<AtomicU64>,
+    }
+
+    impl FixedProbability {
+        fn boxed(p: &Arc<AtomicU64>, tick: Option<Time>, calls: &Arc<AtomicU64>) -> Box<Self> {
+            Box::new(FixedProbability {
+                probability: p.clone(),
+                fifo: Fifo::new(FifoConfig::default(), false),
+                tick,
+                timer_calls: calls.clone(),
+            })
+        }
+    }
+
+    impl Qdisc for FixedProbability {
+        fn init(&mut self, ctx: &mut QdiscCtx) {
+            if let Some(t) = self.tick {
+                ctx.set_timer(ctx.now + t);
+            }
+        }
+        fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+            self.timer_calls.fetch_add(1, Ordering::Relaxed);
+            self.init(ctx);
+        }
+        fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+            self.fifo.enqueue(packet, ctx)
+        }
+        fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+            self.fifo.dequeue(ctx)
+        }
+        fn peek(&self) -> Option<PacketId> {
+            self.fifo.peek()
+        }
+        fn len_packets(&self) -> usize {
+            self.fifo.len_packets()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.fifo.len_bytes()
+        }
+        fn congestion_probability(&self) -> f64 {
+            f64::from_bits(self.probability.load(Ordering::Relaxed))
+        }
+        fn name(&self) -> &'static str {
+            "fixed_probability"
+        }
+    }
+
+    fn config(levels: u32, bins: u32, capacity_bps: u64) -> SfgConfig {
+        SfgConfig {
+            levels,
+            bins,
+            epoch: Duration::from_secs(1.0),
+            capacity: Some(Rate(capacity_bps)),
+            rehash: false,
+            key: FlowKey::Flow,
+            start_on: true,
+            // Never switches off unless a test says so.
+            low_watermark: 0.0,
+            ..Default::default()
+        }
+    }
+
+    fn init(h: &mut Harness, q: &mut dyn Qdisc) {
+        let mut ctx = h.ctx();
+        q.init(&mut ctx);
+    }
+
+    fn fifo() -> Box<dyn Qdisc> {
+        Box::new(Fifo::new(
+            FifoConfig {
+                limit: 100_000,
+                limit_bytes: None,
+            },
+            false,
+        ))
+    }
+
+    /// Sends `count` packets of `flow` and drains the queue; returns how many SFG dropped.
+    fn offer(h: &mut Harness, q: &mut Sfg, flow: u32, size: u32, count: usize) -> usize {
+        let before = h.dropped().len();
+        for _ in 0..count {
+            let id = h.packet(flow, size);
+            h.enqueue(q, id);
+        }
+        while h.dequeue(q).is_some() {}
+        h.dropped().len() - before
+    }
+
+    fn end_epoch(h: &mut Harness, q: &mut Sfg, at: f64) {
+        h.now = secs(at);
+        h.timer(q);
+    }
+
+    #[test]
+    fn bin_probability_caps_the_bin_at_its_share() {
+        // Share 2,500 B: 10,000 B -> 0.75; 12,000 B -> 9,500/12,000; under the share -> 0.
+        assert_eq!(bin_drop_probability(10_000, 2_500.0), 0.75);
+        assert_eq!(bin_drop_probability(12_000, 2_500.0), 9_500.0 / 12_000.0);
+        assert_eq!(bin_drop_probability(2_000, 2_500.0), 0.0);
+        assert_eq!(bin_drop_probability(0, 2_500.0), 0.0);
+    }
+
+    #[test]
+    fn epoch_bytes_set_bin_probabilities_and_the_minimum_rule_protects_clean_flows() {
+        // C = 80 kb/s = 10,000 B/s, d_s = 1 s, N = 4: each bin keeps 2,500 B per epoch.
+        let mut h = Harness::new();
+        let mut q = Sfg::new(&config(2, 4, 80_000), fifo(), 0);
+        init(&mut h, &mut q);
+        let a = 1u64;
+        // Flow b shares a's bin at level 0 and has a bin of its own at level 1.
+        let b = (2..1000u64)
+            .find(|&f| {
+                q.bin_of(f, 0, true) == q.bin_of(a, 0, true)
+                    && q.bin_of(f, 1, true) != q.bin_of(a, 1, true)
+            })
+            .expect("a flow with that bin pattern");
+        assert_eq!(
+            offer(&mut h, &mut q, a as u32, 1000, 10),
+            0,
+            "first epoch only measures"
+        );
+        assert_eq!(offer(&mut h, &mut q, b as u32, 500, 4), 0);
+        let (a0, a1, b1) = (
+            q.bin_of(a, 0, true),
+            q.bin_of(a, 1, true),
+            q.bin_of(b, 1, true),
+        );
+        assert_eq!(q.bytes(0, a0), 12_000);
+        assert_eq!(q.bytes(1, a1), 10_000);
+        assert_eq!(q.bytes(1, b1), 2_000);
+        end_epoch(&mut h, &mut q, 1.0);
+        assert_eq!(q.probability(0, a0), 9_500.0 / 12_000.0);
+        assert_eq!(q.probability(1, a1), 0.75);
+        assert_eq!(q.probability(1, b1), 0.0);
+        assert_eq!(q.bytes(0, a0), 0, "counters restart every epoch");
+        // b: min(0.79, 0) = 0, never dropped; a: min(0.79, 0.75) = 0.75.
+        assert_eq!(offer(&mut h, &mut q, b as u32, 1000, 400), 0);
+        let dropped = offer(&mut h, &mut q, a as u32, 1000, 400);
+        // Binomial(400, 0.75): mean 300, sd 8.7.
+        assert!((265..=335).contains(&dropped), "{dropped}");
+        assert!(h.dropped().iter().all(|&(_, r)| r == DropReason::Filter));
+    }
+
+    #[test]
+    fn an_off_filter_measures_but_never_drops() {
+        let mut h = Harness::new();
+        let mut q = Sfg::new(
+            &SfgConfig {
+                start_on: false,
+                ..config(1, 1, 8_000)
+            },
+            fifo(),
+            0,
+        );
+        init(&mut h, &mut q);
+        offer(&mut h, &mut q, 1, 1000, 4);
+        end_epoch(&mut h, &mut q, 1.0);
+        // 4,000 B against a 1,000 B share: 0.75, but p_n = 0 keeps SFG off.
+        assert_eq!(q.probability(0, 0), 0.75);
+        assert!(!q.is_on());
+        assert_eq!(offer(&mut h, &mut q, 1, 1000, 100), 0);
+    }
+
+    #[test]
+    fn notification_rate_combines_own_drops_and_the_inner_probability() {
+        let mut q = Sfg::new(&config(1, 1, 8_000), fifo(), 0);
+        q.epoch_stats = EpochStats {
+            arrivals: 100,
+            filter_drops: 20,
+            passed: 80,
+            inner_notifications: 8,
+            reported_sum: 80.0 * 0.05,
+        };
+        // p_d = 0.2; measured p_e = 8/80 = 0.1 beats reported 0.05; p_n = 0.2 + 0.8 * 0.1.
+        q.update_switch();
+        assert!((q.last_pn - 0.28).abs() < 1e-12);
+        assert!((q.avg_cnr - 0.14).abs() < 1e-12);
+    }
+
+    #[test]
+    fn watermarks_switch_the_filter_with_hysteresis() {
+        let p = Arc::new(AtomicU64::new(0.03f64.to_bits()));
+        let calls = Arc::new(AtomicU64::new(0));
+        let cfg = SfgConfig {
+            start_on: false,
+            low_watermark: 0.01,
+            notification: Notification::Reported,
+            ..config(1, 20, 8_000_000)
+        };
+        let mut h = Harness::new();
+        let mut q = Sfg::new(&cfg, FixedProbability::boxed(&p, None, &calls), 0);
+        init(&mut h, &mut q);
+        // avgCNR with w = 0.5 and p_n = p_e: 0.015, 0.0225 (> m_h: on), then p_e = 0:
+        // 0.01125 (>= m_l: still on), 0.005625 (< m_l: off).
+        let mut seen = Vec::new();
+        for (epoch, p_e) in [0.03, 0.03, 0.0, 0.0].into_iter().enumerate() {
+            p.store(f64::to_bits(p_e), Ordering::Relaxed);
+            offer(&mut h, &mut q, 1, 100, 1);
+            end_epoch(&mut h, &mut q, epoch as f64 + 1.0);
+            seen.push((q.avg_cnr(), q.is_on()));
+        }
+        let expected = [
+            (0.015, false),
+            (0.0225, true),
+            (0.01125, true),
+            (0.005625, false),
+        ];
+        for ((avg, on), (want_avg, want_on)) in seen.into_iter().zip(expected) {
+            assert!((avg - want_avg).abs() < 1e-12, "{avg} vs {want_avg}");
+            assert_eq!(on, want_on);
+        }
+    }
+
+    #[test]
+    fn rehash_collects_with_the_next_hash_and_promotes_it() {
+        let mut h = Harness::new();
+        let mut q = Sfg::new(
+            &SfgConfig {
+                rehash: true,
+                ..config(3, 20, 8_000)
+            },
+            fifo(),
+            0,
+        );
+        init(&mut h, &mut q);
+        let next: Vec<usize> = (0..3).map(|l| q.bin_of(7, l, true)).collect();
+        offer(&mut h, &mut q, 7, 100, 1);
+        for (l, &bin) in next.iter().enumerate() {
+            assert_eq!(q.bytes(l, bin), 100);
+        }
+        end_epoch(&mut h, &mut q, 1.0);
+        let lookup: Vec<usize> = (0..3).map(|l| q.bin_of(7, l, false)).collect();
+        assert_eq!(lookup, next);
+        let moved = (0..100u64)
+            .filter(|&f| (0..3).any(|l| q.bin_of(f, l, true) != q.bin_of(f, l, false)))
+            .count();
+        assert!(moved > 90, "a fresh hash is drawn for collection: {moved}");
+    }
+
+    #[test]
+    fn inner_timers_are_multiplexed_with_the_epoch_timer() {
+        let p = Arc::new(AtomicU64::new(0));
+        let calls = Arc::new(AtomicU64::new(0));
+        let mut h = Harness::new();
+        let inner = FixedProbability::boxed(&p, Some(secs(0.3)), &calls);
+        let mut q = Sfg::new(&config(1, 2, 8_000), inner, 0);
+        init(&mut h, &mut q);
+        let mut fired = Vec::new();
+        while let Some(at) = h.effects.timer.take() {
+            if at > secs(2.0) {
+                break;
+            }
+            fired.push(at);
+            h.now = at;
+            h.timer(&mut q);
+        }
+        // Inner every 0.3 s up to 1.8 s, the epoch at 1 s and 2 s.
+        let want: Vec<Time> = [0.3, 0.6, 0.9, 1.0, 1.2, 1.5, 1.8, 2.0]
+            .iter()
+            .map(|&s| secs(s))
+            .collect();
+        assert_eq!(fired, want);
+        assert_eq!(calls.load(Ordering::Relaxed), 6);
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let cases = [
+            (
+                SfgConfig {
+                    bins: 1 << 30,
+                    ..Default::default()
+                },
+                "q.bins",
+            ),
+            (
+                SfgConfig {
+                    epoch: Duration(0),
+                    ..Default::default()
+                },
+                "q.epoch",
+            ),
+            (
+                SfgConfig {
+                    levels: 0,
+                    ..Default::default()
+                },
+                "q.levels",
+            ),
+            (
+                SfgConfig {
+                    bins: 0,
+                    ..Default::default()
+                },
+                "q.bins",
+            ),
+            (
+                SfgConfig {
+                    low_watermark: 0.05,
+                    ..Default::default()
+                },
+                "q.high_watermark",
+            ),
+            (
+                SfgConfig {
+                    cnr_weight: 0.0,
+                    ..Default::default()
+                },
+                "q.cnr_weight",
+            ),
+        ];
+        for (cfg, path) in cases {
+            let e = cfg.validate("q").expect_err(path);
+            assert_eq!(e.path, path);
+        }
+    }
+}
