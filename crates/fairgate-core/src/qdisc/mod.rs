@@ -5,6 +5,7 @@
 //! an arrival, drop it, ECN-mark it, or push out packets it already holds. The engine owns the
 //! packets, the link and every counter; the discipline only decides.
 
+pub mod aqm;
 pub mod buffer;
 pub mod fifo;
 pub mod registry;

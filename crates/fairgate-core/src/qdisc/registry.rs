@@ -49,6 +49,7 @@ macro_rules! qdisc_registry {
 qdisc_registry! {
     "fifo" => Fifo(super::fifo::FifoConfig),
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
+    "red" => Red(super::aqm::red::RedConfig),
 }
 
 impl Default for QdiscSpec {

@@ -1,0 +1,105 @@
+//! Single-queue active queue management: one algorithm per file.
+//!
+//! Every AQM here can watch one queue and act at another (seed 001's gateway averages its
+//! transmit queue and drops at its receive queue): when the scenario sets `monitor` on the
+//! link, [`watched`] returns the monitored port's view, else the discipline's own queue. Every
+//! AQM that may notify by marking takes `ecn = true`: ECN-capable packets are then marked
+//! instead of dropped, others are still dropped ([`notify`]).
+
+pub mod red;
+
+use super::fifo::PacketFifo;
+use super::{DropReason, QdiscCtx};
+use crate::engine::Time;
+use crate::net::packet::PacketId;
+use crate::scenario::{check, ScenarioError};
+use serde::{Deserialize, Serialize};
+
+/// The queue an AQM bases its decisions on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Watched {
+    pub packets: usize,
+    pub bytes: u64,
+    /// When the watched link went idle, if it is idle now.
+    pub idle_since: Option<Time>,
+}
+
+/// The monitored port's queue when the scenario sets one, else the discipline's own.
+pub fn watched(ctx: &QdiscCtx, own: &PacketFifo) -> Watched {
+    match ctx.monitored {
+        Some(view) => Watched {
+            packets: view.len_packets,
+            bytes: view.len_bytes,
+            idle_since: view.idle_since,
+        },
+        None => Watched {
+            packets: own.len(),
+            bytes: own.bytes(),
+            idle_since: ctx.idle_since,
+        },
+    }
+}
+
+/// Notifies congestion on `packet`: marks it when `ecn` is on and it is ECN-capable, else
+/// drops it. Returns true when the packet survives (was marked) and must be queued.
+pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReason) -> bool {
+    if ecn && ctx.mark_ce(packet, reason) {
+        return true;
+    }
+    ctx.drop(packet, reason);
+    false
+}
+
+fn default_limit() -> u64 {
+    50
+}
+
+/// The physical buffer of an AQM queue: packets, and optionally bytes.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+impl Default for Buffer {
+    fn default() -> Self {
+        Buffer {
+            limit: default_limit(),
+            limit_bytes: None,
+        }
+    }
+}
+
+impl Buffer {
+    pub fn with_limit(limit: u64) -> Self {
+        Buffer {
+            limit,
+            limit_bytes: None,
+        }
+    }
+
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "limit", self.limit)?;
+        if let Some(b) = self.limit_bytes {
+            check::positive_int(path, "limit_bytes", b)?;
+        }
+        Ok(())
+    }
+
+    /// True when `size` more bytes would not fit in `queue`.
+    pub fn overflows(&self, queue: &PacketFifo, size: u32) -> bool {
+        queue.len() as u64 >= self.limit
+            || self
+                .limit_bytes
+                .is_some_and(|b| queue.bytes() + size as u64 > b)
+    }
+}
+
+/// A uniform draw in [0, 1) from the port's stream.
+pub fn uniform(ctx: &mut QdiscCtx) -> f64 {
+    use rand::Rng as _;
+    ctx.rng.random::<f64>()
+}
