@@ -78,3 +78,23 @@ fn red_holds_the_average_between_its_thresholds_under_poisson_overload() {
     assert!((loss - 1.0 / 6.0).abs() < 0.01, "loss {loss}");
     assert!(port(&r, "a->b", "utilisation") > 0.99);
 }
+
+#[test]
+fn pi_holds_the_queue_near_its_reference_under_poisson_overload() {
+    let r = run(
+        POISSON_OVERLOAD,
+        &[
+            "links[0].queue={kind=\"pi\", limit=300, q_ref=50, a=0.0002, b=0.00019, sampling_hz=160}",
+        ],
+    );
+    let mean_queue = port(&r, "a->b", "mean_queue_pkts");
+    let loss = port(&r, "a->b", "drops_pkts") / port(&r, "a->b", "arrivals_pkts");
+    let util = port(&r, "a->b", "utilisation");
+    assert!(
+        (45.0..60.0).contains(&mean_queue),
+        "mean queue {mean_queue}"
+    );
+    // The link stays busy: the controller does not overshoot into an empty queue.
+    assert!(util > 0.98, "utilisation {util}");
+    assert!(loss > 1.0 / 6.0 - 0.005, "loss {loss}");
+}

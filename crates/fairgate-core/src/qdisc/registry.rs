@@ -50,6 +50,7 @@ qdisc_registry! {
     "fifo" => Fifo(super::fifo::FifoConfig),
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
     "red" => Red(super::aqm::red::RedConfig),
+    "pi" => Pi(super::aqm::pi::PiConfig),
 }
 
 impl Default for QdiscSpec {
