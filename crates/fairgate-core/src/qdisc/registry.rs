@@ -51,6 +51,7 @@ qdisc_registry! {
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
     "red" => Red(super::aqm::red::RedConfig),
     "pi" => Pi(super::aqm::pi::PiConfig),
+    "choke" => Choke(super::aqm::choke::ChokeConfig),
 }
 
 impl Default for QdiscSpec {
