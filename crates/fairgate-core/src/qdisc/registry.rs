@@ -52,6 +52,7 @@ qdisc_registry! {
     "red" => Red(super::aqm::red::RedConfig),
     "pi" => Pi(super::aqm::pi::PiConfig),
     "choke" => Choke(super::aqm::choke::ChokeConfig),
+    "blue" => Blue(super::aqm::blue::BlueConfig),
 }
 
 impl Default for QdiscSpec {
