@@ -98,3 +98,69 @@ fn pi_holds_the_queue_near_its_reference_under_poisson_overload() {
     assert!(util > 0.98, "utilisation {util}");
     assert!(loss > 1.0 / 6.0 - 0.005, "loss {loss}");
 }
+
+fn flow(r: &Results, name: &str, column: &str) -> f64 {
+    num(&r.flows, column, row_of(&r.flows, "flow", name))
+}
+
+/// An 8 Mb/s CBR flow beside eight Poisson flows of 1 Mb/s on a 10 Mb/s link: max-min fair
+/// shares are 1 Mb/s per Poisson flow and 2 Mb/s for the CBR flow.
+const CBR_AMONG_POISSON: &str = r#"
+name = "aqm-unresponsive"
+[simulation]
+duration = "20s"
+seed = 5
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+delay = "10ms"
+duplex = false
+queue = { kind = "sfb" }
+[[flows]]
+name = "cbr"
+src = "a"
+dst = "b"
+source = { kind = "cbr", rate = "8Mbps", size = 1000 }
+[[flows]]
+name = "p"
+count = 8
+src = "a"
+dst = "b"
+source = { kind = "poisson", rate = "1Mbps", size = 1000 }
+"#;
+
+fn poisson_loss(r: &Results) -> f64 {
+    let (mut dropped, mut offered) = (0.0, 0.0);
+    for i in 0..8 {
+        let name = format!("p{i}");
+        dropped += flow(r, &name, "dropped_pkts");
+        offered += flow(r, &name, "offered_pkts");
+    }
+    dropped / offered
+}
+
+#[test]
+fn sfb_penalises_an_unresponsive_cbr_flow() {
+    // Faster BLUE steps than seed 003's (0.005 per 100 ms needs 20 s to reach 1).
+    let r = run(
+        CBR_AMONG_POISSON,
+        &["links[0].queue={kind=\"sfb\", increment=0.02, decrement=0.002, freeze_time=\"20ms\"}"],
+    );
+    let cbr = flow(&r, "cbr", "throughput_bps");
+    let loss = poisson_loss(&r);
+    // Max-min fair: 2 Mb/s (measured 2.25); drop-tail gives it 8 * 10/16 = 5 Mb/s.
+    assert!(cbr < 2.6e6, "cbr throughput {cbr}");
+    // Poisson flows lose 7 % (drop-tail: 6/16 = 37.5 %).
+    assert!(loss < 0.12, "poisson loss {loss}");
+    let fifo = run(
+        CBR_AMONG_POISSON,
+        &["links[0].queue={kind=\"fifo\", limit=500}"],
+    );
+    assert!(flow(&fifo, "cbr", "throughput_bps") > 4.8e6);
+    assert!(poisson_loss(&fifo) > 0.3);
+}

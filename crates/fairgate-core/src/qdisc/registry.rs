@@ -53,6 +53,7 @@ qdisc_registry! {
     "pi" => Pi(super::aqm::pi::PiConfig),
     "choke" => Choke(super::aqm::choke::ChokeConfig),
     "blue" => Blue(super::aqm::blue::BlueConfig),
+    "sfb" => Sfb(super::aqm::sfb::SfbConfig),
 }
 
 impl Default for QdiscSpec {
