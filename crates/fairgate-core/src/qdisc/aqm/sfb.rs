@@ -188,7 +188,7 @@ impl Sfb {
     /// The bin (index into the set) of `id` at `level` under `salt`.
     pub fn bin_index(&self, id: u64, salt: u64, level: usize) -> usize {
         let n = self.cfg.bins as u64;
-        level * n as usize + (mix(id, salt ^ (level as u64 + 1) * 0x51f1) % n) as usize
+        level * n as usize + (mix(id, salt ^ ((level as u64 + 1) * 0x51f1)) % n) as usize
     }
 
     fn footprint(&self, id: u64) -> Footprint {
