@@ -164,3 +164,25 @@ fn sfb_penalises_an_unresponsive_cbr_flow() {
     assert!(flow(&fifo, "cbr", "throughput_bps") > 4.8e6);
     assert!(poisson_loss(&fifo) > 0.3);
 }
+
+#[test]
+fn red_pd_restricts_an_unresponsive_cbr_flow() {
+    // Poisson flows of 0.5 Mb/s (4 Mb/s in all) beside the 8 Mb/s CBR flow: load 1.2.
+    let light = "flows[1].source.rate=\"0.5Mbps\"";
+    let duration = "simulation.duration=\"40s\"";
+    let r = run(
+        CBR_AMONG_POISSON,
+        &["links[0].queue={kind=\"red_pd\"}", light, duration],
+    );
+    // Measured: CBR loses 36 %, the Poisson flows 2.7 %.
+    let cbr_loss = flow(&r, "cbr", "loss_rate");
+    assert!(cbr_loss > 0.25, "cbr loss {cbr_loss}");
+    let loss = poisson_loss(&r);
+    assert!(loss < 0.06, "poisson loss {loss}");
+    // The same RED without the pre-filter drops every flow alike (1/6 each).
+    let red =
+        "links[0].queue={kind=\"red\", limit=500, min_th=50, max_th=300, max_p=0.15, gentle=true}";
+    let plain = run(CBR_AMONG_POISSON, &[red, light, duration]);
+    assert!((poisson_loss(&plain) - 1.0 / 6.0).abs() < 0.01);
+    assert!((flow(&plain, "cbr", "loss_rate") - 1.0 / 6.0).abs() < 0.01);
+}

@@ -54,6 +54,7 @@ qdisc_registry! {
     "choke" => Choke(super::aqm::choke::ChokeConfig),
     "blue" => Blue(super::aqm::blue::BlueConfig),
     "sfb" => Sfb(super::aqm::sfb::SfbConfig),
+    "red_pd" => RedPd(super::aqm::red_pd::RedPdConfig),
 }
 
 impl Default for QdiscSpec {

@@ -10,6 +10,7 @@ pub mod blue;
 pub mod choke;
 pub mod pi;
 pub mod red;
+pub mod red_pd;
 pub mod sfb;
 
 use super::fifo::PacketFifo;
