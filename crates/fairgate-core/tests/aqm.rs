@@ -186,3 +186,15 @@ fn red_pd_restricts_an_unresponsive_cbr_flow() {
     assert!((poisson_loss(&plain) - 1.0 / 6.0).abs() < 0.01);
     assert!((flow(&plain, "cbr", "loss_rate") - 1.0 / 6.0).abs() < 0.01);
 }
+
+#[test]
+fn avq_admits_gamma_times_the_capacity_and_keeps_the_real_queue_short() {
+    let r = run(
+        POISSON_OVERLOAD,
+        &["links[0].queue={kind=\"avq\", gamma=0.9, alpha=0, virtual_buffer=50000}"],
+    );
+    let util = port(&r, "a->b", "utilisation");
+    assert!((util - 0.9).abs() < 0.01, "utilisation {util}");
+    let mean_queue = port(&r, "a->b", "mean_queue_pkts");
+    assert!(mean_queue < 10.0, "mean queue {mean_queue}");
+}

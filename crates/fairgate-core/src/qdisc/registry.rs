@@ -55,6 +55,7 @@ qdisc_registry! {
     "blue" => Blue(super::aqm::blue::BlueConfig),
     "sfb" => Sfb(super::aqm::sfb::SfbConfig),
     "red_pd" => RedPd(super::aqm::red_pd::RedPdConfig),
+    "avq" => Avq(super::aqm::avq::AvqConfig),
 }
 
 impl Default for QdiscSpec {

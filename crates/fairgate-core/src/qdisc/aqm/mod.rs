@@ -6,6 +6,7 @@
 //! AQM that may notify by marking takes `ecn = true`: ECN-capable packets are then marked
 //! instead of dropped, others are still dropped ([`notify`]).
 
+pub mod avq;
 pub mod blue;
 pub mod choke;
 pub mod pi;
