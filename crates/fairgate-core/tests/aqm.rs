@@ -198,3 +198,15 @@ fn avq_admits_gamma_times_the_capacity_and_keeps_the_real_queue_short() {
     let mean_queue = port(&r, "a->b", "mean_queue_pkts");
     assert!(mean_queue < 10.0, "mean queue {mean_queue}");
 }
+
+#[test]
+fn avqred_serves_its_virtual_capacity() {
+    let r = run(
+        POISSON_OVERLOAD,
+        &["links[0].queue={kind=\"avqred\", min_th=20, max_th=60, avg_packet_size=1000, min_capacity=\"9Mbps\", max_capacity=\"9Mbps\"}"],
+    );
+    let util = port(&r, "a->b", "utilisation");
+    assert!((util - 0.9).abs() < 0.01, "utilisation {util}");
+    let mean_queue = port(&r, "a->b", "mean_queue_pkts");
+    assert!(mean_queue < 10.0, "mean queue {mean_queue}");
+}

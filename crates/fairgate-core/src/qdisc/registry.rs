@@ -56,6 +56,7 @@ qdisc_registry! {
     "sfb" => Sfb(super::aqm::sfb::SfbConfig),
     "red_pd" => RedPd(super::aqm::red_pd::RedPdConfig),
     "avq" => Avq(super::aqm::avq::AvqConfig),
+    "avqred" => AvqRed(super::aqm::avqred::AvqRedConfig),
 }
 
 impl Default for QdiscSpec {

@@ -7,6 +7,7 @@
 //! instead of dropped, others are still dropped ([`notify`]).
 
 pub mod avq;
+pub mod avqred;
 pub mod blue;
 pub mod choke;
 pub mod pi;
