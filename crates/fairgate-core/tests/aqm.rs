@@ -210,3 +210,21 @@ fn avqred_serves_its_virtual_capacity() {
     let mean_queue = port(&r, "a->b", "mean_queue_pkts");
     assert!(mean_queue < 10.0, "mean queue {mean_queue}");
 }
+
+#[test]
+fn pfavqred_shifts_drops_onto_the_flow_above_its_fair_rate() {
+    let avqred = "min_th=20, max_th=60, avg_packet_size=1000";
+    let pf = format!("links[0].queue={{kind=\"pfavqred\", avqred={{{avqred}}}}}");
+    let r = run(CBR_AMONG_POISSON, &[&pf]);
+    let (cbr, others) = (flow(&r, "cbr", "loss_rate"), poisson_loss(&r));
+    // Measured: CBR loses 66 % (2.7 Mb/s of its 8; max-min share 2), Poisson flows 8.6 %.
+    assert!(cbr > 0.6, "cbr loss {cbr}");
+    assert!(others < 0.12, "poisson loss {others}");
+    assert!(port(&r, "a->b", "utilisation") > 0.99);
+    let plain = format!("links[0].queue={{kind=\"avqred\", {avqred}}}");
+    let r = run(CBR_AMONG_POISSON, &[&plain]);
+    let (cbr0, others0) = (flow(&r, "cbr", "loss_rate"), poisson_loss(&r));
+    // Without the weight every flow loses 6/16 alike.
+    assert!((cbr0 - 0.375).abs() < 0.02, "cbr loss {cbr0}");
+    assert!((others0 - 0.375).abs() < 0.02, "poisson loss {others0}");
+}

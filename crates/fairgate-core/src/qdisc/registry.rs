@@ -57,6 +57,7 @@ qdisc_registry! {
     "red_pd" => RedPd(super::aqm::red_pd::RedPdConfig),
     "avq" => Avq(super::aqm::avq::AvqConfig),
     "avqred" => AvqRed(super::aqm::avqred::AvqRedConfig),
+    "pfavqred" => PfAvqRed(super::aqm::pfavqred::PfAvqRedConfig),
 }
 
 impl Default for QdiscSpec {

@@ -10,6 +10,7 @@ pub mod avq;
 pub mod avqred;
 pub mod blue;
 pub mod choke;
+pub mod pfavqred;
 pub mod pi;
 pub mod red;
 pub mod red_pd;
