@@ -58,6 +58,7 @@ qdisc_registry! {
     "avq" => Avq(super::aqm::avq::AvqConfig),
     "avqred" => AvqRed(super::aqm::avqred::AvqRedConfig),
     "pfavqred" => PfAvqRed(super::aqm::pfavqred::PfAvqRedConfig),
+    "sred" => Sred(super::aqm::sred::SredConfig),
 }
 
 impl Default for QdiscSpec {

@@ -15,6 +15,7 @@ pub mod pi;
 pub mod red;
 pub mod red_pd;
 pub mod sfb;
+pub mod sred;
 
 use super::fifo::PacketFifo;
 use super::{DropReason, QdiscCtx};

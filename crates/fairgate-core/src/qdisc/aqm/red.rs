@@ -250,6 +250,12 @@ impl RedCore {
 
     /// RED's decision for an arrival of `size` bytes, given a uniform draw `u` in [0, 1).
     pub fn decide(&mut self, size: u32, u: f64) -> Verdict {
+        self.decide_scaled(size, u, 1.0)
+    }
+
+    /// As `decide`, with the early probability p_a multiplied by `factor` (capped at 1), for
+    /// disciplines that weight RED's probability (SRED's hit factor).
+    pub fn decide_scaled(&mut self, size: u32, u: f64, factor: f64) -> Verdict {
         self.p_b = self.base_probability();
         if self.avg < self.cfg.min_th {
             self.count = -1;
@@ -264,7 +270,7 @@ impl RedCore {
         if self.cfg.mode == QueueUnit::Bytes {
             p_b = (p_b * size as f64 / self.cfg.mean_packet_size as f64).min(1.0);
         }
-        self.p_a = self.spaced(p_b);
+        self.p_a = (self.spaced(p_b) * factor).min(1.0);
         if u < self.p_a {
             self.count = 0;
             return Verdict::Early;
