@@ -59,6 +59,9 @@ qdisc_registry! {
     "avqred" => AvqRed(super::aqm::avqred::AvqRedConfig),
     "pfavqred" => PfAvqRed(super::aqm::pfavqred::PfAvqRedConfig),
     "sred" => Sred(super::aqm::sred::SredConfig),
+    "fred" => Fred(super::aqm::fred::FredConfig),
+    "random_drop" => RandomDrop(super::aqm::random_drop::RandomDropConfig),
+    "early_random_drop" => EarlyRandomDrop(super::aqm::early_random_drop::EarlyRandomDropConfig),
 }
 
 impl Default for QdiscSpec {

@@ -10,8 +10,11 @@ pub mod avq;
 pub mod avqred;
 pub mod blue;
 pub mod choke;
+pub mod early_random_drop;
+pub mod fred;
 pub mod pfavqred;
 pub mod pi;
+pub mod random_drop;
 pub mod red;
 pub mod red_pd;
 pub mod sfb;
@@ -106,6 +109,27 @@ impl Buffer {
                 .is_some_and(|b| queue.bytes() + size as u64 > b)
     }
 }
+
+/// A fast deterministic hasher for per-flow tables keyed by 64-bit flow ids.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowHasher(u64);
+
+impl std::hash::Hasher for FlowHasher {
+    fn finish(&self) -> u64 {
+        crate::classify::mix(self.0, 0x9e37)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64) ^ (self.0 >> 56);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// A map from flow ids, hashed with [`FlowHasher`].
+pub type FlowMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<FlowHasher>>;
 
 /// A uniform draw in [0, 1) from the port's stream.
 pub fn uniform(ctx: &mut QdiscCtx) -> f64 {

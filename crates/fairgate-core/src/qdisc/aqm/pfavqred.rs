@@ -23,7 +23,7 @@
 use super::avq::VqCounts;
 use super::avqred::{apply, capacity_link, AvqRedConfig, AvqRedCore};
 use super::red::Verdict;
-use super::{uniform, Buffer};
+use super::{uniform, Buffer, FlowMap};
 use crate::classify::FlowKey;
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
@@ -32,7 +32,6 @@ use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::scenario::units::Duration;
 use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -105,7 +104,7 @@ pub struct PfAvqRed {
     core: AvqRedCore,
     buffer: Buffer,
     queue: PacketFifo,
-    pub flows: HashMap<u64, FlowRecord>,
+    pub flows: FlowMap<FlowRecord>,
     link_bps: u64,
     /// Weight of the last arrival.
     pub last_weight: f64,
@@ -117,7 +116,7 @@ impl PfAvqRed {
             core: AvqRedCore::new(cfg.avqred),
             buffer: cfg.avqred.buffer(),
             queue: PacketFifo::default(),
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             link_bps: 0,
             last_weight: 0.0,
             cfg,
