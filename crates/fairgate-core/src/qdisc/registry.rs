@@ -62,6 +62,9 @@ qdisc_registry! {
     "fred" => Fred(super::aqm::fred::FredConfig),
     "random_drop" => RandomDrop(super::aqm::random_drop::RandomDropConfig),
     "early_random_drop" => EarlyRandomDrop(super::aqm::early_random_drop::EarlyRandomDropConfig),
+    "yellow" => Yellow(super::aqm::yellow::YellowConfig),
+    "vrc" => Vrc(super::aqm::vrc::VrcConfig),
+    "vq_red" => VqRed(super::aqm::vq_red::VqRedConfig),
 }
 
 impl Default for QdiscSpec {

@@ -19,6 +19,9 @@ pub mod red;
 pub mod red_pd;
 pub mod sfb;
 pub mod sred;
+pub mod vq_red;
+pub mod vrc;
+pub mod yellow;
 
 use super::fifo::PacketFifo;
 use super::{DropReason, QdiscCtx};

@@ -26,7 +26,7 @@
 //!   forced notifications (drops, or marks with `red.ecn`) do.
 
 use super::red::{RedConfig, RedCore};
-use super::{notify, uniform, watched, Buffer};
+use super::{notify, uniform, watched, Buffer, FlowMap};
 use crate::classify::FlowKey;
 use crate::engine::{secs, to_secs, Time};
 use crate::net::packet::PacketId;
@@ -35,7 +35,7 @@ use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::scenario::units::Duration;
 use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -135,9 +135,9 @@ pub struct RedPd {
     red: RedCore,
     buffer: Buffer,
     queue: PacketFifo,
-    drop_lists: VecDeque<BTreeSet<u64>>,
-    current_drops: BTreeSet<u64>,
-    pub monitored: BTreeMap<u64, Monitored>,
+    drop_lists: VecDeque<FlowMap<()>>,
+    current_drops: FlowMap<()>,
+    pub monitored: FlowMap<Monitored>,
     epoch_start: Time,
     epoch_arrivals: u64,
     epoch_red_drops: u64,
@@ -154,8 +154,8 @@ impl RedPd {
             buffer: cfg.red.buffer(),
             queue: PacketFifo::default(),
             drop_lists: VecDeque::new(),
-            current_drops: BTreeSet::new(),
-            monitored: BTreeMap::new(),
+            current_drops: FlowMap::default(),
+            monitored: FlowMap::default(),
             epoch_start: 0,
             epoch_arrivals: 0,
             epoch_red_drops: 0,
@@ -229,7 +229,7 @@ impl RedPd {
     fn identify(&mut self, now: Time) {
         let mut appearances: BTreeMap<u64, u32> = BTreeMap::new();
         for list in &self.drop_lists {
-            for &flow in list {
+            for &flow in list.keys() {
                 *appearances.entry(flow).or_default() += 1;
             }
         }
@@ -273,7 +273,7 @@ impl Qdisc for RedPd {
         let verdict = self.red.decide(size, u);
         if let Some(reason) = verdict.reason() {
             self.epoch_red_drops += 1;
-            self.current_drops.insert(flow);
+            self.current_drops.insert(flow, ());
             let may_mark = self.red.may_mark(verdict);
             if !notify(ctx, packet, may_mark, reason) {
                 return;
@@ -397,7 +397,7 @@ mod tests {
             q.end_epoch(h.now);
         }
         // Three epochs of 4, 3, 4 arrivals with 2, 1, 2 forced drops: drop rate 5 / 11.
-        assert_eq!(q.monitored.keys().copied().collect::<Vec<_>>(), vec![9]);
+        assert_eq!(q.monitored.keys().copied().collect::<Vec<_>>(), vec![9]); // one flow
         assert!((q.drop_rate - 5.0 / 11.0).abs() < 1e-15);
         let epoch = 0.1 / (1.5f64 * 5.0 / 11.0).sqrt();
         assert_eq!(q.next_epoch(), secs(epoch));
