@@ -65,6 +65,7 @@ qdisc_registry! {
     "yellow" => Yellow(super::aqm::yellow::YellowConfig),
     "vrc" => Vrc(super::aqm::vrc::VrcConfig),
     "vq_red" => VqRed(super::aqm::vq_red::VqRedConfig),
+    "redfc" => RedFc(super::aqm::redfc::RedFcConfig),
 }
 
 impl Default for QdiscSpec {

@@ -17,6 +17,7 @@ pub mod pi;
 pub mod random_drop;
 pub mod red;
 pub mod red_pd;
+pub mod redfc;
 pub mod sfb;
 pub mod sred;
 pub mod vq_red;
