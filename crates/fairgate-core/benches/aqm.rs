@@ -88,6 +88,22 @@ avqred = { min_th = 20, max_th = 60, avg_packet_size = 1000 }"#,
 limit = 200"#,
     ),
     (
+        "fred",
+        "kind = \"fred\"\nred = { limit = 200, min_th = 50, max_th = 150 }",
+    ),
+    ("random_drop", "kind = \"random_drop\"\nlimit = 100"),
+    (
+        "early_random_drop",
+        "kind = \"early_random_drop\"\nlimit = 200\nthreshold = 50",
+    ),
+    ("yellow", "kind = \"yellow\"\nlimit = 200"),
+    ("vrc", "kind = \"vrc\"\nlimit = 200"),
+    ("vq_red", "kind = \"vq_red\"\nlimit = 200"),
+    (
+        "redfc",
+        "kind = \"redfc\"\nred = { limit = 200, min_th = 50, max_th = 150 }",
+    ),
+    (
         "sred_modified_50_lookups",
         r#"kind = "sred"
 variant = "modified"

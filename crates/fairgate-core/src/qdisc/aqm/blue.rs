@@ -15,7 +15,7 @@
 //! - The first event is never frozen (no update has happened yet).
 //! - "Link idle" is a dequeue that finds the queue empty; when a monitored port is watched,
 //!   an arrival that finds it idle counts as the idle event and one that finds it above
-//!   `threshold` (or at its `limit`) as the loss event.
+//!   `threshold` (or, without a threshold, at `limit` packets) as the loss event.
 //! - `threshold` (packets) is optional; without it only buffer overflow raises p_m.
 //! - An overflowing arrival raises p_m before it is dropped; p_m is clamped to [0, 1].
 
@@ -143,8 +143,12 @@ impl Blue {
         let Some(view) = ctx.monitored else {
             return;
         };
-        let over = self.cfg.threshold.unwrap_or(self.cfg.limit);
-        if view.len_packets as u64 >= over {
+        let queue = view.len_packets as u64;
+        let congested = match self.cfg.threshold {
+            Some(t) => queue > t,
+            None => queue >= self.cfg.limit,
+        };
+        if congested {
             self.on_loss(ctx.now);
         } else if view.len_packets == 0 && view.idle_since.is_some() {
             self.on_idle(ctx.now);
@@ -256,6 +260,39 @@ mod tests {
         assert_eq!(h.dequeue(&mut q), None); // idle: p = 0.16
         assert!((q.state.p - 0.16).abs() < 1e-15);
         assert_eq!(q.congestion_probability(), q.state.p);
+    }
+
+    #[test]
+    fn a_monitored_queue_supplies_the_loss_and_idle_events() {
+        let mut h = Harness::new();
+        let mut q = Blue::new(BlueConfig {
+            threshold: Some(10),
+            increment: 0.1,
+            decrement: 0.05,
+            freeze_time: Duration::from_secs(0.0),
+            ecn: true,
+            ..Default::default()
+        });
+        let watched = |packets: usize, idle: bool| crate::qdisc::QueueView {
+            len_packets: packets,
+            idle_since: idle.then_some(0),
+            ..Default::default()
+        };
+        h.monitored = Some(watched(10, false)); // at the threshold: not above
+        let a = ect(&mut h);
+        h.enqueue(&mut q, a);
+        assert_eq!(q.state.p, 0.0);
+        h.now = secs(0.001);
+        h.monitored = Some(watched(11, false)); // above: loss event
+        let b = ect(&mut h);
+        h.enqueue(&mut q, b);
+        assert!((q.state.p - 0.1).abs() < 1e-15);
+        h.now = secs(0.002);
+        h.monitored = Some(watched(0, true)); // idle: 0.1 - 0.05
+        let c = ect(&mut h);
+        h.enqueue(&mut q, c);
+        assert!((q.state.p - 0.05).abs() < 1e-15);
+        assert_eq!(h.dequeue(&mut q), Some(a));
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //!
 //! Every AQM here can watch one queue and act at another (seed 001's gateway averages its
 //! transmit queue and drops at its receive queue): when the scenario sets `monitor` on the
-//! link, [`watched`] returns the monitored port's view, else the discipline's own queue. Every
-//! AQM that may notify by marking takes `ecn = true`: ECN-capable packets are then marked
-//! instead of dropped, others are still dropped ([`notify`]).
+//! link, [`watched`] returns the monitored port's view, else the discipline's own queue. The
+//! queue-length AQMs (RED, PI, CHOKe, BLUE, RED-PD, SRED, FRED, Early Random Drop, Yellow, VRC,
+//! REDFC) measure the watched queue; the virtual-queue ones (AVQ, AVQRED, PFAVQRED, VQ-RED)
+//! take the watched link's capacity. SFB (per-bin occupancy of its own packets) and Random
+//! Drop (overflow of its own buffer) act on their own queue only. Every AQM that may notify by
+//! marking takes `ecn = true`: ECN-capable packets are then marked instead of dropped, others
+//! are still dropped ([`notify`]).
 
 pub mod avq;
 pub mod avqred;

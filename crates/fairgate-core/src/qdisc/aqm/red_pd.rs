@@ -245,11 +245,14 @@ impl RedPd {
     }
 
     /// The pre-filter: true when the arrival of `flow` is dropped.
-    fn filtered(&mut self, flow: u64, u: f64) -> bool {
+    fn filtered(&mut self, flow: u64, ctx: &mut QdiscCtx) -> bool {
+        if self.monitored.is_empty() {
+            return false;
+        }
         let Some(m) = self.monitored.get_mut(&flow) else {
             return false;
         };
-        if u < m.p_f {
+        if uniform(ctx) < m.p_f {
             return true;
         }
         m.passed += 1;
@@ -261,8 +264,7 @@ impl Qdisc for RedPd {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
         let flow = self.cfg.key.id(ctx.packets.get(packet));
-        let u = uniform(ctx);
-        if self.filtered(flow, u) {
+        if self.filtered(flow, ctx) {
             ctx.drop(packet, DropReason::Filter);
             return;
         }

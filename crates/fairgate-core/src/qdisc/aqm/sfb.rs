@@ -94,7 +94,7 @@ impl QdiscConfig for SfbConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.buffer().validate(path)?;
         check::in_range(path, "levels", self.levels as f64, 1.0, MAX_LEVELS as f64)?;
-        check::in_range(path, "bins", self.bins as f64, 1.0, 65535.0)?;
+        check::in_range(path, "bins", self.bins as f64, 1.0, 1_000_000.0)?;
         if let Some(b) = self.bin_size {
             check::positive_int(path, "bin_size", b)?;
         }
@@ -142,7 +142,7 @@ impl BinSet {
 #[derive(Clone, Copy)]
 struct Footprint {
     epoch: u32,
-    bins: [[u16; MAX_LEVELS]; 2],
+    bins: [[u32; MAX_LEVELS]; 2],
 }
 
 pub struct Sfb {
@@ -192,10 +192,10 @@ impl Sfb {
     }
 
     fn footprint(&self, id: u64) -> Footprint {
-        let mut bins = [[0u16; MAX_LEVELS]; 2];
+        let mut bins = [[0u32; MAX_LEVELS]; 2];
         for (s, set) in self.sets.iter().enumerate() {
             for (level, slot) in bins[s].iter_mut().enumerate().take(self.levels) {
-                *slot = self.bin_index(id, set.salt, level) as u16;
+                *slot = self.bin_index(id, set.salt, level) as u32;
             }
         }
         Footprint {
@@ -444,6 +444,19 @@ mod tests {
         while h.dequeue(&mut q).is_some() {}
         assert_eq!((q.counted(false, 0), q.counted(true, 0)), (0, 0));
         assert_eq!((q.counted(false, 1), q.counted(true, 1)), (0, 0));
+    }
+
+    #[test]
+    fn wide_configurations_index_every_bin() {
+        let q = Sfb::new(SfbConfig {
+            levels: 8,
+            bins: 20_000,
+            ..Default::default()
+        });
+        let fp = q.footprint(12345);
+        for (level, &index) in fp.bins[0].iter().enumerate() {
+            assert!((level * 20_000..(level + 1) * 20_000).contains(&(index as usize)));
+        }
     }
 
     #[test]
