@@ -35,7 +35,7 @@ use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::scenario::units::Duration;
 use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -137,6 +137,8 @@ pub struct RedPd {
     queue: PacketFifo,
     drop_lists: VecDeque<FlowMap<()>>,
     current_drops: FlowMap<()>,
+    /// Scratch: lists each flow appears in.
+    appearances: FlowMap<u32>,
     pub monitored: FlowMap<Monitored>,
     epoch_start: Time,
     epoch_arrivals: u64,
@@ -155,6 +157,7 @@ impl RedPd {
             queue: PacketFifo::default(),
             drop_lists: VecDeque::new(),
             current_drops: FlowMap::default(),
+            appearances: FlowMap::default(),
             monitored: FlowMap::default(),
             epoch_start: 0,
             epoch_arrivals: 0,
@@ -218,22 +221,26 @@ impl RedPd {
         });
     }
 
+    /// Closes the current drop list, recycling the oldest one's allocation.
     fn push_drop_list(&mut self) {
-        self.drop_lists
-            .push_back(std::mem::take(&mut self.current_drops));
-        while self.drop_lists.len() > self.cfg.history as usize {
-            self.drop_lists.pop_front();
-        }
+        let mut list = if self.drop_lists.len() >= self.cfg.history as usize {
+            self.drop_lists.pop_front().unwrap_or_default()
+        } else {
+            FlowMap::default()
+        };
+        list.clear();
+        std::mem::swap(&mut list, &mut self.current_drops);
+        self.drop_lists.push_back(list);
     }
 
     fn identify(&mut self, now: Time) {
-        let mut appearances: BTreeMap<u64, u32> = BTreeMap::new();
+        self.appearances.clear();
         for list in &self.drop_lists {
             for &flow in list.keys() {
-                *appearances.entry(flow).or_default() += 1;
+                *self.appearances.entry(flow).or_default() += 1;
             }
         }
-        for (flow, n) in appearances {
+        for (&flow, &n) in &self.appearances {
             if n >= self.cfg.identify_lists {
                 self.monitored.entry(flow).or_insert(Monitored {
                     p_f: 0.0,
