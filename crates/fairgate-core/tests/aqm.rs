@@ -353,3 +353,57 @@ fn choke_penalises_the_flow_that_fills_the_queue() {
     assert!(others < 0.2, "poisson loss {others}");
     assert!(port(&r, "a->b", "utilisation") > 0.99);
 }
+
+#[test]
+fn bad_aqm_parameters_name_the_field() {
+    let cases = [
+        (
+            "{kind=\"red\", min_th=20, max_th=10}",
+            "links[0].queue.max_th",
+        ),
+        ("{kind=\"red\", w_q=2}", "links[0].queue.w_q"),
+        ("{kind=\"red\", mode=\"bits\"}", "links[0].queue.mode"),
+        ("{kind=\"pi\", a=0.1}", "links[0].queue.b"),
+        (
+            "{kind=\"choke\", red={max_p=1.5}}",
+            "links[0].queue.red.max_p",
+        ),
+        (
+            "{kind=\"choke\", subregions=0}",
+            "links[0].queue.subregions",
+        ),
+        ("{kind=\"sfb\", levels=0}", "links[0].queue.levels"),
+        (
+            "{kind=\"sfb\", freeze_time=\"-1s\"}",
+            "links[0].queue.freeze_time",
+        ),
+        (
+            "{kind=\"red_pd\", identify_lists=6}",
+            "links[0].queue.identify_lists",
+        ),
+        ("{kind=\"avq\", gamma=0}", "links[0].queue.gamma"),
+        (
+            "{kind=\"avqred\", min_capacity=\"20Mbps\", max_capacity=\"10Mbps\"}",
+            "links[0].queue.max_capacity",
+        ),
+        (
+            "{kind=\"pfavqred\", avqred={alpha=2}}",
+            "links[0].queue.avqred.alpha",
+        ),
+        ("{kind=\"sred\", lookups=0}", "links[0].queue.lookups"),
+        ("{kind=\"sred\", variant=\"new\"}", "links[0].queue.variant"),
+        ("{kind=\"yellow\", alpha=0.5}", "links[0].queue.alpha"),
+        ("{kind=\"vq_red\", unknown=1}", "links[0].queue"),
+    ];
+    for (queue, path) in cases {
+        let overrides = vec![format!("links[0].queue={queue}")];
+        let e = match parse(POISSON_OVERLOAD, &overrides) {
+            Ok(s) => match build(&s) {
+                Ok(_) => panic!("{queue} was accepted"),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        assert!(e.path.starts_with(path), "{queue}: {e}");
+    }
+}

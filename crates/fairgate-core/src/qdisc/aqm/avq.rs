@@ -23,7 +23,7 @@
 //!   else this port's link rate.
 //! - Notifications are `early`; the real queue has its own drop-tail `limit`.
 
-use super::{notify, Buffer};
+use super::{check_open_unit, notify, Buffer};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -80,7 +80,7 @@ impl QdiscConfig for AvqConfig {
         }
         .validate(path)?;
         check::positive_int(path, "virtual_buffer", self.virtual_buffer)?;
-        check::in_range(path, "gamma", self.gamma, f64::MIN_POSITIVE, 1.0)?;
+        check_open_unit(path, "gamma", self.gamma)?;
         check::non_negative(path, "alpha", self.alpha)?;
         if let Some(c) = self.capacity {
             check::positive_int(path, "capacity", c.bps())?;

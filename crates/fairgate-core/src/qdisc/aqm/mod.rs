@@ -139,6 +139,34 @@ impl std::hash::Hasher for FlowHasher {
 /// A map from flow ids, hashed with [`FlowHasher`].
 pub type FlowMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<FlowHasher>>;
 
+/// `value` must be in (0, 1] (a weight or a target utilisation).
+pub fn check_open_unit(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        format!("{path}.{field}"),
+        format!("got {value}, expected a number in (0, 1]"),
+    ))
+}
+
+/// `value` must be a finite number of at least `low`.
+pub fn check_at_least(path: &str, field: &str, value: f64, low: f64) -> Result<(), ScenarioError> {
+    if value.is_finite() && value >= low {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        format!("{path}.{field}"),
+        format!("got {value}, expected a number >= {low}"),
+    ))
+}
+
+/// The time `period` after `now`: at least one picosecond later (a period that rounds to 0 ps
+/// must not fire forever at the same instant), saturating at the end of time.
+pub fn later(now: Time, period: Time) -> Time {
+    now.saturating_add(period.max(1))
+}
+
 /// A uniform draw in [0, 1) from the port's stream.
 pub fn uniform(ctx: &mut QdiscCtx) -> f64 {
     use rand::Rng as _;

@@ -23,7 +23,7 @@
 use super::avq::VqCounts;
 use super::avqred::{apply, capacity_link, AvqRedConfig, AvqRedCore};
 use super::red::Verdict;
-use super::{uniform, Buffer, FlowMap};
+use super::{later, uniform, Buffer, FlowMap};
 use crate::classify::FlowKey;
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
@@ -211,12 +211,12 @@ impl Qdisc for PfAvqRed {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.cfg.flow_timeout.0);
+        ctx.set_timer(later(ctx.now, self.cfg.flow_timeout.0));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         self.sweep(ctx.now);
-        ctx.set_timer(ctx.now + self.cfg.flow_timeout.0);
+        ctx.set_timer(later(ctx.now, self.cfg.flow_timeout.0));
     }
 
     fn congestion_probability(&self) -> f64 {

@@ -21,7 +21,7 @@
 //! - The first sample uses q[-1] = q_ref.
 
 use super::red::QueueUnit;
-use super::{notify, uniform, watched, Buffer};
+use super::{later, notify, uniform, watched, Buffer};
 use crate::engine::{secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -203,13 +203,13 @@ impl Qdisc for Pi {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.period);
+        ctx.set_timer(later(ctx.now, self.period));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         let q = self.queue_length(ctx);
         self.sample(q);
-        ctx.set_timer(ctx.now + self.period);
+        ctx.set_timer(later(ctx.now, self.period));
     }
 
     fn congestion_probability(&self) -> f64 {

@@ -31,7 +31,7 @@
 //!   min_th + 0.4 (max_th - min_th) and max_p >= 0.01. w_q stays as configured.
 //! - The reported congestion probability is the p_b of the current average (before spacing).
 
-use super::{notify, uniform, watched, Buffer, Watched};
+use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
 use crate::engine::{tx_time, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -115,7 +115,7 @@ impl RedConfig {
         check::positive(path, "max_th", self.max_th)?;
         check::ordered(path, "min_th", self.min_th, "max_th", self.max_th)?;
         check::probability(path, "max_p", self.max_p)?;
-        check::in_range(path, "w_q", self.w_q, f64::MIN_POSITIVE, 1.0)?;
+        check_open_unit(path, "w_q", self.w_q)?;
         check::positive_int(path, "mean_packet_size", self.mean_packet_size as u64)?;
         if self.adaptive {
             check::positive(path, "adapt_interval", self.adapt_interval.secs())?;
@@ -293,7 +293,7 @@ impl RedCore {
     /// Schedules the first adaptation (adaptive RED only).
     pub fn init_timer(&mut self, ctx: &mut QdiscCtx) {
         if self.cfg.adaptive {
-            self.next_adapt = ctx.now + self.cfg.adapt_interval.0;
+            self.next_adapt = later(ctx.now, self.cfg.adapt_interval.0);
             ctx.set_timer(self.next_adapt);
         }
     }
@@ -304,7 +304,7 @@ impl RedCore {
             return;
         }
         self.adapt();
-        self.next_adapt = ctx.now + self.cfg.adapt_interval.0;
+        self.next_adapt = later(ctx.now, self.cfg.adapt_interval.0);
         ctx.set_timer(self.next_adapt);
     }
 

@@ -26,7 +26,7 @@
 //!   forced notifications (drops, or marks with `red.ecn`) do.
 
 use super::red::{RedConfig, RedCore};
-use super::{notify, uniform, watched, Buffer, FlowMap};
+use super::{check_open_unit, later, notify, uniform, watched, Buffer, FlowMap};
 use crate::classify::FlowKey;
 use crate::engine::{secs, to_secs, Time};
 use crate::net::packet::PacketId;
@@ -93,7 +93,7 @@ impl QdiscConfig for RedPdConfig {
         )?;
         check::probability(path, "unmonitor_p", self.unmonitor_p)?;
         check::probability(path, "max_step", self.max_step)?;
-        check::in_range(path, "min_drop_rate", self.min_drop_rate, 1e-12, 1.0)?;
+        check_open_unit(path, "min_drop_rate", self.min_drop_rate)?;
         check::positive(path, "max_epoch", self.max_epoch.secs())
     }
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
@@ -313,12 +313,12 @@ impl Qdisc for RedPd {
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
         self.epoch_start = ctx.now;
-        ctx.set_timer(ctx.now + self.next_epoch());
+        ctx.set_timer(later(ctx.now, self.next_epoch()));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         self.end_epoch(ctx.now);
-        ctx.set_timer(ctx.now + self.next_epoch());
+        ctx.set_timer(later(ctx.now, self.next_epoch()));
     }
 
     fn congestion_probability(&self) -> f64 {

@@ -18,7 +18,7 @@
 //! - RED's average watches the transmit queue (or the monitored port).
 
 use super::red::{RedConfig, RedCore, Verdict};
-use super::{uniform, watched};
+use super::{later, uniform, watched};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -114,9 +114,10 @@ impl RedFc {
             return;
         }
         if self.held.is_empty() {
-            ctx.set_timer(ctx.now + self.cfg.retry.0);
+            ctx.set_timer(later(ctx.now, self.cfg.retry.0));
         }
-        self.held.push_back((ctx.now + self.cfg.retry.0, packet));
+        self.held
+            .push_back((later(ctx.now, self.cfg.retry.0), packet));
         self.held_bytes += size as u64;
     }
 }

@@ -23,7 +23,7 @@
 //! - `congestion_probability()` is the mean p over the deciding set's bins.
 
 use super::blue::BlueProbability;
-use super::{notify, uniform, Buffer};
+use super::{later, notify, uniform, Buffer};
 use crate::classify::{mix, FlowKey};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
@@ -332,12 +332,12 @@ impl Qdisc for Sfb {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.cfg.rehash_interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.rehash_interval.0));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         self.rehash();
-        ctx.set_timer(ctx.now + self.cfg.rehash_interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.rehash_interval.0));
     }
 
     fn congestion_probability(&self) -> f64 {

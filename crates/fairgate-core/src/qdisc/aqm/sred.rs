@@ -23,7 +23,7 @@
 //! - The original's queue is this discipline's own (or the monitored port's) in packets.
 
 use super::red::{RedConfig, RedCore, Verdict};
-use super::{notify, uniform, watched, Buffer};
+use super::{check_open_unit, notify, uniform, watched, Buffer};
 use crate::classify::FlowKey;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -106,7 +106,7 @@ impl QdiscConfig for SredConfig {
             check::positive_int(path, "zombies", m as u64)?;
         }
         if let Some(a) = self.alpha {
-            check::in_range(path, "alpha", a, f64::MIN_POSITIVE, 1.0)?;
+            check_open_unit(path, "alpha", a)?;
         }
         check::positive_int(path, "lookups", self.lookups as u64)?;
         check::probability(path, "replace_probability", self.replace_probability)?;

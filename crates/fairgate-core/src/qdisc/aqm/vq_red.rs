@@ -19,7 +19,7 @@
 //!   printed order (decide on the length left by the previous arrival, then drain).
 //! - Drops above max_th are `forced`, probabilistic ones `early` (marks ECT with `ecn`).
 
-use super::{notify, uniform, Buffer, FlowMap};
+use super::{later, notify, uniform, Buffer, FlowMap};
 use crate::classify::FlowKey;
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
@@ -189,13 +189,13 @@ impl Qdisc for VqRed {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.cfg.period.0);
+        ctx.set_timer(later(ctx.now, self.cfg.period.0));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         let link = ctx.monitored.map_or(ctx.link_rate_bps, |v| v.link_rate_bps);
         self.tick(ctx.now, link as f64 / 8.0);
-        ctx.set_timer(ctx.now + self.cfg.period.0);
+        ctx.set_timer(later(ctx.now, self.cfg.period.0));
     }
 
     fn state(&self) -> Vec<(&'static str, f64)> {

@@ -15,7 +15,7 @@
 //!   beta 0.1, alpha = 1 / C (p is the excess rate relative to the capacity) unless given.
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
-use super::{notify, uniform, watched, Buffer};
+use super::{later, notify, uniform, watched, Buffer};
 use crate::engine::to_secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -145,7 +145,7 @@ impl Qdisc for Vrc {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.cfg.interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.interval.0));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
@@ -155,7 +155,7 @@ impl Qdisc for Vrc {
         let c = link as f64 / 8.0 / self.cfg.mean_packet_size as f64;
         let q = watched(ctx, &self.queue).packets as f64;
         self.sample(x, c, q);
-        ctx.set_timer(ctx.now + self.cfg.interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.interval.0));
     }
 
     fn congestion_probability(&self) -> f64 {

@@ -17,7 +17,7 @@
 //! - z = 0 (no arrivals) lowers p by d (d / z is unbounded); p is clamped to [0, 1].
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
-use super::{notify, uniform, watched, Buffer};
+use super::{check_at_least, check_open_unit, later, notify, uniform, watched, Buffer};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
@@ -70,9 +70,9 @@ impl QdiscConfig for YellowConfig {
             limit_bytes: self.limit_bytes,
         }
         .validate(path)?;
-        check::in_range(path, "gamma", self.gamma, f64::MIN_POSITIVE, 1.0)?;
-        check::in_range(path, "alpha", self.alpha, 1.0, f64::MAX)?;
-        check::in_range(path, "beta", self.beta, 1.0, f64::MAX)?;
+        check_open_unit(path, "gamma", self.gamma)?;
+        check_at_least(path, "alpha", self.alpha, 1.0)?;
+        check_at_least(path, "beta", self.beta, 1.0)?;
         check::probability(path, "odlf", self.odlf)?;
         check::positive(path, "q_ref", self.q_ref)?;
         check::probability(path, "d", self.d)?;
@@ -179,7 +179,7 @@ impl Qdisc for Yellow {
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        ctx.set_timer(ctx.now + self.cfg.interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.interval.0));
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
@@ -188,7 +188,7 @@ impl Qdisc for Yellow {
         let capacity = ctx.monitored.map_or(ctx.link_rate_bps, |v| v.link_rate_bps) as f64;
         let q = watched(ctx, &self.queue).packets as f64;
         self.update(load, capacity, q, ctx.now);
-        ctx.set_timer(ctx.now + self.cfg.interval.0);
+        ctx.set_timer(later(ctx.now, self.cfg.interval.0));
     }
 
     fn congestion_probability(&self) -> f64 {
