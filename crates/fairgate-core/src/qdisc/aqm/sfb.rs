@@ -94,7 +94,7 @@ impl QdiscConfig for SfbConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.buffer().validate(path)?;
         check::in_range(path, "levels", self.levels as f64, 1.0, MAX_LEVELS as f64)?;
-        check::in_range(path, "bins", self.bins as f64, 1.0, 1_000_000.0)?;
+        check::in_range(path, "bins", self.bins as f64, 1.0, 65536.0)?;
         if let Some(b) = self.bin_size {
             check::positive_int(path, "bin_size", b)?;
         }
@@ -450,12 +450,12 @@ mod tests {
     fn wide_configurations_index_every_bin() {
         let q = Sfb::new(SfbConfig {
             levels: 8,
-            bins: 20_000,
+            bins: 65_536,
             ..Default::default()
         });
         let fp = q.footprint(12345);
         for (level, &index) in fp.bins[0].iter().enumerate() {
-            assert!((level * 20_000..(level + 1) * 20_000).contains(&(index as usize)));
+            assert!((level * 65_536..(level + 1) * 65_536).contains(&(index as usize)));
         }
     }
 
