@@ -239,6 +239,34 @@ mod tests {
     }
 
     #[test]
+    fn with_ecn_the_overflowing_packet_is_marked_queued_and_not_counted() {
+        let mut h = Harness::new();
+        h.link_rate_bps = 8_000_000;
+        let mut q = Avq::new(AvqConfig {
+            ecn: true,
+            ..fixed(2000)
+        });
+        let ids: Vec<_> = (0..3)
+            .map(|_| {
+                h.packet_from(crate::net::packet::Packet {
+                    size: 1000,
+                    flags: crate::net::packet::flags::ECT,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        for &id in &ids {
+            h.enqueue(&mut q, id); // VQ 1000, 2000, then 3000 > 2000: the third is marked
+        }
+        assert_eq!(h.marks(DropReason::Early), 1);
+        assert!(h.packets.get(ids[2]).has(crate::net::packet::flags::CE));
+        assert!(!h.packets.get(ids[1]).has(crate::net::packet::flags::CE));
+        assert_eq!(q.vq, 2000.0);
+        assert_eq!(q.len_packets(), 3);
+        assert!(h.dropped().is_empty());
+    }
+
+    #[test]
     fn counting_every_arrival_is_the_other_reading() {
         let mut q = Avq::new(AvqConfig {
             vq_counts: VqCounts::All,

@@ -587,7 +587,7 @@ mod tests {
     }
 
     #[test]
-    fn queue_drops_in_the_forced_region_and_on_overflow() {
+    fn queue_drops_in_the_forced_region() {
         let mut h = Harness::new();
         let mut q = instant(3, false, false);
         let ids: Vec<_> = (0..3).map(|_| h.packet(0, 500)).collect();
@@ -599,6 +599,18 @@ mod tests {
         assert_eq!(q.len_packets(), 2);
         assert_eq!(q.core().count, 0);
         assert_eq!(h.dequeue(&mut q), Some(ids[0]));
+    }
+
+    #[test]
+    fn a_full_buffer_overflows_below_the_thresholds() {
+        let mut h = Harness::new();
+        let mut q = Red::new(RedConfig { limit: 2, ..cfg() }, 10_000_000);
+        let ids: Vec<_> = (0..3).map(|_| h.packet(0, 500)).collect();
+        for &id in &ids {
+            h.enqueue(&mut q, id); // avg stays near 0: only the buffer limit acts
+        }
+        assert_eq!(h.dropped(), vec![(ids[2], DropReason::Overflow)]);
+        assert!((q.core().avg - (0.998 * 0.002 + 0.002 * 2.0)).abs() < 1e-15);
     }
 
     #[test]
