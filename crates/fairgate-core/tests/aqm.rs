@@ -394,6 +394,10 @@ fn bad_aqm_parameters_name_the_field() {
         ("{kind=\"sred\", variant=\"new\"}", "links[0].queue.variant"),
         ("{kind=\"yellow\", alpha=0.5}", "links[0].queue.alpha"),
         ("{kind=\"vq_red\", unknown=1}", "links[0].queue"),
+        (
+            "{kind=\"red_pd\", red={adaptive=true}}",
+            "links[0].queue.red.adaptive",
+        ),
     ];
     for (queue, path) in cases {
         let overrides = vec![format!("links[0].queue={queue}")];

@@ -124,6 +124,19 @@ impl RedConfig {
     }
 }
 
+impl RedConfig {
+    /// For disciplines whose own timer leaves no room for adaptive RED's.
+    pub fn reject_adaptive(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.adaptive {
+            return Err(ScenarioError::new(
+                format!("{path}.adaptive"),
+                "got true, expected false: this discipline does not run adaptive RED",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl QdiscConfig for RedConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.check(path)

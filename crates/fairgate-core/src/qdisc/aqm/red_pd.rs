@@ -82,6 +82,7 @@ impl Default for RedPdConfig {
 impl QdiscConfig for RedPdConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
+        self.red.reject_adaptive(&format!("{path}.red"))?;
         check::positive(path, "target_rtt", self.target_rtt.secs())?;
         check::positive_int(path, "history", self.history as u64)?;
         check::in_range(

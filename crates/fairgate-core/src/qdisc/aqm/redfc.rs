@@ -51,6 +51,7 @@ impl Default for RedFcConfig {
 impl QdiscConfig for RedFcConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
+        self.red.reject_adaptive(&format!("{path}.red"))?;
         check::positive(path, "retry", self.retry.secs())?;
         check::positive_int(path, "hold_limit", self.hold_limit)
     }

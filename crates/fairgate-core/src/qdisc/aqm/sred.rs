@@ -110,7 +110,8 @@ impl QdiscConfig for SredConfig {
         }
         check::positive_int(path, "lookups", self.lookups as u64)?;
         check::probability(path, "replace_probability", self.replace_probability)?;
-        self.red.check(&format!("{path}.red"))
+        self.red.check(&format!("{path}.red"))?;
+        self.red.reject_adaptive(&format!("{path}.red"))
     }
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
         Box::new(Sred::new(*self, env.link_rate_bps))
