@@ -103,6 +103,12 @@ impl Effects {
     pub fn timer(&self) -> Option<Time> {
         self.timer
     }
+    /// Forgets every decision, keeping the allocation (for drivers outside the engine).
+    pub fn clear(&mut self) {
+        self.drops.clear();
+        self.marks = [0; DropReason::COUNT];
+        self.timer = None;
+    }
 }
 
 /// Everything a discipline may use while deciding.

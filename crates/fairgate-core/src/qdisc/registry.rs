@@ -56,6 +56,23 @@ qdisc_registry! {
     "ppd" => Ppd(super::buffer::ppd::PpdConfig),
     "selective_drop" => SelectiveDrop(super::buffer::selective_drop::SelectiveDropConfig),
     "fba" => Fba(super::buffer::fba::FbaConfig),
+    "red" => Red(super::aqm::red::RedConfig),
+    "pi" => Pi(super::aqm::pi::PiConfig),
+    "choke" => Choke(super::aqm::choke::ChokeConfig),
+    "blue" => Blue(super::aqm::blue::BlueConfig),
+    "sfb" => Sfb(super::aqm::sfb::SfbConfig),
+    "red_pd" => RedPd(super::aqm::red_pd::RedPdConfig),
+    "avq" => Avq(super::aqm::avq::AvqConfig),
+    "avqred" => AvqRed(super::aqm::avqred::AvqRedConfig),
+    "pfavqred" => PfAvqRed(super::aqm::pfavqred::PfAvqRedConfig),
+    "sred" => Sred(super::aqm::sred::SredConfig),
+    "fred" => Fred(super::aqm::fred::FredConfig),
+    "random_drop" => RandomDrop(super::aqm::random_drop::RandomDropConfig),
+    "early_random_drop" => EarlyRandomDrop(super::aqm::early_random_drop::EarlyRandomDropConfig),
+    "yellow" => Yellow(super::aqm::yellow::YellowConfig),
+    "vrc" => Vrc(super::aqm::vrc::VrcConfig),
+    "vq_red" => VqRed(super::aqm::vq_red::VqRedConfig),
+    "redfc" => RedFc(super::aqm::redfc::RedFcConfig),
 }
 
 impl Default for QdiscSpec {

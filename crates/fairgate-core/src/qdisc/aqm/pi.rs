@@ -1,0 +1,322 @@
+//! PI: the proportional-integral AQM of Hollot, Misra, Towsley and Gong ("On designing improved
+//! controllers for AQM routers supporting TCP flows", INFOCOM 2001).
+//!
+//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 3 / spec 003 sections 2 and 3.6):
+//! K_p = 0.71e-5, K_i = 2.8116e-5, q_0 = 0, ECN marking of ECT packets and dropping of the rest
+//! with the same probability.
+//!
+//! Discrete controller, sampled every 1/f_s:
+//!   p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref),  p clamped to [0, 1]
+//! with b = K_p and a = K_p + K_i / f_s when K_i is per second (`ki_unit = "per_second"`, the
+//! reading of Hollot's C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i when K_i is per sample
+//! (`ki_unit = "per_sample"`). Both readings of the seed's constants are selectable.
+//!
+//! Decisions where the sources are silent:
+//! - Sampling frequency 170 Hz (ns-2's PI default); the queue in packets (seed 003's 1000-byte
+//!   packets); byte mode divides bytes by `mean_packet_size`.
+//! - The clamp to [0, 1] is the only anti-windup, as in ns-2.
+//! - `a` and `b` may be given directly, overriding the gains (Hollot's example a = 1.822e-5,
+//!   b = 1.816e-5 at 160 Hz).
+//! - ECN is on by default (the seed's PI marks); notifications are Early.
+//! - The first sample uses q[-1] = q_ref.
+
+use super::red::QueueUnit;
+use super::{later, notify, uniform, watched, Buffer};
+use crate::engine::{secs, Time};
+use crate::net::packet::PacketId;
+use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::scenario::{check, ScenarioError};
+use serde::{Deserialize, Serialize};
+
+/// How the seed's K_i is read.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KiUnit {
+    #[default]
+    PerSecond,
+    PerSample,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PiConfig {
+    pub limit: u64,
+    pub limit_bytes: Option<u64>,
+    pub kp: f64,
+    pub ki: f64,
+    pub ki_unit: KiUnit,
+    /// Direct coefficients; when both are set they replace the gains.
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    pub sampling_hz: f64,
+    /// Reference queue (packets, or bytes in byte mode).
+    pub q_ref: f64,
+    pub mode: QueueUnit,
+    pub mean_packet_size: u32,
+    pub ecn: bool,
+}
+
+impl Default for PiConfig {
+    fn default() -> Self {
+        PiConfig {
+            limit: 500,
+            limit_bytes: None,
+            kp: 0.71e-5,
+            ki: 2.8116e-5,
+            ki_unit: KiUnit::PerSecond,
+            a: None,
+            b: None,
+            sampling_hz: 170.0,
+            q_ref: 0.0,
+            mode: QueueUnit::Packets,
+            mean_packet_size: 1000,
+            ecn: true,
+        }
+    }
+}
+
+impl PiConfig {
+    /// The controller's (a, b).
+    pub fn coefficients(&self) -> (f64, f64) {
+        if let (Some(a), Some(b)) = (self.a, self.b) {
+            return (a, b);
+        }
+        let integral = match self.ki_unit {
+            KiUnit::PerSecond => self.ki / self.sampling_hz,
+            KiUnit::PerSample => self.ki,
+        };
+        (self.kp + integral, self.kp)
+    }
+}
+
+impl QdiscConfig for PiConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        Buffer {
+            limit: self.limit,
+            limit_bytes: self.limit_bytes,
+        }
+        .validate(path)?;
+        check::non_negative(path, "kp", self.kp)?;
+        check::non_negative(path, "ki", self.ki)?;
+        if let Some(a) = self.a {
+            check::non_negative(path, "a", a)?;
+        }
+        if let Some(b) = self.b {
+            check::non_negative(path, "b", b)?;
+        }
+        if self.a.is_some() != self.b.is_some() {
+            let (missing, given) = if self.a.is_none() {
+                ("a", "b")
+            } else {
+                ("b", "a")
+            };
+            return Err(ScenarioError::new(
+                format!("{path}.{missing}"),
+                format!("missing, expected {missing} together with {given}"),
+            ));
+        }
+        check::in_range(path, "sampling_hz", self.sampling_hz, 1e-3, 1e9)?;
+        check::non_negative(path, "q_ref", self.q_ref)?;
+        check::positive_int(path, "mean_packet_size", self.mean_packet_size as u64)
+    }
+    fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(Pi::new(*self))
+    }
+}
+
+pub struct Pi {
+    cfg: PiConfig,
+    a: f64,
+    b: f64,
+    period: Time,
+    buffer: Buffer,
+    queue: PacketFifo,
+    /// Current notification probability.
+    pub p: f64,
+    /// Queue at the previous sample.
+    pub q_old: f64,
+}
+
+impl Pi {
+    pub fn new(cfg: PiConfig) -> Self {
+        let (a, b) = cfg.coefficients();
+        Pi {
+            a,
+            b,
+            period: secs(1.0 / cfg.sampling_hz).max(1),
+            buffer: Buffer {
+                limit: cfg.limit,
+                limit_bytes: cfg.limit_bytes,
+            },
+            queue: PacketFifo::default(),
+            p: 0.0,
+            q_old: cfg.q_ref,
+            cfg,
+        }
+    }
+
+    /// One controller step with the sampled queue `q`.
+    pub fn sample(&mut self, q: f64) {
+        let q_ref = self.cfg.q_ref;
+        let p = self.p + self.a * (q - q_ref) - self.b * (self.q_old - q_ref);
+        self.p = p.clamp(0.0, 1.0);
+        self.q_old = q;
+    }
+
+    fn queue_length(&self, ctx: &QdiscCtx) -> f64 {
+        let seen = watched(ctx, &self.queue);
+        match self.cfg.mode {
+            QueueUnit::Packets => seen.packets as f64,
+            QueueUnit::Bytes => seen.bytes as f64 / self.cfg.mean_packet_size as f64,
+        }
+    }
+}
+
+impl Qdisc for Pi {
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+        let size = ctx.size(packet);
+        if uniform(ctx) < self.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+            return;
+        }
+        if self.buffer.overflows(&self.queue, size) {
+            ctx.drop(packet, DropReason::Overflow);
+            return;
+        }
+        self.queue.push(packet, size);
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.queue.pop(ctx)
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.queue.front()
+    }
+
+    fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+
+    fn init(&mut self, ctx: &mut QdiscCtx) {
+        ctx.set_timer(later(ctx.now, self.period));
+    }
+
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        let q = self.queue_length(ctx);
+        self.sample(q);
+        ctx.set_timer(later(ctx.now, self.period));
+    }
+
+    fn congestion_probability(&self) -> f64 {
+        self.p
+    }
+
+    fn state(&self) -> Vec<(&'static str, f64)> {
+        vec![("p", self.p), ("q_sampled", self.q_old)]
+    }
+
+    fn name(&self) -> &'static str {
+        "pi"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{flags, Packet};
+    use crate::qdisc::testing::Harness;
+
+    #[test]
+    fn both_readings_of_the_gains() {
+        let per_second = PiConfig::default().coefficients();
+        assert!((per_second.0 - (0.71e-5 + 2.8116e-5 / 170.0)).abs() < 1e-20);
+        assert_eq!(per_second.1, 0.71e-5);
+        let per_sample = PiConfig {
+            ki_unit: KiUnit::PerSample,
+            ..Default::default()
+        }
+        .coefficients();
+        assert!((per_sample.0 - 3.5216e-5).abs() < 1e-18);
+        let direct = PiConfig {
+            a: Some(1.822e-5),
+            b: Some(1.816e-5),
+            ..Default::default()
+        };
+        assert_eq!(direct.coefficients(), (1.822e-5, 1.816e-5));
+    }
+
+    #[test]
+    fn probability_after_k_samples() {
+        let mut h = Harness::new();
+        let mut pi = Pi::new(PiConfig {
+            a: Some(0.002),
+            b: Some(0.001),
+            q_ref: 10.0,
+            ..Default::default()
+        });
+        let ids: Vec<_> = (0..30).map(|_| h.packet(0, 1000)).collect();
+        pi.p = 0.0;
+        for &id in &ids {
+            h.enqueue(&mut pi, id); // p = 0: all 30 accepted
+        }
+        h.timer(&mut pi); // q = 30: 0.002*20 - 0.001*0 = 0.04
+        assert!((pi.p - 0.04).abs() < 1e-15);
+        for _ in 0..10 {
+            h.dequeue(&mut pi);
+        }
+        h.timer(&mut pi); // q = 20: 0.04 + 0.002*10 - 0.001*20 = 0.04
+        assert!((pi.p - 0.04).abs() < 1e-15);
+        for _ in 0..15 {
+            h.dequeue(&mut pi);
+        }
+        h.timer(&mut pi); // q = 5: 0.04 - 0.01 - 0.01 = 0.02
+        assert!((pi.p - 0.02).abs() < 1e-15);
+        h.timer(&mut pi); // q = 5: 0.02 - 0.01 + 0.005 = 0.015
+        assert!((pi.p - 0.015).abs() < 1e-15);
+        for _ in 0..5 {
+            h.dequeue(&mut pi);
+        }
+        for _ in 0..3 {
+            h.timer(&mut pi); // q = 0: -0.02 + 0.005, then -0.02 + 0.01 each: clamps at 0
+        }
+        assert_eq!(pi.p, 0.0);
+    }
+
+    #[test]
+    fn marks_ect_and_drops_the_rest_with_probability_p() {
+        let mut h = Harness::new();
+        let mut pi = Pi::new(PiConfig::default());
+        pi.p = 1.0;
+        let ect = h.packet_from(Packet {
+            size: 1000,
+            flags: flags::ECT,
+            ..Default::default()
+        });
+        let plain = h.packet(1, 1000);
+        h.enqueue(&mut pi, ect);
+        h.enqueue(&mut pi, plain);
+        assert_eq!(h.marks(DropReason::Early), 1);
+        assert_eq!(h.dropped(), vec![(plain, DropReason::Early)]);
+        assert_eq!(pi.len_packets(), 1);
+        assert_eq!(pi.congestion_probability(), 1.0);
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let c = PiConfig {
+            a: Some(1e-5),
+            ..Default::default()
+        };
+        assert_eq!(c.validate("q").unwrap_err().path, "q.b");
+        let c = PiConfig {
+            sampling_hz: 0.0,
+            ..Default::default()
+        };
+        assert_eq!(c.validate("q").unwrap_err().path, "q.sampling_hz");
+    }
+}
