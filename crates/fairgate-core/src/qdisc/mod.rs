@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod fifo;
 pub mod registry;
+pub mod sched;
 pub mod testing;
 
 pub use registry::QdiscSpec;

@@ -49,6 +49,10 @@ macro_rules! qdisc_registry {
 qdisc_registry! {
     "fifo" => Fifo(super::fifo::FifoConfig),
     "drop_from_front" => DropFromFront(super::fifo::DropFromFrontConfig),
+    "fcfs" => Fcfs(super::fifo::FifoConfig),
+    "fq" => Fq(super::sched::fq::FqConfig),
+    "fqbit" => Fqbit(super::sched::fqbit::FqbitConfig),
+    "wfq" => Wfq(super::sched::wfq::WfqConfig),
 }
 
 impl Default for QdiscSpec {

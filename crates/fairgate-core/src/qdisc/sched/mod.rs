@@ -1,0 +1,11 @@
+//! Per-flow schedulers (seed 004 chapters 2-3, seed 000 chapter 2): one file per algorithm,
+//! sharing the per-flow queue table (`flow_table`), the tag-ordered queues (`tagged`), the
+//! indexed heap (`heap`) and FQ's round number (`round_number`).
+
+pub mod flow_table;
+pub mod fq;
+pub mod fqbit;
+pub mod heap;
+pub mod round_number;
+pub mod tagged;
+pub mod wfq;
