@@ -53,6 +53,9 @@ qdisc_registry! {
     "fq" => Fq(super::sched::fq::FqConfig),
     "fqbit" => Fqbit(super::sched::fqbit::FqbitConfig),
     "wfq" => Wfq(super::sched::wfq::WfqConfig),
+    "drr" => Drr(super::sched::drr::DrrConfig),
+    "wrr" => Wrr(super::sched::wrr::WrrConfig),
+    "nagle" => Nagle(super::sched::nagle::NagleConfig),
 }
 
 impl Default for QdiscSpec {

@@ -251,3 +251,49 @@ mod tests {
         assert_eq!(t.flow_of(qa), Some(1));
     }
 }
+
+/// The round-robin list of queues with packets, shared by DRR, WRR, Nagle's round robin and
+/// stochastic FQ. A queue emptied by a discard is left in place and skipped when it reaches
+/// the front (or kept, if it refilled meanwhile), so removal is O(1).
+#[derive(Default)]
+pub struct ActiveList {
+    order: std::collections::VecDeque<u32>,
+    listed: Vec<bool>,
+}
+
+impl ActiveList {
+    /// Appends `q` unless it is already listed; returns whether it was appended.
+    pub fn activate(&mut self, q: u32) -> bool {
+        if self.listed.len() <= q as usize {
+            self.listed.resize(q as usize + 1, false);
+        }
+        if self.listed[q as usize] {
+            return false;
+        }
+        self.listed[q as usize] = true;
+        self.order.push_back(q);
+        true
+    }
+
+    pub fn front(&self) -> Option<u32> {
+        self.order.front().copied()
+    }
+
+    /// Moves the front queue to the back.
+    pub fn rotate(&mut self) {
+        if let Some(q) = self.order.pop_front() {
+            self.order.push_back(q);
+        }
+    }
+
+    /// Removes the front queue.
+    pub fn retire_front(&mut self) {
+        if let Some(q) = self.order.pop_front() {
+            self.listed[q as usize] = false;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.order.iter().copied()
+    }
+}

@@ -2,10 +2,13 @@
 //! sharing the per-flow queue table (`flow_table`), the tag-ordered queues (`tagged`), the
 //! indexed heap (`heap`) and FQ's round number (`round_number`).
 
+pub mod drr;
 pub mod flow_table;
 pub mod fq;
 pub mod fqbit;
 pub mod heap;
+pub mod nagle;
 pub mod round_number;
 pub mod tagged;
 pub mod wfq;
+pub mod wrr;
