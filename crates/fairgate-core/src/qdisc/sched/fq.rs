@@ -125,7 +125,11 @@ impl FqConfig {
             manager: self.buffer.build(),
             mark_fraction,
             now: 0.0,
-            name: if mark_fraction.is_some() { "fqbit" } else { "fq" },
+            name: if mark_fraction.is_some() {
+                "fqbit"
+            } else {
+                "fq"
+            },
         }
     }
 }
@@ -244,7 +248,10 @@ impl Qdisc for Fq {
         let weight = self.queues.table.weight_of(q);
         let bits = size as f64 * 8.0;
         let arrival = self.round.arrive(q, bits, weight, self.now);
-        let bid = bits / weight + arrival.previous_finish.max(arrival.round - self.config.delta);
+        let bid = bits / weight
+            + arrival
+                .previous_finish
+                .max(arrival.round - self.config.delta);
         self.queues.push(q, packet, size, bid, bits);
         match self.config.drop {
             FqDrop::Buffer => apply_buffer_manager(self, q, ctx),
@@ -388,7 +395,10 @@ mod tests {
             let expected = if victim_conv == 0 { a2 } else { b };
             assert_eq!(h.dropped(), vec![(expected, reason)], "{drop:?}");
             let finish = q.finish_of(0);
-            assert!((finish - finish_a).abs() < 1e-6, "{drop:?} {charge_dropped}: {finish}");
+            assert!(
+                (finish - finish_a).abs() < 1e-6,
+                "{drop:?} {charge_dropped}: {finish}"
+            );
             assert_eq!(q.len_bytes(), if victim_conv == 0 { 800 } else { 1000 });
         }
     }

@@ -17,7 +17,7 @@ pub struct Key {
 }
 
 impl Key {
-    pub fn cmp(&self, other: &Key) -> Ordering {
+    pub fn order(&self, other: &Key) -> Ordering {
         self.tag
             .total_cmp(&other.tag)
             .then(self.seq.cmp(&other.seq))
@@ -129,7 +129,7 @@ impl IndexedHeap {
     }
 
     fn before(&self, a: usize, b: usize) -> bool {
-        let ord = self.slots[a].0.cmp(&self.slots[b].0);
+        let ord = self.slots[a].0.order(&self.slots[b].0);
         if self.max {
             ord == Ordering::Greater
         } else {

@@ -152,9 +152,7 @@ impl Qdisc for Wrr {
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.active
-            .iter()
-            .find_map(|q| self.table.queue(q).front())
+        self.active.iter().find_map(|q| self.table.queue(q).front())
     }
 
     fn len_packets(&self) -> usize {
