@@ -284,6 +284,7 @@ fn every_scheduler_conserves_packets_and_is_deterministic() {
         "{kind=\"wrr\", weights=[2.0]}",
         "{kind=\"nagle\", classify=\"flow\", limit=20}",
         "{kind=\"stochastic_fq\", buckets=16, limit=30, perturb=\"1s\"}",
+        "{kind=\"selective_decbit\", panic=true}",
         "{kind=\"fcfs\"}",
     ];
     for kind in kinds {

@@ -56,6 +56,7 @@ qdisc_registry! {
     "scfq" => Scfq(super::sched::scfq::ScfqConfig),
     "stfq" => Stfq(super::sched::stfq::StfqConfig),
     "stochastic_fq" => StochasticFq(super::sched::stochastic_fq::StochasticFqConfig),
+    "selective_decbit" => SelectiveDecbit(super::sched::selective_decbit::SelectiveDecbitConfig),
     "drr" => Drr(super::sched::drr::DrrConfig),
     "wrr" => Wrr(super::sched::wrr::WrrConfig),
     "nagle" => Nagle(super::sched::nagle::NagleConfig),

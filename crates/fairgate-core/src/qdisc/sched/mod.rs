@@ -10,6 +10,7 @@ pub mod heap;
 pub mod nagle;
 pub mod round_number;
 pub mod scfq;
+pub mod selective_decbit;
 pub mod stfq;
 pub mod stochastic_fq;
 pub mod tagged;
