@@ -170,6 +170,11 @@ impl Fq {
         self.queues.tag_of(packet).key.tag
     }
 
+    /// The queue (conversation) index of a packet's class.
+    pub fn queue_index(&mut self, packet: &crate::net::Packet) -> u32 {
+        self.queues.table.queue_of(packet)
+    }
+
     /// F^a of the conversation of queue `q`.
     pub fn finish_of(&self, q: u32) -> f64 {
         self.round.finish_of(q)

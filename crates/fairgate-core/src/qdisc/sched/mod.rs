@@ -7,6 +7,7 @@ pub mod flow_table;
 pub mod fq;
 pub mod fqbit;
 pub mod heap;
+pub mod keshav;
 pub mod nagle;
 pub mod round_number;
 pub mod scfq;
