@@ -1,54 +1,18 @@
 //! Keshav's buffer data structures (seed 004 chapter 3): identical decisions on the same
 //! trace, and the orderings of figures 3.5-3.7 on open-loop workloads.
 
-use fairgate_core::classify::FlowKey;
 use fairgate_core::qdisc::sched::keshav::study::{
-    fq_trace, record_port, replay, sweep, StudyRow, Workload,
+    fq_trace, onoff_workload, record_port, replay, sweep, StudyRow, Workload,
 };
 use fairgate_core::qdisc::sched::keshav::STRUCTURES;
-use fairgate_core::scenario::parse;
 
-/// N on/off sources on a 10 Mb/s line, 1000-byte packets: each "window" is a burst of W
-/// packets sent back to back at 100 Mb/s, then a silence; FQ with B buffers.
-fn bursty(n: u32, b: u32, window: u32, silence_ms: f64) -> Workload {
-    let on_ms = window as f64 * 0.08;
-    let text = format!(
-        r#"
-name = "keshav-study"
-[simulation]
-duration = "4s"
-seed = 11
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-from = "a"
-to = "b"
-rate = "10Mbps"
-delay = "1ms"
-duplex = false
-queue = {{ kind = "fq", classify = "flow", limit = {b}, drop = "largest_bid", charge_dropped = true }}
-[[flows]]
-name = "s{{i}}"
-count = {n}
-src = "a"
-dst = "b"
-start = {{ dist = "uniform", min = "0s", max = "{silence_ms}ms" }}
-source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{on_ms}ms", off = {{ dist = "exponential", mean = "{silence_ms}ms" }} }}
-"#
-    );
-    Workload {
-        scenario: parse(&text, &[]).unwrap_or_else(|e| panic!("{e}")),
-        port: "a->b".into(),
-        link_rate_bps: 10_000_000,
-        classify: FlowKey::Flow,
-    }
+fn bursty(n: u32, b: u32, window: u32, load: f64) -> Workload {
+    onoff_workload(n, b, window, load, 4.0).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn the_four_structures_make_fqs_decisions() {
-    let w = bursty(8, 20, 5, 20.0);
+    let w = bursty(8, 20, 5, 2.0);
     let events = record_port(&w.scenario, &w.port).unwrap();
     let (ops, fq_departures, fq_drops) = fq_trace(&events, 20, w.classify, w.link_rate_bps);
     assert!(
@@ -69,10 +33,10 @@ fn row<'a>(rows: &'a [StudyRow], name: &str) -> &'a StudyRow {
 
 #[test]
 fn orderings_of_seed_004_figures_3_5_to_3_7() {
-    // Overload: 16 sources, windows of 8, B = 32 (W N = 128 > B), offered load about 1.2.
-    let over = sweep(&[(16, 32)], |n, b| Ok(bursty(n, b, 8, 80.0))).unwrap();
-    // Underload: 4 sources, windows of 4, B = 64 (W N = 16 <= B): no drops.
-    let under = sweep(&[(4, 64)], |n, b| Ok(bursty(n, b, 4, 40.0))).unwrap();
+    // Overload: 16 sources, windows of 8, B = 32 (W N = 128 > B), offered load 1.2.
+    let over = sweep(&[(16, 32)], |n, b| Ok(bursty(n, b, 8, 1.2))).unwrap();
+    // Underload: 4 sources, windows of 4, B = 64 (W N = 16 <= B), load 0.4: no drops.
+    let under = sweep(&[(4, 64)], |n, b| Ok(bursty(n, b, 4, 0.4))).unwrap();
     for r in over.iter().chain(&under) {
         eprintln!(
             "N={} B={} {:5} inserts {} mean {:.3} max {} instr {:.2} drops {}",

@@ -258,3 +258,52 @@ pub fn sweep(
     }
     Ok(rows)
 }
+
+/// The stand-in workload until the TCP family lands: N windowless on/off sources on a
+/// 10 Mb/s line with 1000-byte packets, each "window" a burst of `window` packets sent back to
+/// back at 100 Mb/s followed by an exponential silence sized for an average offered `load`
+/// (fraction of the line), into an FQ port with B buffers, largest-bid drops, charged.
+pub fn onoff_workload(
+    n: u32,
+    b: u32,
+    window: u32,
+    load: f64,
+    duration_s: f64,
+) -> Result<Workload, ScenarioError> {
+    let packet_ms = 0.8;
+    let burst_ms = window as f64 * packet_ms / 10.0;
+    let cycle_ms = n as f64 * window as f64 * packet_ms / load;
+    let silence_ms = (cycle_ms - burst_ms).max(packet_ms);
+    let text = format!(
+        r#"
+name = "keshav-study"
+[simulation]
+duration = "{duration_s}s"
+seed = 11
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+delay = "1ms"
+duplex = false
+queue = {{ kind = "fq", classify = "flow", limit = {b}, drop = "largest_bid", charge_dropped = true }}
+[[flows]]
+name = "s{{i}}"
+count = {n}
+src = "a"
+dst = "b"
+start = {{ dist = "uniform", min = "0s", max = "{silence_ms}ms" }}
+source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{burst_ms}ms", off = {{ dist = "exponential", mean = "{silence_ms}ms" }} }}
+"#
+    );
+    Ok(Workload {
+        scenario: crate::scenario::parse(&text, &[])?,
+        port: "a->b".into(),
+        link_rate_bps: 10_000_000,
+        classify: FlowKey::Flow,
+    })
+}
