@@ -50,12 +50,17 @@ pub fn validate_weights(path: &str, weights: &[f64]) -> Result<(), ScenarioError
 }
 
 const NOT_BACKLOGGED: u32 = u32::MAX;
+const NO_QUEUE: u32 = u32::MAX;
+/// Flow ids below this are indexed directly, above it through the hash map.
+const DIRECT_FLOWS: usize = 1 << 22;
 
 #[derive(Default)]
 pub struct FlowTable {
     classify: FlowKey,
     class_weights: Vec<f64>,
     index_of: ClassMap,
+    /// Direct index by flow id for `classify = "flow"` (flow ids are small and dense).
+    by_flow: Vec<u32>,
     queues: Vec<PacketFifo>,
     class_of: Vec<u64>,
     weights: Vec<f64>,
@@ -76,12 +81,32 @@ impl FlowTable {
 
     /// The queue index of the packet's class, created on first sight.
     pub fn queue_of(&mut self, packet: &Packet) -> u32 {
+        if self.classify == FlowKey::Flow && (packet.flow as usize) < DIRECT_FLOWS {
+            return self.queue_of_flow(packet.flow as usize);
+        }
         let class = self.classify.id(packet);
         if let Some(&q) = self.index_of.get(&class) {
             return q;
         }
-        let q = self.queues.len() as u32;
+        let q = self.new_queue(class);
         self.index_of.insert(class, q);
+        q
+    }
+
+    fn queue_of_flow(&mut self, flow: usize) -> u32 {
+        if let Some(&q) = self.by_flow.get(flow).filter(|&&q| q != NO_QUEUE) {
+            return q;
+        }
+        if self.by_flow.len() <= flow {
+            self.by_flow.resize(flow + 1, NO_QUEUE);
+        }
+        let q = self.new_queue(flow as u64);
+        self.by_flow[flow] = q;
+        q
+    }
+
+    fn new_queue(&mut self, class: u64) -> u32 {
+        let q = self.queues.len() as u32;
         self.queues.push(PacketFifo::default());
         self.class_of.push(class);
         let weight = usize::try_from(class)

@@ -120,7 +120,10 @@ impl FqConfig {
     pub fn build_fq(&self, env: &QdiscEnv, mark_fraction: Option<f64>) -> Fq {
         Fq {
             config: self.clone(),
-            queues: TaggedQueues::new(FlowTable::new(self.classify, self.weights.clone())),
+            queues: TaggedQueues::new(
+                FlowTable::new(self.classify, self.weights.clone()),
+                self.drop == FqDrop::LargestBid,
+            ),
             round: RoundNumber::new(env.link_rate_bps as f64 * 1e-12),
             manager: self.buffer.build(),
             mark_fraction,

@@ -18,22 +18,24 @@ pub struct Tagged {
     pub aux: f64,
 }
 
-#[derive(Default)]
 pub struct TaggedQueues {
     pub table: FlowTable,
     tags: Vec<Tagged>,
     heads: IndexedHeap,
     tails: IndexedHeap,
+    /// Whether the tail heap is kept (only largest-tag drops need it).
+    track_tails: bool,
     seq: u64,
 }
 
 impl TaggedQueues {
-    pub fn new(table: FlowTable) -> Self {
+    pub fn new(table: FlowTable, track_tails: bool) -> Self {
         TaggedQueues {
             table,
             tags: Vec::new(),
             heads: IndexedHeap::min(),
             tails: IndexedHeap::max(),
+            track_tails,
             seq: 0,
         }
     }
@@ -68,7 +70,7 @@ impl TaggedQueues {
         self.table.queue(q).front()
     }
 
-    /// The queue whose tail packet has the largest tag.
+    /// The queue whose tail packet has the largest tag (needs `track_tails`).
     pub fn largest_tail(&self) -> Option<u32> {
         self.tails.top().map(|(_, q)| q)
     }
@@ -85,9 +87,13 @@ impl TaggedQueues {
         match (queue.front(), queue.back()) {
             (Some(head), Some(tail)) => {
                 let head_key = self.tags[head as usize].key;
-                let tail_key = self.tags[tail as usize].key;
-                self.heads.set(q, head_key);
-                self.tails.set(q, tail_key);
+                if self.heads.key_of(q) != Some(head_key) {
+                    self.heads.set(q, head_key);
+                }
+                if self.track_tails {
+                    let tail_key = self.tags[tail as usize].key;
+                    self.tails.set(q, tail_key);
+                }
             }
             _ => {
                 self.heads.remove(q);

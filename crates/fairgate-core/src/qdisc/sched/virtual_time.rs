@@ -40,7 +40,7 @@ impl VirtualTimeConfig {
 
     pub fn core(&self, _env: &QdiscEnv) -> VirtualTimeCore {
         VirtualTimeCore {
-            queues: TaggedQueues::new(FlowTable::new(self.classify, self.weights.clone())),
+            queues: TaggedQueues::new(FlowTable::new(self.classify, self.weights.clone()), false),
             last_finish: Vec::new(),
             manager: self.buffer.build(),
         }
