@@ -14,6 +14,8 @@
 //!
 //! `charge_dropped = true` leaves F^a unchanged when a packet is dropped (chapter 2's "small
 //! penalty"); `false` takes the dropped packet's P/w back off F^a (scenario 4's simulations).
+//! Only a tail victim (the conversation's latest arrival) is uncharged: taking back a head
+//! packet's charge could give the next arrival a bid below the packets still queued.
 //!
 //! Decisions (sources silent or conflicting, see spec 004 section 5):
 //! - Default drop policy `longest_tail` without charging (A1: what the chapter 6 simulations
@@ -204,7 +206,7 @@ impl Fq {
         let Some(packet) = self.queues.take(q, end, ctx) else {
             return;
         };
-        if !self.config.charge_dropped {
+        if !self.config.charge_dropped && end == End::Tail {
             let bits = self.queues.tag_of(packet).aux;
             self.round.uncharge(q, bits, self.now);
         }

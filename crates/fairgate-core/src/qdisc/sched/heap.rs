@@ -24,6 +24,29 @@ impl Key {
     }
 }
 
+/// An entry of a lazy min-heap (`std::collections::BinaryHeap<MinEntry>`): ordered so that
+/// the smallest (tag, seq) is on top. Users invalidate entries by remembering which `seq` is
+/// current for `item`, and skip stale entries when they surface.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MinEntry {
+    pub key: Key,
+    pub item: u32,
+}
+
+impl Eq for MinEntry {}
+
+impl PartialOrd for MinEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for MinEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.order(&self.key)
+    }
+}
+
 const ABSENT: u32 = u32::MAX;
 
 /// Min-heap (or max-heap when built with `max`) of items keyed by [`Key`].

@@ -18,7 +18,8 @@
 //! - Removing charge for a dropped packet lowers F^a by the packet's length but never below the
 //!   current R (which would make R run backwards).
 
-use super::heap::{IndexedHeap, Key};
+use super::heap::{Key, MinEntry};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug)]
 pub struct RoundNumber {
@@ -28,11 +29,17 @@ pub struct RoundNumber {
     r_chk: f64,
     /// Sum of the active conversations' weights (N_ac).
     active_weight: f64,
-    active: IndexedHeap,
+    active_count: usize,
+    /// Finish numbers of active conversations, lazily: an entry is current only if its seq
+    /// is the conversation's `current` one.
+    finishes: BinaryHeap<MinEntry>,
+    current: Vec<u64>,
     finish: Vec<f64>,
     weight: Vec<f64>,
     seq: u64,
 }
+
+const INACTIVE: u64 = 0;
 
 /// What an arrival leaves behind: the conversation's previous F^a, R at the arrival, and the
 /// packet's new finish number.
@@ -50,7 +57,9 @@ impl RoundNumber {
             t_chk: 0.0,
             r_chk: 0.0,
             active_weight: 0.0,
-            active: IndexedHeap::min(),
+            active_count: 0,
+            finishes: BinaryHeap::new(),
+            current: Vec::new(),
             finish: Vec::new(),
             weight: Vec::new(),
             seq: 0,
@@ -59,7 +68,11 @@ impl RoundNumber {
 
     /// R(t); `t` must not decrease between calls.
     pub fn advance(&mut self, t: f64) -> f64 {
-        while let Some((key, conv)) = self.active.top() {
+        while let Some(&MinEntry { key, item: conv }) = self.finishes.peek() {
+            if self.current[conv as usize] != key.seq {
+                self.finishes.pop();
+                continue;
+            }
             let slope = self.line_rate / self.active_weight;
             let bound = self.r_chk + (t - self.t_chk) * slope;
             if key.tag > bound {
@@ -69,8 +82,8 @@ impl RoundNumber {
             }
             self.t_chk += (key.tag - self.r_chk) / slope;
             self.r_chk = key.tag;
-            self.active.pop();
-            self.active_weight -= self.weight[conv as usize];
+            self.finishes.pop();
+            self.deactivate(conv);
         }
         self.active_weight = 0.0;
         self.t_chk = t;
@@ -84,11 +97,19 @@ impl RoundNumber {
 
     /// Number of active conversations.
     pub fn active_count(&self) -> usize {
-        self.active.len()
+        self.active_count
     }
 
     pub fn is_active(&self, conv: u32) -> bool {
-        self.active.contains(conv)
+        self.current
+            .get(conv as usize)
+            .is_some_and(|&seq| seq != INACTIVE)
+    }
+
+    fn deactivate(&mut self, conv: u32) {
+        self.current[conv as usize] = INACTIVE;
+        self.active_count -= 1;
+        self.active_weight -= self.weight[conv as usize];
     }
 
     /// F^a of a conversation (0 if never seen).
@@ -105,6 +126,7 @@ impl RoundNumber {
             previous_finish
         } else {
             self.active_weight += weight;
+            self.active_count += 1;
             round
         };
         let finish = start + bits / weight;
@@ -128,8 +150,7 @@ impl RoundNumber {
             return;
         }
         if lowered <= round {
-            self.active.remove(conv);
-            self.active_weight -= self.weight[conv as usize];
+            self.deactivate(conv);
         } else {
             self.set_finish(conv, lowered);
         }
@@ -139,6 +160,7 @@ impl RoundNumber {
         if self.finish.len() <= conv as usize {
             self.finish.resize(conv as usize + 1, 0.0);
             self.weight.resize(conv as usize + 1, 1.0);
+            self.current.resize(conv as usize + 1, INACTIVE);
         }
         self.weight[conv as usize] = weight;
     }
@@ -146,13 +168,14 @@ impl RoundNumber {
     fn set_finish(&mut self, conv: u32, finish: f64) {
         self.finish[conv as usize] = finish;
         self.seq += 1;
-        self.active.set(
-            conv,
-            Key {
+        self.current[conv as usize] = self.seq;
+        self.finishes.push(MinEntry {
+            key: Key {
                 tag: finish,
                 seq: self.seq,
             },
-        );
+            item: conv,
+        });
     }
 }
 

@@ -1,14 +1,20 @@
 //! Per-flow FIFO queues served in order of a per-packet tag: the structure shared by FQ, WFQ,
-//! SCFQ and start-time FQ. It is Keshav's PERC (seed 004 section 3.4): tags increase within a
-//! flow, so the smallest tag is at the head of some queue and the largest at the tail of some
-//! queue; a min-heap over the queues' head tags gives the next packet to send and a max-heap
-//! over their tail tags gives the largest-tag victim, both in O(log N) for N backlogged flows.
+//! SCFQ and start-time FQ. Tags never decrease within a flow, so the packet with the
+//! smallest (tag, arrival) is always the head of its flow's queue.
+//!
+//! - Service order: a lazy binary min-heap over the queued packets. An arrival pushes one
+//!   entry (its tag is usually among the largest, so the push rarely climbs); a packet
+//!   removed by a drop leaves a stale entry, skipped when it surfaces. The top is kept valid
+//!   after every change, so `peek` is exact.
+//! - Largest-tag victims (only when `track_tails`): Keshav's PERC max-heap over the queues'
+//!   tail tags (seed 004 section 3.4), indexed so a queue can be re-keyed in O(log N).
 
 use super::flow_table::FlowTable;
-use super::heap::{IndexedHeap, Key};
+use super::heap::{IndexedHeap, Key, MinEntry};
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
 use crate::qdisc::QdiscCtx;
+use std::collections::BinaryHeap;
 
 /// What a queued packet carries: its service tag and one scheduler-defined number (the
 /// packet's start tag, or its length in round units, for undoing its charge when dropped).
@@ -16,12 +22,18 @@ use crate::qdisc::QdiscCtx;
 pub struct Tagged {
     pub key: Key,
     pub aux: f64,
+    pub queue: u32,
 }
+
+/// `queued[packet]` when the packet is not queued.
+const NOT_QUEUED: u64 = 0;
 
 pub struct TaggedQueues {
     pub table: FlowTable,
     tags: Vec<Tagged>,
-    heads: IndexedHeap,
+    /// The seq of the packet's entry while it is queued, else `NOT_QUEUED`.
+    queued: Vec<u64>,
+    order: BinaryHeap<MinEntry>,
     tails: IndexedHeap,
     /// Whether the tail heap is kept (only largest-tag drops need it).
     track_tails: bool,
@@ -33,25 +45,30 @@ impl TaggedQueues {
         TaggedQueues {
             table,
             tags: Vec::new(),
-            heads: IndexedHeap::min(),
+            queued: Vec::new(),
+            order: BinaryHeap::new(),
             tails: IndexedHeap::max(),
             track_tails,
             seq: 0,
         }
     }
 
-    /// Appends `packet` to queue `q` with service tag `tag`.
+    /// Appends `packet` to queue `q` with service tag `tag`; `tag` must not be below the tag
+    /// of the queue's current tail.
     pub fn push(&mut self, q: u32, packet: PacketId, size: u32, tag: f64, aux: f64) {
         if self.tags.len() <= packet as usize {
             self.tags.resize(packet as usize + 1, Tagged::default());
+            self.queued.resize(packet as usize + 1, NOT_QUEUED);
         }
         self.seq += 1;
-        self.tags[packet as usize] = Tagged {
-            key: Key { tag, seq: self.seq },
-            aux,
-        };
+        let key = Key { tag, seq: self.seq };
+        self.tags[packet as usize] = Tagged { key, aux, queue: q };
+        self.queued[packet as usize] = self.seq;
+        self.order.push(MinEntry { key, item: packet });
         self.table.push(q, packet, size);
-        self.rekey(q);
+        if self.track_tails {
+            self.tails.set(q, key);
+        }
     }
 
     pub fn tag_of(&self, packet: PacketId) -> Tagged {
@@ -60,14 +77,15 @@ impl TaggedQueues {
 
     /// Removes and returns the packet with the smallest tag and its queue.
     pub fn pop_min(&mut self, ctx: &QdiscCtx) -> Option<(u32, PacketId)> {
-        let (_, q) = self.heads.top()?;
+        let entry = *self.order.peek()?;
+        let q = self.tags[entry.item as usize].queue;
         let packet = self.take(q, End::Head, ctx)?;
+        debug_assert_eq!(packet, entry.item, "tags must not decrease within a flow");
         Some((q, packet))
     }
 
     pub fn peek_min(&self) -> Option<PacketId> {
-        let (_, q) = self.heads.top()?;
-        self.table.queue(q).front()
+        self.order.peek().map(|e| e.item)
     }
 
     /// The queue whose tail packet has the largest tag (needs `track_tails`).
@@ -75,30 +93,28 @@ impl TaggedQueues {
         self.tails.top().map(|(_, q)| q)
     }
 
-    /// Removes the head or tail of queue `q`, keeping both heaps in step.
+    /// Removes the head or tail of queue `q`.
     pub fn take(&mut self, q: u32, end: End, ctx: &QdiscCtx) -> Option<PacketId> {
         let packet = self.table.take(q, end, ctx)?;
-        self.rekey(q);
+        self.queued[packet as usize] = NOT_QUEUED;
+        self.drop_stale();
+        if self.track_tails {
+            match self.table.queue(q).back() {
+                Some(tail) => self.tails.set(q, self.tags[tail as usize].key),
+                None => {
+                    self.tails.remove(q);
+                }
+            }
+        }
         Some(packet)
     }
 
-    fn rekey(&mut self, q: u32) {
-        let queue = self.table.queue(q);
-        match (queue.front(), queue.back()) {
-            (Some(head), Some(tail)) => {
-                let head_key = self.tags[head as usize].key;
-                if self.heads.key_of(q) != Some(head_key) {
-                    self.heads.set(q, head_key);
-                }
-                if self.track_tails {
-                    let tail_key = self.tags[tail as usize].key;
-                    self.tails.set(q, tail_key);
-                }
+    fn drop_stale(&mut self) {
+        while let Some(top) = self.order.peek() {
+            if self.queued[top.item as usize] == top.key.seq {
+                return;
             }
-            _ => {
-                self.heads.remove(q);
-                self.tails.remove(q);
-            }
+            self.order.pop();
         }
     }
 }
