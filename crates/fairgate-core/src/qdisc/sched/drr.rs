@@ -72,8 +72,6 @@ pub struct Drr {
     deficit: Vec<f64>,
     /// Whether the front queue already received its quantum for the current visit.
     in_visit: bool,
-    /// Packet sizes by handle, so `peek` can see head lengths.
-    sizes: Vec<u32>,
     manager: Box<dyn BufferManager>,
 }
 
@@ -85,7 +83,6 @@ impl Drr {
             active: ActiveList::default(),
             deficit: Vec::new(),
             in_visit: false,
-            sizes: Vec::new(),
             manager: config.buffer.build(),
         }
     }
@@ -110,7 +107,7 @@ impl Drr {
     }
 
     fn size_of(&self, packet: PacketId) -> f64 {
-        self.sizes[packet as usize] as f64
+        self.table.size_of(packet) as f64
     }
 }
 
@@ -133,10 +130,6 @@ impl Qdisc for Drr {
         if self.deficit.len() <= q as usize {
             self.deficit.resize(q as usize + 1, 0.0);
         }
-        if self.sizes.len() <= packet as usize {
-            self.sizes.resize(packet as usize + 1, 0);
-        }
-        self.sizes[packet as usize] = size;
         self.table.push(q, packet, size);
         self.active.activate(q);
         apply_buffer_manager(self, q, ctx);

@@ -12,10 +12,10 @@
 //!   `[[flows]]` list (ACK flows are numbered after the data flows). Classes beyond the list
 //!   weigh 1.
 
+use super::packet_lists::{PacketLists, PacketQueue};
 use crate::classify::{mix, FlowKey};
 use crate::net::packet::{Packet, PacketId};
 use crate::qdisc::buffer::{BufferManager, End, FlowQueues, Victim};
-use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::QdiscCtx;
 use crate::scenario::ScenarioError;
 use std::collections::HashMap;
@@ -61,7 +61,7 @@ pub struct FlowTable {
     index_of: ClassMap,
     /// Direct index by flow id for `classify = "flow"` (flow ids are small and dense).
     by_flow: Vec<u32>,
-    queues: Vec<PacketFifo>,
+    queues: PacketLists,
     class_of: Vec<u64>,
     weights: Vec<f64>,
     backlogged: Vec<u32>,
@@ -106,8 +106,8 @@ impl FlowTable {
     }
 
     fn new_queue(&mut self, class: u64) -> u32 {
-        let q = self.queues.len() as u32;
-        self.queues.push(PacketFifo::default());
+        let q = self.queues.queue_count() as u32;
+        self.queues.add_queue();
         self.class_of.push(class);
         let weight = usize::try_from(class)
             .ok()
@@ -120,15 +120,20 @@ impl FlowTable {
 
     /// Number of queues ever created.
     pub fn queue_count(&self) -> usize {
-        self.queues.len()
+        self.queues.queue_count()
     }
 
-    pub fn queue(&self, q: u32) -> &PacketFifo {
-        &self.queues[q as usize]
+    pub fn queue(&self, q: u32) -> &PacketQueue {
+        self.queues.queue(q)
+    }
+
+    /// Size of a queued packet.
+    pub fn size_of(&self, packet: PacketId) -> u32 {
+        self.queues.size_of(packet)
     }
 
     pub fn push(&mut self, q: u32, packet: PacketId, size: u32) {
-        self.queues[q as usize].push(packet, size);
+        self.queues.push(q, packet, size);
         self.total_packets += 1;
         self.total_bytes += size as u64;
         if self.backlog_slot[q as usize] == NOT_BACKLOGGED {
@@ -138,15 +143,11 @@ impl FlowTable {
     }
 
     /// Removes the head (`End::Head`) or tail packet of queue `q`.
-    pub fn take(&mut self, q: u32, end: End, ctx: &QdiscCtx) -> Option<PacketId> {
-        let queue = &mut self.queues[q as usize];
-        let packet = match end {
-            End::Head => queue.pop(ctx)?,
-            End::Tail => queue.pop_back(ctx)?,
-        };
+    pub fn take(&mut self, q: u32, end: End, _ctx: &QdiscCtx) -> Option<PacketId> {
+        let packet = self.queues.take(q, end)?;
         self.total_packets -= 1;
-        self.total_bytes -= ctx.size(packet) as u64;
-        if self.queues[q as usize].is_empty() {
+        self.total_bytes -= self.queues.size_of(packet) as u64;
+        if self.queues.queue(q).is_empty() {
             self.unlist(q);
         }
         Some(packet)
@@ -164,7 +165,7 @@ impl FlowTable {
     /// The backlogged queue holding the most bytes (or packets); ties go to the lower index.
     pub fn longest(&self, by_bytes: bool) -> Option<u32> {
         let size = |q: u32| {
-            let queue = &self.queues[q as usize];
+            let queue = self.queues.queue(q);
             if by_bytes {
                 queue.bytes()
             } else {
@@ -187,10 +188,10 @@ impl FlowQueues for FlowTable {
         &self.backlogged
     }
     fn len_packets(&self, queue: u32) -> usize {
-        self.queues[queue as usize].len()
+        self.queues.queue(queue).len()
     }
     fn len_bytes(&self, queue: u32) -> u64 {
-        self.queues[queue as usize].bytes()
+        self.queues.queue(queue).bytes()
     }
     fn weight(&self, queue: u32) -> f64 {
         self.weights[queue as usize]

@@ -10,6 +10,7 @@ pub mod fqbit;
 pub mod heap;
 pub mod keshav;
 pub mod nagle;
+pub mod packet_lists;
 pub mod round_number;
 pub mod scfq;
 pub mod selective_decbit;

@@ -22,8 +22,8 @@ use crate::classify::FlowKey;
 use crate::engine::time::secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
-use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::sched::flow_table::ActiveList;
+use crate::qdisc::sched::packet_lists::PacketLists;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::scenario::units::Duration;
 use crate::scenario::{check, ScenarioError};
@@ -184,7 +184,7 @@ impl LengthLists {
 
 pub struct StochasticFq {
     config: StochasticFqConfig,
-    queues: Vec<PacketFifo>,
+    queues: PacketLists,
     lengths: LengthLists,
     active: ActiveList,
     salt: u64,
@@ -197,7 +197,7 @@ impl StochasticFq {
         let buckets = config.buckets as usize;
         StochasticFq {
             config: config.clone(),
-            queues: (0..buckets).map(|_| PacketFifo::default()).collect(),
+            queues: PacketLists::with_queues(buckets),
             lengths: LengthLists::new(buckets),
             active: ActiveList::default(),
             salt: 0,
@@ -214,15 +214,11 @@ impl StochasticFq {
         self.lengths.length(bucket)
     }
 
-    fn take(&mut self, bucket: u32, end: End, ctx: &QdiscCtx) -> Option<PacketId> {
-        let queue = &mut self.queues[bucket as usize];
-        let packet = match end {
-            End::Head => queue.pop(ctx)?,
-            End::Tail => queue.pop_back(ctx)?,
-        };
+    fn take(&mut self, bucket: u32, end: End) -> Option<PacketId> {
+        let packet = self.queues.take(bucket, end)?;
         self.lengths.shrink(bucket);
         self.total_packets -= 1;
-        self.total_bytes -= ctx.size(packet) as u64;
+        self.total_bytes -= self.queues.size_of(packet) as u64;
         Some(packet)
     }
 
@@ -235,7 +231,7 @@ impl StochasticFq {
             let Some(bucket) = self.lengths.longest() else {
                 return;
             };
-            let Some(victim) = self.take(bucket, end, ctx) else {
+            let Some(victim) = self.take(bucket, end) else {
                 return;
             };
             let reason = if victim == arrival {
@@ -269,8 +265,9 @@ impl Qdisc for StochasticFq {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let p = ctx.packets.get(packet);
         let size = p.size;
-        let bucket = self.config.classify.bucket(p, self.salt, self.queues.len()) as u32;
-        self.queues[bucket as usize].push(packet, size);
+        let buckets = self.queues.queue_count();
+        let bucket = self.config.classify.bucket(p, self.salt, buckets) as u32;
+        self.queues.push(bucket, packet, size);
         self.lengths.grow(bucket);
         self.total_packets += 1;
         self.total_bytes += size as u64;
@@ -278,14 +275,14 @@ impl Qdisc for StochasticFq {
         self.steal(packet, ctx);
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let bucket = self.active.front()?;
-            let Some(packet) = self.take(bucket, End::Head, ctx) else {
+            let Some(packet) = self.take(bucket, End::Head) else {
                 self.active.retire_front();
                 continue;
             };
-            if self.queues[bucket as usize].is_empty() {
+            if self.queues.queue(bucket).is_empty() {
                 self.active.retire_front();
             } else {
                 self.active.rotate();
@@ -297,7 +294,7 @@ impl Qdisc for StochasticFq {
     fn peek(&self) -> Option<PacketId> {
         self.active
             .iter()
-            .find_map(|b| self.queues[b as usize].front())
+            .find_map(|b| self.queues.queue(b).front())
     }
 
     fn len_packets(&self) -> usize {
