@@ -1,6 +1,7 @@
-//! An indexed binary heap of queue indices keyed by `(tag, seq)`: the priority structure of the
-//! tag-based schedulers (the min- and max-heaps of Keshav's PERC, seed 004 section 3.4) and of
-//! the round-number computation (the heap of active conversations' finish numbers).
+//! An indexed binary heap of queue indices keyed by `(tag, seq)`: the min- and max-heaps of
+//! Keshav's PERC (seed 004 section 3.4) and the tail-bid heap of the largest-bid drop rule;
+//! plus [`MinEntry`], the entry of the lazy min-heaps that order FQ's service and its
+//! active finish numbers.
 //!
 //! Each item (a `u32` queue index) is in the heap at most once; `position` maps an item to its
 //! slot so that a key can be changed or the item removed in O(log n). Ties on the tag are
