@@ -26,8 +26,8 @@
 //!   (A2).
 //! - The buffer limit is in packets (`limit`, default 50) and optionally bytes; the arrival is
 //!   admitted first and victims are then dropped until both limits hold, so the arrival itself
-//!   may be the victim. A victim that is the arrival counts as `overflow`, any other as
-//!   `pushout`.
+//!   may be the victim. A packet larger than the whole byte limit is refused on arrival. A
+//!   victim that is the arrival counts as `overflow`, any other as `pushout`.
 //! - Weighted FQ: `weights` indexed by class id; N_ac is the sum of active weights and a packet
 //!   counts as P/w bits (seed 004 section 2.2).
 //! - FQbit (`mark_fraction`): the DECbit is set on an arriving packet when its conversation's
@@ -254,6 +254,10 @@ impl Qdisc for Fq {
         self.now = ctx.now as f64;
         let p = ctx.packets.get(packet);
         let size = p.size;
+        if self.config.limit_bytes.is_some_and(|b| size as u64 > b) {
+            ctx.drop(packet, DropReason::Overflow);
+            return;
+        }
         let q = self.queues.table.queue_of(p);
         let weight = self.queues.table.weight_of(q);
         let bits = size as f64 * 8.0;
