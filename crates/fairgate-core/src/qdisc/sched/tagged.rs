@@ -98,7 +98,8 @@ impl TaggedQueues {
         let packet = self.table.take(q, end, ctx)?;
         self.queued[packet as usize] = NOT_QUEUED;
         self.drop_stale();
-        if self.track_tails {
+        let tail_changed = end == End::Tail || self.table.queue(q).is_empty();
+        if self.track_tails && tail_changed {
             match self.table.queue(q).back() {
                 Some(tail) => self.tails.set(q, self.tags[tail as usize].key),
                 None => {
