@@ -18,8 +18,7 @@
 //! - Removing charge for a dropped packet lowers F^a by the packet's length but never below the
 //!   current R (which would make R run backwards).
 
-use super::heap::{Key, MinEntry};
-use std::collections::BinaryHeap;
+use super::heap::{Key, MinEntry, QuadHeap};
 
 #[derive(Clone, Debug)]
 pub struct RoundNumber {
@@ -32,7 +31,7 @@ pub struct RoundNumber {
     active_count: usize,
     /// Finish numbers of active conversations, lazily: an entry is current only if its seq
     /// is the conversation's `current` one.
-    finishes: BinaryHeap<MinEntry>,
+    finishes: QuadHeap,
     current: Vec<u64>,
     finish: Vec<f64>,
     weight: Vec<f64>,
@@ -58,7 +57,7 @@ impl RoundNumber {
             r_chk: 0.0,
             active_weight: 0.0,
             active_count: 0,
-            finishes: BinaryHeap::new(),
+            finishes: QuadHeap::default(),
             current: Vec::new(),
             finish: Vec::new(),
             weight: Vec::new(),

@@ -2,7 +2,7 @@
 //! SCFQ and start-time FQ. Tags never decrease within a flow, so the packet with the
 //! smallest (tag, arrival) is always the head of its flow's queue.
 //!
-//! - Service order: a lazy binary min-heap over the queued packets. An arrival pushes one
+//! - Service order: a lazy 4-ary min-heap over the queued packets. An arrival pushes one
 //!   entry (its tag is usually among the largest, so the push rarely climbs); a packet
 //!   removed by a drop leaves a stale entry, skipped when it surfaces. The top is kept valid
 //!   after every change, so `peek` is exact.
@@ -10,11 +10,10 @@
 //!   tail tags (seed 004 section 3.4), indexed so a queue can be re-keyed in O(log N).
 
 use super::flow_table::FlowTable;
-use super::heap::{IndexedHeap, Key, MinEntry};
+use super::heap::{IndexedHeap, Key, MinEntry, QuadHeap};
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
 use crate::qdisc::QdiscCtx;
-use std::collections::BinaryHeap;
 
 /// What a queued packet carries: its service tag and one scheduler-defined number (the
 /// packet's start tag, or its length in round units, for undoing its charge when dropped).
@@ -33,7 +32,7 @@ pub struct TaggedQueues {
     tags: Vec<Tagged>,
     /// The seq of the packet's entry while it is queued, else `NOT_QUEUED`.
     queued: Vec<u64>,
-    order: BinaryHeap<MinEntry>,
+    order: QuadHeap,
     tails: IndexedHeap,
     /// Whether the tail heap is kept (only largest-tag drops need it).
     track_tails: bool,
@@ -46,7 +45,7 @@ impl TaggedQueues {
             table,
             tags: Vec::new(),
             queued: Vec::new(),
-            order: BinaryHeap::new(),
+            order: QuadHeap::default(),
             tails: IndexedHeap::max(),
             track_tails,
             seq: 0,
