@@ -96,13 +96,19 @@ impl QdiscConfig for StochasticFqConfig {
 
 const NIL: u32 = u32::MAX;
 
+/// A bucket's place in the length lists.
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    length: u32,
+}
+
 /// McKenney's array of doubly-linked lists of buckets, one list per queue length.
 #[derive(Default)]
 pub struct LengthLists {
     first: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    length: Vec<usize>,
+    nodes: Vec<Node>,
     longest: usize,
     /// Elementary list operations (link or unlink), for cost accounting.
     pub operations: u64,
@@ -110,18 +116,21 @@ pub struct LengthLists {
 
 impl LengthLists {
     pub fn new(buckets: usize) -> Self {
+        let node = Node {
+            next: NIL,
+            prev: NIL,
+            length: 0,
+        };
         LengthLists {
             first: vec![NIL],
-            next: vec![NIL; buckets],
-            prev: vec![NIL; buckets],
-            length: vec![0; buckets],
+            nodes: vec![node; buckets],
             longest: 0,
             operations: 0,
         }
     }
 
     pub fn length(&self, bucket: u32) -> usize {
-        self.length[bucket as usize]
+        self.nodes[bucket as usize].length as usize
     }
 
     /// A bucket of the greatest length, if any bucket is non-empty.
@@ -130,19 +139,19 @@ impl LengthLists {
     }
 
     pub fn grow(&mut self, bucket: u32) {
-        self.move_to(bucket, self.length[bucket as usize] + 1);
+        self.move_to(bucket, self.length(bucket) + 1);
     }
 
     pub fn shrink(&mut self, bucket: u32) {
-        self.move_to(bucket, self.length[bucket as usize] - 1);
+        self.move_to(bucket, self.length(bucket) - 1);
     }
 
     fn move_to(&mut self, bucket: u32, length: usize) {
-        let old = self.length[bucket as usize];
+        let old = self.length(bucket);
         if old > 0 {
             self.unlink(bucket, old);
         }
-        self.length[bucket as usize] = length;
+        self.nodes[bucket as usize].length = length as u32;
         if length > 0 {
             self.link(bucket, length);
         }
@@ -159,24 +168,25 @@ impl LengthLists {
             self.first.resize(length + 1, NIL);
         }
         let head = self.first[length];
-        self.next[bucket as usize] = head;
-        self.prev[bucket as usize] = NIL;
+        let node = &mut self.nodes[bucket as usize];
+        node.next = head;
+        node.prev = NIL;
         if head != NIL {
-            self.prev[head as usize] = bucket;
+            self.nodes[head as usize].prev = bucket;
         }
         self.first[length] = bucket;
         self.operations += 1;
     }
 
     fn unlink(&mut self, bucket: u32, length: usize) {
-        let (prev, next) = (self.prev[bucket as usize], self.next[bucket as usize]);
+        let Node { next, prev, .. } = self.nodes[bucket as usize];
         if prev == NIL {
             self.first[length] = next;
         } else {
-            self.next[prev as usize] = next;
+            self.nodes[prev as usize].next = next;
         }
         if next != NIL {
-            self.prev[next as usize] = prev;
+            self.nodes[next as usize].prev = prev;
         }
         self.operations += 1;
     }
