@@ -565,6 +565,22 @@ impl Simulation {
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
     }
+    /// Replaces the discipline of the port named `name` ("a->b") by `wrap(old)`, before the
+    /// run (studies that record a port's traffic wrap its discipline). False if no such port.
+    pub fn wrap_qdisc(
+        &mut self,
+        name: &str,
+        wrap: impl FnOnce(Box<dyn crate::qdisc::Qdisc>) -> Box<dyn crate::qdisc::Qdisc>,
+    ) -> bool {
+        let Some(port) = self.ports.iter_mut().find(|p| p.name == name) else {
+            return false;
+        };
+        let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
+        let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
+        port.qdisc = wrap(old);
+        true
+    }
+
     pub fn ports(&self) -> &[Port] {
         &self.ports
     }

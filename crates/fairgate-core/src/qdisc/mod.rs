@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod fifo;
 pub mod filter;
 pub mod registry;
+pub mod sched;
 pub mod testing;
 
 pub use registry::QdiscSpec;

@@ -73,6 +73,17 @@ qdisc_registry! {
     "vrc" => Vrc(super::aqm::vrc::VrcConfig),
     "vq_red" => VqRed(super::aqm::vq_red::VqRedConfig),
     "redfc" => RedFc(super::aqm::redfc::RedFcConfig),
+    "fcfs" => Fcfs(super::fifo::FifoConfig),
+    "fq" => Fq(super::sched::fq::FqConfig),
+    "fqbit" => Fqbit(super::sched::fqbit::FqbitConfig),
+    "wfq" => Wfq(super::sched::wfq::WfqConfig),
+    "scfq" => Scfq(super::sched::scfq::ScfqConfig),
+    "stfq" => Stfq(super::sched::stfq::StfqConfig),
+    "stochastic_fq" => StochasticFq(super::sched::stochastic_fq::StochasticFqConfig),
+    "selective_decbit" => SelectiveDecbit(super::sched::selective_decbit::SelectiveDecbitConfig),
+    "drr" => Drr(super::sched::drr::DrrConfig),
+    "wrr" => Wrr(super::sched::wrr::WrrConfig),
+    "nagle" => Nagle(super::sched::nagle::NagleConfig),
 }
 
 impl Default for QdiscSpec {

@@ -1,0 +1,403 @@
+//! Stochastic Fairness Queueing, P. E. McKenney, "Stochastic fairness queueing", INFOCOM 1990;
+//! seed 000 (`000_901d88a0570d144f.txt`) sections 2.2 and 2.3 (called "Stochastic FQ" there;
+//! "SFQ" in seed 000 is start-time FQ). Seed 004 chapter 2 mentions it as ref [93].
+//!
+//! A keyed hash of the flow key picks one of `buckets` FIFO queues (colliding flows share a
+//! queue); the key of the hash (the salt) is changed every `perturb` seconds. Backlogged
+//! buckets are served round robin, one packet per visit. When the shared buffer is full the
+//! arrival steals a buffer from the longest bucket, found in O(1) with McKenney's structure:
+//! an array indexed by queue length of doubly-linked lists of buckets, plus the largest
+//! non-empty length. Each arrival or departure moves one bucket between adjacent lists.
+//!
+//! Decisions:
+//! - Defaults: 1024 buckets, a 128-packet buffer, perturbation every 10 s (Linux `sfq`'s
+//!   divisor and the perturbation period its documentation recommends; McKenney gives no
+//!   single value), steal from the tail of the longest bucket (`steal = "head"` to take the
+//!   head instead); among equally long buckets the one most recently moved to that length.
+//! - Lengths are in packets, as McKenney's structure is (the seed notes it ignores lengths).
+//! - Packets already queued stay in their bucket when the salt changes.
+//! - A victim that is the arrival counts as `overflow`, any other as `pushout`.
+
+use crate::classify::FlowKey;
+use crate::engine::time::secs;
+use crate::net::packet::PacketId;
+use crate::qdisc::buffer::End;
+use crate::qdisc::sched::flow_table::ActiveList;
+use crate::qdisc::sched::packet_lists::PacketLists;
+use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::scenario::units::Duration;
+use crate::scenario::{check, ScenarioError};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+fn default_buckets() -> u32 {
+    1024
+}
+fn default_limit() -> u64 {
+    128
+}
+fn default_perturb() -> Duration {
+    Duration::from_secs(10.0)
+}
+
+/// Which end of the longest bucket loses a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Steal {
+    Head,
+    #[default]
+    Tail,
+}
+
+/// `queue = { kind = "stochastic_fq", buckets = 1024, limit = 128, perturb = "10s" }`
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StochasticFqConfig {
+    #[serde(default = "default_buckets")]
+    pub buckets: u32,
+    /// Shared buffer in packets.
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    /// Perturbation period; 0 disables perturbation.
+    #[serde(default = "default_perturb")]
+    pub perturb: Duration,
+    #[serde(default)]
+    pub steal: Steal,
+    #[serde(default = "five_tuple")]
+    pub classify: FlowKey,
+}
+
+fn five_tuple() -> FlowKey {
+    FlowKey::FiveTuple
+}
+
+impl Default for StochasticFqConfig {
+    fn default() -> Self {
+        StochasticFqConfig {
+            buckets: default_buckets(),
+            limit: default_limit(),
+            perturb: default_perturb(),
+            steal: Steal::default(),
+            classify: five_tuple(),
+        }
+    }
+}
+
+impl QdiscConfig for StochasticFqConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "buckets", self.buckets as u64)?;
+        check::positive_int(path, "limit", self.limit)?;
+        check::non_negative(path, "perturb", self.perturb.secs())
+    }
+    fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(StochasticFq::new(self))
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+/// A bucket's place in the length lists.
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    length: u32,
+}
+
+/// McKenney's array of doubly-linked lists of buckets, one list per queue length.
+#[derive(Default)]
+pub struct LengthLists {
+    first: Vec<u32>,
+    nodes: Vec<Node>,
+    longest: usize,
+    /// Elementary list operations (link or unlink), for cost accounting.
+    pub operations: u64,
+}
+
+impl LengthLists {
+    pub fn new(buckets: usize) -> Self {
+        let node = Node {
+            next: NIL,
+            prev: NIL,
+            length: 0,
+        };
+        LengthLists {
+            first: vec![NIL],
+            nodes: vec![node; buckets],
+            longest: 0,
+            operations: 0,
+        }
+    }
+
+    pub fn length(&self, bucket: u32) -> usize {
+        self.nodes[bucket as usize].length as usize
+    }
+
+    /// A bucket of the greatest length, if any bucket is non-empty.
+    pub fn longest(&self) -> Option<u32> {
+        (self.longest > 0).then(|| self.first[self.longest])
+    }
+
+    pub fn grow(&mut self, bucket: u32) {
+        self.move_to(bucket, self.length(bucket) + 1);
+    }
+
+    pub fn shrink(&mut self, bucket: u32) {
+        self.move_to(bucket, self.length(bucket) - 1);
+    }
+
+    fn move_to(&mut self, bucket: u32, length: usize) {
+        let old = self.length(bucket);
+        if old > 0 {
+            self.unlink(bucket, old);
+        }
+        self.nodes[bucket as usize].length = length as u32;
+        if length > 0 {
+            self.link(bucket, length);
+        }
+        if length > self.longest {
+            self.longest = length;
+        }
+        while self.longest > 0 && self.first[self.longest] == NIL {
+            self.longest -= 1;
+        }
+    }
+
+    fn link(&mut self, bucket: u32, length: usize) {
+        if self.first.len() <= length {
+            self.first.resize(length + 1, NIL);
+        }
+        let head = self.first[length];
+        let node = &mut self.nodes[bucket as usize];
+        node.next = head;
+        node.prev = NIL;
+        if head != NIL {
+            self.nodes[head as usize].prev = bucket;
+        }
+        self.first[length] = bucket;
+        self.operations += 1;
+    }
+
+    fn unlink(&mut self, bucket: u32, length: usize) {
+        let Node { next, prev, .. } = self.nodes[bucket as usize];
+        if prev == NIL {
+            self.first[length] = next;
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        }
+        self.operations += 1;
+    }
+}
+
+pub struct StochasticFq {
+    config: StochasticFqConfig,
+    queues: PacketLists,
+    lengths: LengthLists,
+    active: ActiveList,
+    salt: u64,
+    total_packets: usize,
+    total_bytes: u64,
+}
+
+impl StochasticFq {
+    pub fn new(config: &StochasticFqConfig) -> Self {
+        let buckets = config.buckets as usize;
+        StochasticFq {
+            config: config.clone(),
+            queues: PacketLists::with_queues(buckets),
+            lengths: LengthLists::new(buckets),
+            active: ActiveList::default(),
+            salt: 0,
+            total_packets: 0,
+            total_bytes: 0,
+        }
+    }
+
+    pub fn salt(&self) -> u64 {
+        self.salt
+    }
+
+    pub fn bucket_len(&self, bucket: u32) -> usize {
+        self.lengths.length(bucket)
+    }
+
+    fn take(&mut self, bucket: u32, end: End) -> Option<PacketId> {
+        let packet = self.queues.take(bucket, end)?;
+        self.lengths.shrink(bucket);
+        self.total_packets -= 1;
+        self.total_bytes -= self.queues.size_of(packet) as u64;
+        Some(packet)
+    }
+
+    fn steal(&mut self, arrival: PacketId, ctx: &mut QdiscCtx) {
+        let end = match self.config.steal {
+            Steal::Head => End::Head,
+            Steal::Tail => End::Tail,
+        };
+        while self.total_packets as u64 > self.config.limit {
+            let Some(bucket) = self.lengths.longest() else {
+                return;
+            };
+            let Some(victim) = self.take(bucket, end) else {
+                return;
+            };
+            let reason = if victim == arrival {
+                DropReason::Overflow
+            } else {
+                DropReason::PushOut
+            };
+            ctx.drop(victim, reason);
+        }
+    }
+
+    fn schedule_perturbation(&self, ctx: &mut QdiscCtx) {
+        let period = secs(self.config.perturb.secs());
+        if period > 0 {
+            ctx.set_timer(ctx.now + period);
+        }
+    }
+}
+
+impl Qdisc for StochasticFq {
+    fn init(&mut self, ctx: &mut QdiscCtx) {
+        self.salt = ctx.rng.next_u64();
+        self.schedule_perturbation(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        self.salt = ctx.rng.next_u64();
+        self.schedule_perturbation(ctx);
+    }
+
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+        let p = ctx.packets.get(packet);
+        let size = p.size;
+        let buckets = self.queues.queue_count();
+        let bucket = self.config.classify.bucket(p, self.salt, buckets) as u32;
+        self.queues.push(bucket, packet, size);
+        self.lengths.grow(bucket);
+        self.total_packets += 1;
+        self.total_bytes += size as u64;
+        self.active.activate(bucket);
+        self.steal(packet, ctx);
+    }
+
+    fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<PacketId> {
+        loop {
+            let bucket = self.active.front()?;
+            let Some(packet) = self.take(bucket, End::Head) else {
+                self.active.retire_front();
+                continue;
+            };
+            if self.queues.queue(bucket).is_empty() {
+                self.active.retire_front();
+            } else {
+                self.active.rotate();
+            }
+            return Some(packet);
+        }
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.active
+            .iter()
+            .find_map(|b| self.queues.queue(b).front())
+    }
+
+    fn len_packets(&self) -> usize {
+        self.total_packets
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    fn name(&self) -> &'static str {
+        "stochastic_fq"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::Harness;
+
+    fn sfq(limit: u64, buckets: u32) -> StochasticFq {
+        StochasticFq::new(&StochasticFqConfig {
+            limit,
+            buckets,
+            classify: FlowKey::Flow,
+            ..StochasticFqConfig::default()
+        })
+    }
+
+    #[test]
+    fn length_lists_track_the_longest_bucket() {
+        let mut l = LengthLists::new(4);
+        for b in [0, 1, 1, 2, 1] {
+            l.grow(b);
+        }
+        assert_eq!(l.longest(), Some(1));
+        l.shrink(1);
+        l.shrink(1);
+        assert_eq!(l.length(1), 1);
+        // Buckets 0, 1, 2 all have length 1: the one moved there last (1) is first.
+        assert_eq!(l.longest(), Some(1));
+        for b in [0, 1, 2] {
+            l.shrink(b);
+        }
+        assert_eq!(l.longest(), None);
+        // 5 grows + 5 shrinks, each an unlink and/or a link: 5 + 4 + 4 + 1 = 14 operations
+        // (a move from length 0 only links, a move to length 0 only unlinks).
+        assert_eq!(l.operations, 14);
+    }
+
+    #[test]
+    fn steals_from_the_longest_bucket_and_serves_round_robin() {
+        let mut h = Harness::new();
+        let mut q = sfq(4, 64);
+        let bucket = |h: &Harness, q: &StochasticFq, id| {
+            FlowKey::Flow.bucket(h.packets.get(id), q.salt(), 64)
+        };
+        // Two flows in distinct buckets (flow ids chosen so for salt 0).
+        let (fa, fb) = (0..64)
+            .flat_map(|a| (0..64).map(move |b| (a, b)))
+            .find(|&(a, b)| {
+                let pa = crate::net::Packet {
+                    flow: a,
+                    ..Default::default()
+                };
+                let pb = crate::net::Packet {
+                    flow: b,
+                    ..Default::default()
+                };
+                FlowKey::Flow.bucket(&pa, 0, 64) != FlowKey::Flow.bucket(&pb, 0, 64)
+            })
+            .unwrap();
+        let a: Vec<_> = (0..4).map(|_| h.packet(fa, 100)).collect();
+        let b = h.packet(fb, 100);
+        for &id in a.iter().chain([&b]) {
+            h.enqueue(&mut q, id);
+        }
+        assert_ne!(bucket(&h, &q, a[0]), bucket(&h, &q, b));
+        assert_eq!(h.dropped(), vec![(a[3], DropReason::PushOut)]);
+        let order: Vec<_> = std::iter::from_fn(|| h.dequeue(&mut q)).collect();
+        assert_eq!(order, vec![a[0], b, a[1], a[2]]);
+    }
+
+    #[test]
+    fn perturbation_changes_the_salt_on_the_timer() {
+        let mut h = Harness::new();
+        let mut q = sfq(10, 16);
+        q.init(&mut h.ctx());
+        let first = q.salt();
+        assert_eq!(h.effects.timer(), Some(secs(10.0)));
+        h.now = secs(10.0);
+        h.timer(&mut q);
+        assert_ne!(q.salt(), first);
+        assert_eq!(h.effects.timer(), Some(secs(20.0)));
+    }
+}

@@ -1,0 +1,85 @@
+//! Weighted Fair Queueing as seed 000 (`000_901d88a0570d144f.txt`) section 2.2 describes it:
+//! stamp each packet with its finish time in the simulated bit-by-bit (GPS) server and serve
+//! in increasing finish number; when an arrival finds the buffer full, discard packets in
+//! decreasing finish number until it fits. Papers: Demers, Keshav, Shenker, SIGCOMM 1989;
+//! Parekh and Gallager, "A generalized processor sharing approach", ToN 1993.
+//!
+//! It is FQ ([`super::fq`]) with promptness delta = 0 (so the bid equals the finish number,
+//! F = max(F_prev, V(a)) + L/w with V the round number), per-flow weights, and the
+//! largest-finish drop rule.
+//!
+//! Decisions:
+//! - Default classification `flow` (seed 000 uses the 5-tuple "f0"; the simulator's flow id
+//!   is the exact equivalent), default limit 50 packets.
+//! - A dropped packet is not charged (in GPS it never arrived); `charge_dropped = true` keeps
+//!   the charge.
+//! - `drop = "buffer"` hands the choice to the `buffer` manager instead.
+
+use super::fq::{default_limit, FqConfig, FqDrop};
+use crate::classify::FlowKey;
+use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
+use crate::scenario::ScenarioError;
+use serde::{Deserialize, Serialize};
+
+/// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WfqConfig {
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(default = "largest_bid")]
+    pub drop: FqDrop,
+    #[serde(default)]
+    pub charge_dropped: bool,
+    #[serde(default)]
+    pub classify: FlowKey,
+    #[serde(default)]
+    pub weights: Vec<f64>,
+    #[serde(default)]
+    pub buffer: BufferSpec,
+}
+
+fn largest_bid() -> FqDrop {
+    FqDrop::LargestBid
+}
+
+impl Default for WfqConfig {
+    fn default() -> Self {
+        WfqConfig {
+            limit: default_limit(),
+            limit_bytes: None,
+            drop: largest_bid(),
+            charge_dropped: false,
+            classify: FlowKey::Flow,
+            weights: Vec::new(),
+            buffer: BufferSpec::default(),
+        }
+    }
+}
+
+impl WfqConfig {
+    pub fn as_fq(&self) -> FqConfig {
+        FqConfig {
+            limit: self.limit,
+            limit_bytes: self.limit_bytes,
+            delta: 0.0,
+            drop: self.drop,
+            charge_dropped: self.charge_dropped,
+            classify: self.classify,
+            weights: self.weights.clone(),
+            buffer: self.buffer.clone(),
+        }
+    }
+}
+
+impl QdiscConfig for WfqConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.as_fq().check(path)
+    }
+    fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
+        Box::new(self.as_fq().build_fq(env, None).renamed("wfq"))
+    }
+}

@@ -1,0 +1,68 @@
+//! Keshav's buffer data structures (seed 004 chapter 3): identical decisions on the same
+//! trace, and the orderings of figures 3.5-3.7 on open-loop workloads.
+
+use fairgate_core::qdisc::sched::keshav::study::{
+    fq_trace, onoff_workload, record_port, replay, sweep, StudyRow, Workload,
+};
+use fairgate_core::qdisc::sched::keshav::STRUCTURES;
+
+fn bursty(n: u32, b: u32, window: u32, load: f64) -> Workload {
+    onoff_workload(n, b, window, load, 4.0).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_four_structures_make_fqs_decisions() {
+    let w = bursty(8, 20, 5, 2.0);
+    let events = record_port(&w.scenario, &w.port).unwrap();
+    let (ops, fq_departures, fq_drops) = fq_trace(&events, 20, w.classify, w.link_rate_bps);
+    assert!(
+        fq_drops.len() > 100,
+        "the workload must overflow: {}",
+        fq_drops.len()
+    );
+    for name in STRUCTURES {
+        let r = replay(name, &ops, 20).unwrap();
+        assert_eq!(r.departures, fq_departures, "{name}");
+        assert_eq!(r.discards, fq_drops, "{name}");
+    }
+}
+
+fn row<'a>(rows: &'a [StudyRow], name: &str) -> &'a StudyRow {
+    rows.iter().find(|r| r.structure == name).unwrap()
+}
+
+#[test]
+fn orderings_of_seed_004_figures_3_5_to_3_7() {
+    // Overload: 16 sources, windows of 8, B = 32 (W N = 128 > B), offered load 1.2.
+    let over = sweep(&[(16, 32)], |n, b| Ok(bursty(n, b, 8, 1.2))).unwrap();
+    // Underload: 4 sources, windows of 4, B = 64 (W N = 16 <= B), load 0.4: no drops.
+    let under = sweep(&[(4, 64)], |n, b| Ok(bursty(n, b, 4, 0.4))).unwrap();
+    for r in over.iter().chain(&under) {
+        eprintln!(
+            "N={} B={} {:5} inserts {} mean {:.3} max {} instr {:.2} drops {}",
+            r.conversations,
+            r.buffers,
+            r.structure,
+            r.inserts,
+            r.mean_ops_per_insert,
+            r.max_ops_per_insert,
+            r.mean_instructions_per_insert,
+            r.drops
+        );
+    }
+    assert!(row(&over, "perc").drops > 0);
+    assert_eq!(row(&under, "perc").drops, 0);
+    let mean = |rows: &[StudyRow], name| row(rows, name).mean_ops_per_insert;
+    assert!(mean(&over, "perc") < mean(&over, "heap"));
+    assert!(mean(&over, "perc") < mean(&over, "tree"));
+    // Underload (zone I): LINK needs fewer operations than TREE and HEAP, and the fewest
+    // instructions of all four once table 3.2's cost per operation is applied. (PERC needs
+    // even fewer raw operations: a conversation's new tail rarely moves in the tail heap.)
+    for name in ["tree", "heap"] {
+        assert!(mean(&under, "link") < mean(&under, name), "{name}");
+    }
+    let instructions = |name| row(&under, name).mean_instructions_per_insert;
+    for name in ["tree", "heap", "perc"] {
+        assert!(instructions("link") < instructions(name), "{name}");
+    }
+}
