@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
     repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
 
+    study = sub.add_parser(
+        "study",
+        help="run a parameter-space study (e.g. keshav-buffers)",
+        description="Run a study that maps a cost or performance surface and write its table "
+        "(CSV, Markdown) and figure into --out.",
+    )
+    study.add_argument("name", nargs="?", help="study to run (see --list)")
+    study.add_argument("--list", action="store_true", help="list the studies")
+    study.add_argument("--quick", action="store_true", help="shorter traces")
+    study.add_argument("--out", type=Path, help="output directory (default: out/study/<name>)")
+
     validate = sub.add_parser(
         "validate",
         help="check a scenario without running it",
@@ -169,9 +180,27 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study(args: argparse.Namespace) -> int:
+    from fairgate import studies
+
+    if args.list or not args.name:
+        for name in studies.available():
+            print(f"{name:16s} {studies.load(name).TITLE}")
+        return 0
+    try:
+        module = studies.load(args.name)
+    except KeyError:
+        known = ", ".join(studies.available())
+        raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
+    out = args.out or Path("out") / "study" / args.name
+    print(module.run(out, quick=args.quick))
+    print(f"wrote {out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "validate": _validate, "reproduce": _reproduce}
+    handlers = {"run": _run, "validate": _validate, "reproduce": _reproduce, "study": _study}
     try:
         return handlers[args.command](args)
     except ScenarioError as err:

@@ -66,3 +66,28 @@ fn orderings_of_seed_004_figures_3_5_to_3_7() {
         assert!(instructions("link") < instructions(name), "{name}");
     }
 }
+
+#[test]
+fn tahoe_workload_orders_the_structures_as_seed_004_does() {
+    use fairgate_core::qdisc::sched::keshav::study::tahoe_workload;
+    let points = [(4, 64), (16, 24)];
+    let rows = sweep(&points, |n, b| tahoe_workload(n, b, 8, 200.0)).unwrap();
+    let at = |n: u32, name: &str| {
+        rows.iter()
+            .find(|r| r.conversations == n && r.structure == name)
+            .unwrap()
+            .clone()
+    };
+    // Underload (W x N = 32 <= B = 64): no drops, LINK cheapest, the skewed TREE dearest.
+    assert_eq!(at(4, "perc").drops, 0);
+    let under: Vec<f64> = ["link", "perc", "heap", "tree"]
+        .iter()
+        .map(|s| at(4, s).mean_ops_per_insert)
+        .collect();
+    assert!(under.windows(2).all(|w| w[0] < w[1]), "{under:?}");
+    // Overload (W x N = 128 > B = 24): PERC cheaper than HEAP and TREE.
+    assert!(at(16, "perc").drops > 0);
+    let perc = at(16, "perc").mean_ops_per_insert;
+    assert!(perc < at(16, "heap").mean_ops_per_insert);
+    assert!(perc < at(16, "tree").mean_ops_per_insert);
+}

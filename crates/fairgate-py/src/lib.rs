@@ -185,6 +185,58 @@ fn load_json(text: &str) -> PyResult<Simulation> {
     build(s)
 }
 
+/// Seed 004 chapter 3's data-structure study at each (N, B) point with N Tahoe sources of
+/// window `window` (or the windowless on/off stand-in): one dict per structure and point.
+#[pyfunction]
+#[pyo3(signature = (points, window, duration_s, workload = "tahoe", load = 0.9))]
+fn keshav_study<'py>(
+    py: Python<'py>,
+    points: Vec<(u32, u32)>,
+    window: u32,
+    duration_s: f64,
+    workload: &str,
+    load: f64,
+) -> PyResult<Bound<'py, PyList>> {
+    use fairgate_core::qdisc::sched::keshav::study::{onoff_workload, sweep, tahoe_workload};
+    let rows = match workload {
+        "tahoe" => py.detach(|| {
+            guarded("running the study", || {
+                sweep(&points, |n, b| tahoe_workload(n, b, window, duration_s))
+            })
+        })?,
+        "onoff" => py.detach(|| {
+            guarded("running the study", || {
+                sweep(&points, |n, b| {
+                    onoff_workload(n, b, window, load, duration_s)
+                })
+            })
+        })?,
+        other => {
+            return Err(ScenarioError::new_err(format!(
+                "`workload`: got {other:?}, expected \"tahoe\" or \"onoff\""
+            )))
+        }
+    }
+    .map_err(scenario_err)?;
+    let out = PyList::empty(py);
+    for r in rows {
+        let d = PyDict::new(py);
+        d.set_item("conversations", r.conversations)?;
+        d.set_item("buffers", r.buffers)?;
+        d.set_item("structure", r.structure)?;
+        d.set_item("inserts", r.inserts)?;
+        d.set_item("mean_ops_per_insert", r.mean_ops_per_insert)?;
+        d.set_item("max_ops_per_insert", r.max_ops_per_insert)?;
+        d.set_item(
+            "mean_instructions_per_insert",
+            r.mean_instructions_per_insert,
+        )?;
+        d.set_item("drops", r.drops)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Registered queue disciplines and sources.
 #[pyfunction]
 fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -203,6 +255,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(load_json, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -307,3 +307,63 @@ source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{burst_ms}ms", 
         classify: FlowKey::Flow,
     })
 }
+
+/// Seed 004's own workload (section 3.4, figure 3.2): N Tahoe ("JK") sources of maximum window
+/// `window` packets, each on its own fast line (100 pkt/s, no delay), share one gateway trunk
+/// of 10 pkt/s (1000-byte packets, 80 kb/s) into an FQ port with B buffers, largest-bid drops,
+/// charged. ACKs return over the fast lines. Decisions: TCP segments carry 960 bytes of payload
+/// plus a 40-byte header so that a packet is 1000 bytes on the wire; sources start within the
+/// first second, uniformly.
+pub fn tahoe_workload(
+    n: u32,
+    b: u32,
+    window: u32,
+    duration_s: f64,
+) -> Result<Workload, ScenarioError> {
+    let rwnd = window * 960;
+    let text = format!(
+        r#"
+name = "keshav-study-tahoe"
+[simulation]
+duration = "{duration_s}s"
+seed = 11
+[[nodes]]
+name = "gw"
+kind = "router"
+[[nodes]]
+name = "sink"
+[[nodes]]
+name = "s{{i}}"
+[[links]]
+from = "gw"
+to = "sink"
+rate = 80000
+queue = {{ kind = "fq", classify = "flow", limit = {b}, drop = "largest_bid", charge_dropped = true }}
+reverse = {{ rate = 800000, queue = {{ kind = "fifo", limit = 100000 }} }}
+[[flows]]
+name = "jk{{i}}"
+count = {n}
+src = "s{{i}}"
+dst = "sink"
+start = {{ dist = "uniform", min = "0s", max = "1s" }}
+source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd} }}
+"#
+    );
+    let mut scenario_text = text.replace(
+        "[[nodes]]\nname = \"s{i}\"\n",
+        &(0..n)
+            .map(|i| format!("[[nodes]]\nname = \"s{i}\"\n"))
+            .collect::<String>(),
+    );
+    for i in 0..n {
+        scenario_text.push_str(&format!(
+            "[[links]]\nfrom = \"s{i}\"\nto = \"gw\"\nrate = 800000\nqueue = {{ kind = \"fifo\", limit = 100000 }}\n"
+        ));
+    }
+    Ok(Workload {
+        scenario: crate::scenario::parse(&scenario_text, &[])?,
+        port: "gw->sink".into(),
+        link_rate_bps: 80_000,
+        classify: FlowKey::Flow,
+    })
+}

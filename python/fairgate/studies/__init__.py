@@ -1,0 +1,20 @@
+"""Studies: sweeps that map a cost or performance surface, run by ``fairgate study NAME``."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+STUDIES: dict[str, str] = {
+    "keshav-buffers": "fairgate.studies.keshav_buffers",
+}
+
+
+def available() -> list[str]:
+    return sorted(STUDIES)
+
+
+def load(name: str) -> ModuleType:
+    if name not in STUDIES:
+        raise KeyError(name)
+    return importlib.import_module(STUDIES[name])
