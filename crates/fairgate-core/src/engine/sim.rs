@@ -394,7 +394,8 @@ impl Simulation {
             *total += m;
         }
         if let Some(at) = self.qdisc_effects.timer.take() {
-            let at = at.max(self.now);
+            // A timer never fires at the instant it was set, so a discipline cannot loop.
+            let at = at.max(self.now + 1);
             self.ports[port].timer_at = Some(at);
             self.events
                 .schedule(at, Event::QdiscTimer { port: port as u32 });

@@ -119,7 +119,8 @@ pub struct QdiscCtx<'a> {
     pub rng: &'a mut Rng,
     /// Rate of the link this discipline feeds.
     pub link_rate_bps: u64,
-    /// This port's own view when nothing else is monitored, else the monitored port's view.
+    /// The monitored port's view when the scenario sets `monitor = "a->b"` on this link;
+    /// `None` means the discipline watches its own queue.
     pub monitored: Option<QueueView>,
     /// When this port's link last went idle, if it is idle now (RED's idle-time decay).
     pub idle_since: Option<Time>,
