@@ -5,6 +5,7 @@
 pub mod app;
 pub mod cc;
 pub mod decbit;
+pub mod fuzzy;
 pub mod generic;
 pub mod newreno;
 pub mod packet_window;
