@@ -57,4 +57,5 @@ source_registry! {
     "tcp" => Tcp(crate::transport::tcp::TcpConfig),
     "generic" => Generic(crate::transport::generic::GenericConfig),
     "decbit" => Decbit(crate::transport::decbit::DecbitConfig),
+    "packet_pair" => PacketPair(crate::transport::packet_pair::PacketPairConfig),
 }
