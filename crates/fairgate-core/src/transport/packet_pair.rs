@@ -15,6 +15,8 @@
 //! - The host's output queue is the state machine's output queue: FREE events and `linefree`
 //!   are the port's (a pair or burst is handed to the port at once and leaves back to back).
 //! - n_b is a parameter (default 5 packets, A7); a skip slot lasts 2 s_e with the new s_e.
+//! - The first regular pair follows the priming packets at once (TICK loaded with 0), so it
+//!   finds the n_b primed packets ahead of it and r_t - n_b s_e estimates R.
 //! - V changes smaller than `min_change` (0.5 packet) are ignored, so rounding noise does not
 //!   skip slots; V_old is the V of the last action. A burst is round(V_new - V_old) packets.
 //! - `window` (default none) caps the outstanding packets: a pair that does not fit waits for
@@ -217,7 +219,7 @@ impl PacketPairSender {
                 self.v_e = v_new;
                 self.phase = Phase::Normal;
                 self.send_burst(self.n_b, ctx);
-                self.next_tick(ctx);
+                self.on_tick(ctx);
             }
             Phase::Normal => self.adjust_pipeline(v_new, ctx),
         }
