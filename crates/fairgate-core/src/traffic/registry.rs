@@ -58,4 +58,5 @@ source_registry! {
     "generic" => Generic(crate::transport::generic::GenericConfig),
     "decbit" => Decbit(crate::transport::decbit::DecbitConfig),
     "packet_pair" => PacketPair(crate::transport::packet_pair::PacketPairConfig),
+    "pp_cth" => PpCth(crate::transport::pp_cth::PpCthConfig),
 }

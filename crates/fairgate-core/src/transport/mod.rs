@@ -10,6 +10,7 @@ pub mod generic;
 pub mod newreno;
 pub mod packet_pair;
 pub mod packet_window;
+pub mod pp_cth;
 pub mod pair_core;
 pub mod reno;
 pub mod rto;
