@@ -15,8 +15,10 @@
 //!   ACKs of retransmitted packets are never probes, and no RTT sample is taken from them
 //!   (Karn).
 //! - r_t in the timeout is an exponential average of RTT samples (gain 7/8, as Generic),
-//!   `initial_rtt` (1 s) before the first sample. A packet's timeout is fixed when it is first
-//!   sent and doubles (up to 2^max_backoff times) on each retransmission.
+//!   `initial_rtt` (1 s) before the first sample. A packet times out 2^b x X x r_t after its
+//!   last transmission, b its retransmissions so far (at most max_backoff), with r_t the
+//!   *current* average: a timer set during start-up, when r_t is one unloaded RTT, does not
+//!   fire while the queue (and r_t) grows.
 //! - A packet counts as outstanding until its own ACK or a cumulative ACK covering it arrives.
 
 use super::packet_window::PROTO_KESHAV;
@@ -56,8 +58,9 @@ impl PairParams {
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     first_sent: Time,
-    deadline: Time,
-    timeout: Time,
+    last_sent: Time,
+    /// Doublings of the timeout so far.
+    backoff: u32,
     /// (pair number, position 0 or 1).
     pair: Option<(u64, u8)>,
     retransmitted: bool,
@@ -144,13 +147,12 @@ impl PairCore {
     fn send_new(&mut self, pair: Option<(u64, u8)>, ctx: &mut AgentCtx) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let timeout = self.timeout();
         self.in_flight.insert(
             seq,
             InFlight {
                 first_sent: ctx.now,
-                deadline: ctx.now + timeout,
-                timeout,
+                last_sent: ctx.now,
+                backoff: 0,
                 pair,
                 retransmitted: false,
             },
@@ -179,8 +181,13 @@ impl PairCore {
         ctx.send(p);
     }
 
+    /// When packet `f` times out: last sent + 2^backoff x X x r_t, with the current r_t.
+    fn deadline(&self, f: &InFlight) -> Time {
+        f.last_sent + self.timeout().saturating_mul(1u64 << f.backoff)
+    }
+
     fn rearm(&mut self, ctx: &mut AgentCtx) {
-        match self.in_flight.values().map(|f| f.deadline).min() {
+        match self.in_flight.values().map(|f| self.deadline(f)).min() {
             Some(at) => self.timer.arm(at, TIMEOUT, ctx),
             None => self.timer.cancel(),
         }
@@ -225,18 +232,17 @@ impl PairCore {
         if !self.timer.fire(token, ctx) {
             return true;
         }
-        let max_timeout = secs(self.params.timeout_rtts * self.srtt())
-            .saturating_mul(1u64 << self.params.max_backoff.min(30));
+        let max_backoff = self.params.max_backoff.min(30);
         let expired: Vec<u64> = self
             .in_flight
             .iter()
-            .filter(|(_, f)| f.deadline <= ctx.now)
+            .filter(|(_, f)| self.deadline(f) <= ctx.now)
             .map(|(&seq, _)| seq)
             .collect();
         for seq in expired {
             if let Some(f) = self.in_flight.get_mut(&seq) {
-                f.timeout = f.timeout.saturating_mul(2).min(max_timeout.max(f.timeout));
-                f.deadline = ctx.now + f.timeout;
+                f.backoff = (f.backoff + 1).min(max_backoff);
+                f.last_sent = ctx.now;
                 f.pair = None;
                 f.retransmitted = true;
             }
@@ -261,7 +267,7 @@ impl PairCore {
     /// The timeout currently attached to packet `seq` (tests).
     #[cfg(test)]
     pub fn timeout_of(&self, seq: u64) -> Option<Time> {
-        self.in_flight.get(&seq).map(|f| f.timeout)
+        self.in_flight.get(&seq).map(|f| self.deadline(f) - f.last_sent)
     }
 }
 
