@@ -78,9 +78,19 @@ fn packet_pair_probes_return_exactly_the_bottleneck_service_time() {
     assert!((2.0..3.0).contains(&queue), "mean queue {queue}");
     let s = stats(&sim, 0);
     assert_eq!((s.retransmits, s.timeouts), (0, 0));
-    assert_eq!(sim.ports()[port(&sim, "r->d")].stats.drops_pkts.iter().sum::<u64>(), 0);
+    assert_eq!(
+        sim.ports()[port(&sim, "r->d")]
+            .stats
+            .drops_pkts
+            .iter()
+            .sum::<u64>(),
+        0
+    );
     let delivered = s.goodput_bytes as f64 / 1000.0;
-    assert!((delivered - 600.0).abs() <= 6.0, "{delivered} packets in 60 s");
+    assert!(
+        (delivered - 600.0).abs() <= 6.0,
+        "{delivered} packets in 60 s"
+    );
 }
 
 fn max_traced(sim: &Simulation, name: &str) -> f64 {
@@ -96,7 +106,11 @@ fn lone_pp_cth(source: &str) -> (f64, f64, u64, f64) {
     let mut sim = build_sim(&text, &[]);
     let queue = mean_queue(&mut sim, "r->d", 20.0, 100.0);
     assert_conserved(&sim);
-    let drops = sim.ports()[port(&sim, "r->d")].stats.drops_pkts.iter().sum();
+    let drops = sim.ports()[port(&sim, "r->d")]
+        .stats
+        .drops_pkts
+        .iter()
+        .sum();
     let delivered = stats(&sim, 0).goodput_bytes as f64 / 1000.0;
     (queue, delivered, drops, max_traced(&sim, "outstanding"))
 }
@@ -108,7 +122,10 @@ fn pp_cth_alone_converges_to_the_bottleneck_rate_with_the_setpoint_queued() {
     // cycle, so the time average sits up to one pair (2 packets) above it.
     let (queue, delivered, drops, most) = lone_pp_cth("{ kind = \"pp_cth\", window = 10 }");
     assert!((5.0..7.0).contains(&queue), "mean queue {queue}");
-    assert!((delivered - 1000.0).abs() <= 2.0, "{delivered} packets in 100 s");
+    assert!(
+        (delivered - 1000.0).abs() <= 2.0,
+        "{delivered} packets in 100 s"
+    );
     assert_eq!(drops, 0);
     assert!(most <= 10.0);
 }
@@ -119,7 +136,10 @@ fn pp_cth_respects_its_window_cap() {
     let (queue, delivered, drops, most) = lone_pp_cth("{ kind = \"pp_cth\" }");
     assert_eq!(most, 5.0);
     assert!(queue < 4.0, "mean queue {queue}");
-    assert!((delivered - 1000.0).abs() <= 2.0, "{delivered} packets in 100 s");
+    assert!(
+        (delivered - 1000.0).abs() <= 2.0,
+        "{delivered} packets in 100 s"
+    );
     assert_eq!(drops, 0);
 }
 
@@ -151,7 +171,10 @@ fn packet_pair_runs_are_deterministic() {
             let mut sim = build_sim(&text, &[]);
             sim.run();
             let rates = trace(&sim, 0, "rate");
-            rates.iter().map(|(t, x)| (t.to_bits(), x.to_bits())).collect()
+            rates
+                .iter()
+                .map(|(t, x)| (t.to_bits(), x.to_bits()))
+                .collect()
         })
         .collect();
     assert_eq!(runs[0], runs[1]);
@@ -160,12 +183,30 @@ fn packet_pair_runs_are_deterministic() {
 #[test]
 fn bad_packet_pair_parameters_name_the_field() {
     let cases = [
-        ("{ kind = \"pp_cth\", alpha = 1.5 }", "flows[0].source.alpha"),
-        ("{ kind = \"pp_cth\", window = 1 }", "flows[0].source.window"),
-        ("{ kind = \"pp_cth\", setpoint = -1.0 }", "flows[0].source.setpoint"),
-        ("{ kind = \"pp_cth\", fuzzy = { low = [0.5, 0.0, 1.0] } }", "flows[0].source.fuzzy.low"),
-        ("{ kind = \"packet_pair\", timeout_rtts = 0.0 }", "flows[0].source.timeout_rtts"),
-        ("{ kind = \"packet_pair\", min_change = -1.0 }", "flows[0].source.min_change"),
+        (
+            "{ kind = \"pp_cth\", alpha = 1.5 }",
+            "flows[0].source.alpha",
+        ),
+        (
+            "{ kind = \"pp_cth\", window = 1 }",
+            "flows[0].source.window",
+        ),
+        (
+            "{ kind = \"pp_cth\", setpoint = -1.0 }",
+            "flows[0].source.setpoint",
+        ),
+        (
+            "{ kind = \"pp_cth\", fuzzy = { low = [0.5, 0.0, 1.0] } }",
+            "flows[0].source.fuzzy.low",
+        ),
+        (
+            "{ kind = \"packet_pair\", timeout_rtts = 0.0 }",
+            "flows[0].source.timeout_rtts",
+        ),
+        (
+            "{ kind = \"packet_pair\", min_change = -1.0 }",
+            "flows[0].source.min_change",
+        ),
     ];
     for (src, path) in cases {
         let text = chain(src, "0s", 100, "1s");

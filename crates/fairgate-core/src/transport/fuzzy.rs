@@ -292,7 +292,10 @@ mod tests {
         let stepped = run(&step);
         let spike_peak = spiked.iter().fold(0.0f64, |m, &x| m.max(x - 1.0));
         assert!(spike_peak > 0.0);
-        assert!(stepped[13] - 1.0 > 2.0 * spike_peak, "{spiked:?} {stepped:?}");
+        assert!(
+            stepped[13] - 1.0 > 2.0 * spike_peak,
+            "{spiked:?} {stepped:?}"
+        );
         // After the spike the estimate returns toward 1; after the step it approaches 2.
         assert!(spiked[19] < 1.0 + spike_peak);
         assert!((stepped[19] - 2.0).abs() < 0.05, "{stepped:?}");

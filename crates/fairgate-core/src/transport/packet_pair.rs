@@ -102,11 +102,7 @@ impl PacketPairConfig {
 }
 
 /// Builds a Packet-Pair sender and Keshav's sink around `sender`.
-pub(crate) fn pair_with_sink(
-    env: &SourceEnv,
-    ack_size: u32,
-    sender: Box<dyn Agent>,
-) -> AgentPair {
+pub(crate) fn pair_with_sink(env: &SourceEnv, ack_size: u32, sender: Box<dyn Agent>) -> AgentPair {
     AgentPair {
         sender,
         receiver: Box::new(PacketSink::new(
@@ -269,7 +265,12 @@ impl PacketPairSender {
 
     #[cfg(test)]
     fn state(&self) -> (f64, f64, f64, u64) {
-        (self.r_e.unwrap_or(f64::NAN), self.s_e, self.v_e, self.n_skip)
+        (
+            self.r_e.unwrap_or(f64::NAN),
+            self.s_e,
+            self.v_e,
+            self.n_skip,
+        )
     }
 }
 
@@ -368,7 +369,7 @@ mod tests {
         let tick = last_tick(&h);
         h.now = tick.0;
         h.call(|ctx| pp.on_timer(tick.1, ctx)); // pair of 5 and 6, sent at 0.6
-        // r_t = 0.5 -> R_e = 0.5 - 2 x 0.1 = 0.3; gap 0.05 -> V = 6: burst of 3 unpaired.
+                                                // r_t = 0.5 -> R_e = 0.5 - 2 x 0.1 = 0.3; gap 0.05 -> V = 6: burst of 3 unpaired.
         h.now = secs(1.1);
         h.call(|ctx| pp.on_packet(&ack(5, 4), ctx));
         h.now = secs(1.15);
@@ -416,6 +417,10 @@ mod tests {
         assert!(h.call(|ctx| pp.on_timer(tick.1, ctx)).is_empty());
         h.now += secs(0.01);
         let pair = h.call(|ctx| pp.on_packet(&ack(3, 3), ctx));
-        assert_eq!(pair.len(), 2, "the waiting pair goes out when one packet is acked");
+        assert_eq!(
+            pair.len(),
+            2,
+            "the waiting pair goes out when one packet is acked"
+        );
     }
 }

@@ -267,7 +267,9 @@ impl PairCore {
     /// The timeout currently attached to packet `seq` (tests).
     #[cfg(test)]
     pub fn timeout_of(&self, seq: u64) -> Option<Time> {
-        self.in_flight.get(&seq).map(|f| self.deadline(f) - f.last_sent)
+        self.in_flight
+            .get(&seq)
+            .map(|f| self.deadline(f) - f.last_sent)
     }
 }
 

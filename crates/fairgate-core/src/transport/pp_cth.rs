@@ -224,6 +224,11 @@ impl PpCthSender {
         self.rate
     }
 
+    /// False for a negative, zero or not yet computed (NaN) rate.
+    fn rate_is_positive(&self) -> bool {
+        self.rate > 0.0
+    }
+
     fn outstanding(&self) -> f64 {
         self.core.outstanding() as f64
     }
@@ -274,7 +279,7 @@ impl PpCthSender {
 
     /// Loads the pair clock: the next pair 2 / lambda after the last one.
     fn schedule_pair(&mut self, ctx: &mut AgentCtx) {
-        if !(self.rate > 0.0) || self.phase != Phase::Running {
+        if !self.rate_is_positive() || self.phase != Phase::Running {
             return;
         }
         let gap = secs(2.0 / self.rate);
@@ -342,7 +347,7 @@ impl PpCthSender {
     }
 
     fn after_ack_running(&mut self, ctx: &mut AgentCtx) {
-        if !(self.rate > 0.0) {
+        if !self.rate_is_positive() {
             self.recompute_rate(ctx);
             self.schedule_pair(ctx);
         } else if self.pair_waiting && self.core.room_for(2, Some(self.control.window)) {
@@ -380,7 +385,10 @@ impl Agent for PpCthSender {
     fn sample(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("rate", self.rate),
-            ("predicted_spacing", self.predictor.estimate().unwrap_or(f64::NAN)),
+            (
+                "predicted_spacing",
+                self.predictor.estimate().unwrap_or(f64::NAN),
+            ),
             ("alpha", self.predictor.alpha()),
             ("outstanding", self.outstanding()),
         ]
