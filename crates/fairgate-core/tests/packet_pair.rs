@@ -219,3 +219,35 @@ fn bad_packet_pair_parameters_name_the_field() {
         assert!(e.path.starts_with(path), "{src}: {e}");
     }
 }
+
+#[test]
+fn packet_pair_configs_round_trip_through_toml_and_json() {
+    let sources = [
+        "{ kind = \"packet_pair\" }",
+        "{ kind = \"packet_pair\", n_b = 3, window = 12, min_change = 1.0 }",
+        "{ kind = \"pp_cth\" }",
+        "{ kind = \"pp_cth\", law = \"epoch\", alpha = 0.8, horizon = \"estimate\", resync_interval = \"5s\", fuzzy = { medium = [0.1, 0.5, 0.9], change = \"smoothed\" } }",
+    ];
+    for source in sources {
+        let text = chain(source, "0s", 100, "5s");
+        let scenario = fairgate_core::scenario::parse(&text, &[]).unwrap();
+        let table: toml::Value = toml::from_str(&text).unwrap();
+        let json = serde_json::to_string(&table).unwrap();
+        let from_json =
+            fairgate_core::scenario::parse_json(&json).unwrap_or_else(|e| panic!("{e}"));
+        let spec = &scenario.flows[0].source;
+        let reloaded: fairgate_core::traffic::SourceSpec = toml::Value::try_from(spec)
+            .unwrap()
+            .try_into()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(format!("{reloaded:?}"), format!("{spec:?}"), "{source}");
+        let mut a = fairgate_core::scenario::build(&scenario).unwrap();
+        let mut b = fairgate_core::scenario::build(&from_json).unwrap();
+        a.run();
+        b.run();
+        assert_conserved(&a);
+        let key = |s: &Simulation| (s.flow_stats()[0].goodput_bytes, s.events_processed());
+        assert_eq!(key(&a), key(&b), "{source}");
+        assert!(a.flow_stats()[0].goodput_bytes > 0, "{source}");
+    }
+}

@@ -27,7 +27,7 @@ use crate::engine::{secs, to_secs, Time};
 use crate::net::{flags, AgentCtx, Packet, PacketKind};
 use crate::scenario::error::{check, ScenarioError};
 use crate::scenario::units::Duration;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The retransmission timer's token; sources use other tokens for their own clocks.
 pub const TIMEOUT: u64 = 0;
@@ -85,6 +85,9 @@ pub struct PairCore {
     next_seq: u64,
     next_pair: u64,
     in_flight: BTreeMap<u64, InFlight>,
+    /// The in-flight packets by backoff level, ordered by last transmission: (last_sent, seq).
+    /// Within a level the oldest times out first, so the next deadline is a minimum over levels.
+    by_level: Vec<BTreeSet<(Time, u64)>>,
     srtt: Option<f64>,
     first_ack: Option<(u64, Time)>,
     timer: LazyTimer,
@@ -101,6 +104,7 @@ impl PairCore {
             next_seq: 1,
             next_pair: 0,
             in_flight: BTreeMap::new(),
+            by_level: vec![BTreeSet::new(); params.max_backoff.min(30) as usize + 1],
             srtt: None,
             first_ack: None,
             timer: LazyTimer::default(),
@@ -147,16 +151,15 @@ impl PairCore {
     fn send_new(&mut self, pair: Option<(u64, u8)>, ctx: &mut AgentCtx) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.in_flight.insert(
-            seq,
-            InFlight {
-                first_sent: ctx.now,
-                last_sent: ctx.now,
-                backoff: 0,
-                pair,
-                retransmitted: false,
-            },
-        );
+        let f = InFlight {
+            first_sent: ctx.now,
+            last_sent: ctx.now,
+            backoff: 0,
+            pair,
+            retransmitted: false,
+        };
+        self.by_level[0].insert((f.last_sent, seq));
+        self.in_flight.insert(seq, f);
         self.transmit(seq, pair.map(|(n, _)| n), false, ctx);
     }
 
@@ -181,13 +184,21 @@ impl PairCore {
         ctx.send(p);
     }
 
-    /// When packet `f` times out: last sent + 2^backoff x X x r_t, with the current r_t.
-    fn deadline(&self, f: &InFlight) -> Time {
-        f.last_sent + self.timeout().saturating_mul(1u64 << f.backoff)
+    /// When a packet last sent at `last_sent` with `backoff` doublings times out:
+    /// last_sent + 2^backoff x X x r_t, with the current r_t.
+    fn deadline(&self, last_sent: Time, backoff: usize) -> Time {
+        last_sent + self.timeout().saturating_mul(1u64 << backoff)
+    }
+
+    fn forget(&mut self, seq: u64, f: &InFlight) {
+        self.by_level[f.backoff as usize].remove(&(f.last_sent, seq));
     }
 
     fn rearm(&mut self, ctx: &mut AgentCtx) {
-        match self.in_flight.values().map(|f| self.deadline(f)).min() {
+        let next = (self.by_level.iter().enumerate())
+            .filter_map(|(b, level)| level.first().map(|&(sent, _)| self.deadline(sent, b)))
+            .min();
+        match next {
             Some(at) => self.timer.arm(at, TIMEOUT, ctx),
             None => self.timer.cancel(),
         }
@@ -195,7 +206,14 @@ impl PairCore {
 
     pub fn on_ack(&mut self, p: &Packet, ctx: &mut AgentCtx) -> AckInfo {
         let acked = self.in_flight.remove(&p.aux);
-        self.in_flight = self.in_flight.split_off(&(p.ack + 1));
+        if let Some(f) = acked {
+            self.forget(p.aux, &f);
+        }
+        let later = self.in_flight.split_off(&(p.ack + 1));
+        let covered = std::mem::replace(&mut self.in_flight, later);
+        for (seq, f) in covered {
+            self.forget(seq, &f);
+        }
         self.rearm(ctx);
         let Some(acked) = acked else {
             return AckInfo::default();
@@ -233,19 +251,24 @@ impl PairCore {
             return true;
         }
         let max_backoff = self.params.max_backoff.min(30);
-        let expired: Vec<u64> = self
-            .in_flight
-            .iter()
-            .filter(|(_, f)| self.deadline(f) <= ctx.now)
-            .map(|(&seq, _)| seq)
-            .collect();
+        let mut expired = Vec::new();
+        for (b, level) in self.by_level.iter().enumerate() {
+            let due = level
+                .iter()
+                .take_while(|&&(sent, _)| self.deadline(sent, b) <= ctx.now);
+            expired.extend(due.map(|&(_, seq)| seq));
+        }
         for seq in expired {
-            if let Some(f) = self.in_flight.get_mut(&seq) {
-                f.backoff = (f.backoff + 1).min(max_backoff);
-                f.last_sent = ctx.now;
-                f.pair = None;
-                f.retransmitted = true;
-            }
+            let Some(mut f) = self.in_flight.get(&seq).copied() else {
+                continue;
+            };
+            self.forget(seq, &f);
+            f.backoff = (f.backoff + 1).min(max_backoff);
+            f.last_sent = ctx.now;
+            f.pair = None;
+            f.retransmitted = true;
+            self.by_level[f.backoff as usize].insert((f.last_sent, seq));
+            self.in_flight.insert(seq, f);
             self.transmit(seq, None, true, ctx);
             let stats = ctx.flow(self.flow);
             stats.retransmits += 1;
@@ -269,7 +292,7 @@ impl PairCore {
     pub fn timeout_of(&self, seq: u64) -> Option<Time> {
         self.in_flight
             .get(&seq)
-            .map(|f| self.deadline(f) - f.last_sent)
+            .map(|f| self.deadline(f.last_sent, f.backoff as usize) - f.last_sent)
     }
 }
 
