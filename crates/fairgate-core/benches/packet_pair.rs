@@ -56,7 +56,7 @@ fn whole_runs(c: &mut Criterion) {
     run_scenario(
         c,
         "dumbbell_8x_packet_pair_100s",
-        "{ kind = \"packet_pair\", n_b = 2 }",
+        "{ kind = \"packet_pair\", n_b = 2, window = 10 }",
     );
 }
 
