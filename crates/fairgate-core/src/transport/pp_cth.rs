@@ -133,7 +133,8 @@ impl SourceConfig for PpCthConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::non_negative(path, "setpoint", self.setpoint)?;
         check::in_range(path, "window", self.window as f64, 2.0, f64::MAX)?;
-        check::in_range(path, "alpha", self.alpha, f64::MIN_POSITIVE, 1.0)?;
+        check::positive(path, "alpha", self.alpha)?;
+        check::in_range(path, "alpha", self.alpha, 0.0, 1.0)?;
         if let Some(d) = self.resync_interval {
             check::positive(path, "resync_interval", d.secs())?;
         }
