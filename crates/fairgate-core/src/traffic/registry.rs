@@ -57,4 +57,6 @@ source_registry! {
     "tcp" => Tcp(crate::transport::tcp_config::TcpConfig),
     "generic" => Generic(crate::transport::generic::GenericConfig),
     "decbit" => Decbit(crate::transport::decbit::DecbitConfig),
+    "packet_pair" => PacketPair(crate::transport::packet_pair::PacketPairConfig),
+    "pp_cth" => PpCth(crate::transport::pp_cth::PpCthConfig),
 }

@@ -5,9 +5,13 @@
 pub mod app;
 pub mod cc;
 pub mod decbit;
+pub mod fuzzy;
 pub mod generic;
 pub mod newreno;
+pub mod packet_pair;
 pub mod packet_window;
+pub mod pair_core;
+pub mod pp_cth;
 pub mod reno;
 pub mod rto;
 pub mod sack;
