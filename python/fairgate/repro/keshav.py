@@ -49,7 +49,7 @@ ACK_RETURN_S = 40 * 8 / 80_000 + 40 * 8 / 800_000
 """A 40-byte ACK on the idle reverse path: the slow line (4 ms) and a fast line (0.4 ms)."""
 
 TELNET = {1: {"3", "4"}, 2: {"7", "8"}, 4: {"2"}}
-"""Sources that are Telnets, per scenario."""
+"""Sources that are Telnets, per scenario (scenario 4's source 3 is the ill-behaved one)."""
 
 
 def data_dir() -> Path:
@@ -88,9 +88,12 @@ def load_paper() -> pd.DataFrame:
     return frame
 
 
-def ftp_source(pair: dict[str, Any], window: float) -> dict[str, Any]:
+def ftp_source(pair: dict[str, Any], scenario_source: dict[str, Any]) -> dict[str, Any]:
+    """The pair's FTP source with the scenario's window and initial RTT estimate."""
     source = dict(pair["ftp"])
-    source[pair["window_key"]] = int(window * pair.get("window_scale", 1))
+    source[pair["window_key"]] = int(scenario_source["window"] * pair.get("window_scale", 1))
+    if "initial_rtt" in scenario_source:
+        source[pair.get("initial_rtt_key", "initial_rtt")] = scenario_source["initial_rtt"]
     return source
 
 
@@ -105,7 +108,7 @@ def scenario_doc(scenario: int, label: str, pairs: dict[str, Any], quick: bool) 
         if flow["source"]["kind"] == "pp_cth":
             number = int(flow["name"].removeprefix("src"))
             pair = per_source(number)
-            flow["source"] = ftp_source(pair, flow["source"]["window"])
+            flow["source"] = ftp_source(pair, flow["source"])
     doc["simulation"]["duration"] = f"{timing(scenario, quick).duration_s:g}s"
     return doc
 
@@ -182,6 +185,10 @@ def tolerance(paper_row: Any, quick: bool) -> Tolerance | None:
     widen = 2.0 if quick else 1.0
     s, pair, src, metric = paper_row.scenario, paper_row.pair, paper_row.source, paper_row.metric
     telnet = src in TELNET.get(s, set())
+    if s == 4 and src == "3":
+        return (
+            Tolerance(relative=0.1 * widen) if metric == "throughput" and pair in FQ_PAIRS else None
+        )
     if telnet and metric == "rtt" and pair in FQ_PAIRS:
         return Tolerance(absolute=0.02 * widen)
     if telnet or src == "Bkg":
