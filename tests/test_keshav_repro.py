@@ -109,6 +109,19 @@ def test_s7_s8_pp_fq_share_and_no_loss(scenario: str) -> None:
     assert_all_ok(rows(quick(scenario), f"S{scenario} PP/FQ"))
 
 
+def test_jain_index_by_hand() -> None:
+    assert keshav.jain_index([1.0, 1.0, 1.0]) == 1.0
+    # (1 + 3)^2 / (2 x (1 + 9)) = 16 / 20
+    assert keshav.jain_index([1.0, 3.0]) == pytest.approx(0.8)
+    assert keshav.jain_index([5.0, 0.0, 0.0, 0.0]) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(("scenario", "ftps"), [("2", 6), ("6", 4), ("7", 2)])
+def test_pp_fq_jain_index_at_least_0_99(scenario: str, ftps: int) -> None:
+    thr = rows(quick(scenario), f"S{scenario} PP/FQ", "throughput").iloc[:ftps]["fairgate"]
+    assert keshav.jain_index(list(thr)) >= 0.99
+
+
 def test_quick_runs_are_deterministic(tmp_path: Path) -> None:
     again = keshav.run(tmp_path, experiment="4", quick=True)
     pd.testing.assert_frame_equal(again.frame(), quick("4").frame())

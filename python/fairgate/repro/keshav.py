@@ -381,7 +381,35 @@ def run(
     figures.append(probe_figure(traces, out_dir))
     report.figures.extend(f for f in figures if f is not None)
     report.notes.extend(notes(quick))
+    report.notes.extend(fairness_notes(runs))
     return report
+
+
+FTP_SOURCES = {2: 6, 6: 4, 7: 2, 8: 2}
+"""Scenarios whose PP/FQ fairness spec 4.2 asks for (Jain's index >= 0.99 in S2, S6, S7)."""
+
+
+def jain_index(values: list[float]) -> float:
+    """(sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one source takes everything."""
+    total = sum(values)
+    squares = sum(v * v for v in values)
+    return total * total / (len(values) * squares) if squares > 0 else math.nan
+
+
+def fairness_notes(runs: dict) -> list[str]:
+    """Jain's index of the FTP throughputs per pair, for the scenarios spec 4.2 names."""
+    out = []
+    for scenario, count in FTP_SOURCES.items():
+        indices = []
+        for pair in PAIRS:
+            stats = runs.get((scenario, pair))
+            if stats is None:
+                continue
+            thr = [lookup(stats, str(n), "throughput", "") for n in range(1, count + 1)]
+            indices.append(f"{pair} {jain_index(thr):.3f}")
+        if indices:
+            out.append(f"S{scenario} Jain's index of the FTP throughputs: " + ", ".join(indices))
+    return out
 
 
 def notes(quick: bool) -> list[str]:
