@@ -122,6 +122,14 @@ def test_pp_fq_jain_index_at_least_0_99(scenario: str, ftps: int) -> None:
     assert keshav.jain_index(list(thr)) >= 0.99
 
 
+def test_window_traces_in_packets() -> None:
+    traces = pd.DataFrame(
+        {"var": ["cwnd", "cwnd", "window"], "value": [9600.0, 96000.0, 40.0], "time_s": [0, 1, 2]}
+    )
+    # 9600 B / 960 B = 10 packets; 100 packets of cwnd are capped by S3's window of 40.
+    assert list(keshav.in_packets(traces, 3)) == [10.0, 40.0, 40.0]
+
+
 def test_quick_runs_are_deterministic(tmp_path: Path) -> None:
     again = keshav.run(tmp_path, experiment="4", quick=True)
     pd.testing.assert_frame_equal(again.frame(), quick("4").frame())

@@ -299,8 +299,19 @@ def nan0(x: float) -> float:
 WINDOW_TRACES = ("window", "cwnd", "outstanding")
 
 
+FTP_WINDOW = {3: 40, 7: 60}
+
+
+def in_packets(sel: pd.DataFrame, scenario: int) -> np.ndarray:
+    """TCP's cwnd (bytes) as its usable window in packets: cwnd / mss, capped by rwnd."""
+    values = sel["value"].to_numpy(dtype=float, copy=True)
+    cwnd = (sel["var"] == "cwnd").to_numpy()
+    values[cwnd] = np.minimum(values[cwnd] / TCP_PAYLOAD_BYTES, FTP_WINDOW[scenario])
+    return values
+
+
 def window_figure(scenario: int, traces: dict, out_dir: Path) -> Path | None:
-    """Window (packets) or PP's rate vs time of sources 1 and 2, one panel per pair."""
+    """Window, usable cwnd or PP's outstanding packets of sources 1 and 2 against time."""
     entries = [(pair, t) for (s, pair), t in traces.items() if s == scenario]
     if not entries:
         return None
@@ -309,7 +320,7 @@ def window_figure(scenario: int, traces: dict, out_dir: Path) -> Path | None:
     for ax, (pair, frame) in zip(axes, entries, strict=True):
         for flow in ("src1", "src2"):
             sel = frame[(frame["flow"] == flow) & frame["var"].isin(WINDOW_TRACES)]
-            ax.step(sel["time_s"], sel["value"], where="post", lw=0.8, label=flow)
+            ax.step(sel["time_s"], in_packets(sel, scenario), where="post", lw=0.8, label=flow)
         names = sorted(set(frame["var"]) & set(WINDOW_TRACES))
         ax.set_ylabel(f"{pair}\n{'/'.join(names)}", fontsize="small")
     axes[0].legend(fontsize="small")
