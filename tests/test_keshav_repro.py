@@ -5,6 +5,7 @@ tests pin the rows that pass and the behaviour behind the misses that stay."""
 
 from __future__ import annotations
 
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -18,8 +19,9 @@ PAPER_ROWS = 701
 
 
 @cache
-def quick(scenario: str, out: Path = Path("/tmp/fairgate-keshav-quick")) -> Report:
-    return keshav.run(out / scenario, experiment=scenario, quick=True)
+def quick(scenario: str) -> Report:
+    """One quick run per scenario, shared by the tests; figures go to a fresh directory."""
+    return keshav.run(Path(tempfile.mkdtemp()), experiment=scenario, quick=True)
 
 
 def rows(report: Report, prefix: str, metric: str | None = None) -> pd.DataFrame:
