@@ -261,7 +261,8 @@ def utility_figure(scenario: int, runs: dict, out_dir: Path) -> Path | None:
         for r in stats.itertuples(index=False):
             if math.isnan(r.rtt_mean):
                 continue
-            ax.text(r.throughput_mean, r.rtt_mean, str(r.source), color=colour, ha="center")
+            ax.scatter(r.throughput_mean, r.rtt_mean, s=4, color=colour)
+            ax.annotate(str(r.source), (r.throughput_mean, r.rtt_mean), color=colour)
             dx, dy = 3 * nan0(r.throughput_sd), 3 * nan0(r.rtt_sd)
             if dx or dy:
                 box = plt.Rectangle(
@@ -270,7 +271,8 @@ def utility_figure(scenario: int, runs: dict, out_dir: Path) -> Path | None:
                 ax.add_patch(box)
         ax.plot([], [], color=colour, label=pair)
     ax.set_xlabel("throughput (pkt/s)")
-    ax.set_ylabel("round-trip delay (s)")
+    ax.set_ylabel("round-trip delay (s, log)")
+    ax.set_yscale("log")
     ax.set_title(f"Scenario {scenario}: utility diagram (boxes: ±3 SD)")
     ax.autoscale()
     ax.legend(fontsize="small")
