@@ -7,6 +7,7 @@ import importlib
 from types import ModuleType
 
 REPRODUCTIONS: dict[str, str] = {
+    "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
 }
 """Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)

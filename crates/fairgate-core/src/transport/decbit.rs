@@ -82,6 +82,7 @@ impl DecbitConfig {
             gain: self.gain,
             initial_rtt: self.initial_rtt,
             max_backoff: self.max_backoff,
+            app_gap: None,
         }
     }
 }

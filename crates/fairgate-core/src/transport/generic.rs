@@ -58,6 +58,10 @@ pub struct GenericConfig {
     /// Largest number of timeout doublings.
     #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
+    /// Mean of the exponential gaps between the application's packets (the seed's Telnet:
+    /// 5 s); none = an FTP that always has data.
+    #[serde(default)]
+    pub app_gap: Option<Duration>,
 }
 
 impl GenericConfig {
@@ -69,6 +73,7 @@ impl GenericConfig {
             gain: self.gain,
             initial_rtt: self.initial_rtt,
             max_backoff: self.max_backoff,
+            app_gap: self.app_gap,
         }
     }
 }

@@ -15,6 +15,9 @@
 //! - One timer runs, on the oldest unacknowledged packet (as in XNS SPP and BSD); when it
 //!   expires only that packet is retransmitted. Each expiry doubles the timeout (up to
 //!   2^max_backoff); an ACK of new data resets the backoff.
+//! - `app_gap` (Generic only; none = an infinite FTP source): the application hands the source
+//!   one packet after each exponential gap with this mean, as the seed's Telnet (mean 5 s,
+//!   window 5); the window then limits what is outstanding of the data handed over so far.
 //! - The sink echoes the DECbit of the packet that triggered each ACK and names that packet in
 //!   the ACK's `aux` (so a DECbit source knows which window a bit belongs to).
 
@@ -23,6 +26,7 @@ use crate::engine::{secs, to_secs, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::scenario::error::{check, ScenarioError};
 use crate::scenario::units::Duration;
+use rand_distr::{Distribution, Exp};
 use std::collections::BTreeMap;
 
 pub const PROTO_KESHAV: u8 = 6;
@@ -36,6 +40,8 @@ pub struct WindowParams {
     pub gain: f64,
     pub initial_rtt: Duration,
     pub max_backoff: u32,
+    /// Mean gap of the application's packet arrivals; None: always data to send.
+    pub app_gap: Option<Duration>,
 }
 
 impl WindowParams {
@@ -45,7 +51,11 @@ impl WindowParams {
         check::positive(path, "beta", self.beta)?;
         check::in_range(path, "gain", self.gain, 0.0, 1.0)?;
         check::positive(path, "initial_rtt", self.initial_rtt.secs())?;
-        check::in_range(path, "max_backoff", self.max_backoff as f64, 0.0, 30.0)
+        check::in_range(path, "max_backoff", self.max_backoff as f64, 0.0, 30.0)?;
+        match self.app_gap {
+            Some(gap) => check::positive(path, "app_gap", gap.secs()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -66,6 +76,7 @@ struct Outstanding {
 }
 
 const TIMEOUT: u64 = 0;
+const ARRIVAL: u64 = 1;
 
 /// A fixed- or adaptive-window source counting packets.
 pub struct WindowSender<P: WindowPolicy> {
@@ -75,6 +86,8 @@ pub struct WindowSender<P: WindowPolicy> {
     params: WindowParams,
     pub policy: P,
     next_seq: u64,
+    /// Highest packet number the application has handed over.
+    available: u64,
     acked: u64,
     outstanding: BTreeMap<u64, Outstanding>,
     srtt: f64,
@@ -94,6 +107,11 @@ impl<P: WindowPolicy> WindowSender<P> {
             params,
             policy,
             next_seq: 1,
+            available: if params.app_gap.is_some() {
+                0
+            } else {
+                u64::MAX
+            },
             acked: 0,
             outstanding: BTreeMap::new(),
             backoff: 0,
@@ -132,7 +150,8 @@ impl<P: WindowPolicy> WindowSender<P> {
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
         let window = (self.policy.window().floor() as u64).max(1);
-        while !self.stopped && self.next_seq <= self.acked + window {
+        let limit = (self.acked + window).min(self.available);
+        while !self.stopped && self.next_seq <= limit {
             let seq = self.next_seq;
             self.next_seq += 1;
             self.outstanding.insert(
@@ -183,6 +202,23 @@ impl<P: WindowPolicy> WindowSender<P> {
         self.rearm(ctx);
     }
 
+    fn schedule_arrival(&mut self, ctx: &mut AgentCtx) {
+        let Some(mean) = self.params.app_gap else {
+            return;
+        };
+        let gap = Exp::new(1.0 / mean.secs()).map_or(0.0, |d| d.sample(&mut *ctx.rng));
+        ctx.set_timer(ctx.now + secs(gap), ARRIVAL);
+    }
+
+    fn on_arrival(&mut self, ctx: &mut AgentCtx) {
+        if self.stopped {
+            return;
+        }
+        self.available += 1;
+        self.send_more(ctx);
+        self.schedule_arrival(ctx);
+    }
+
     fn trace(&mut self, ctx: &mut AgentCtx) {
         let w = self.policy.window();
         if ctx.trace_every_change && w != self.traced_window {
@@ -195,6 +231,7 @@ impl<P: WindowPolicy> WindowSender<P> {
 impl<P: WindowPolicy> Agent for WindowSender<P> {
     fn start(&mut self, ctx: &mut AgentCtx) {
         self.send_more(ctx);
+        self.schedule_arrival(ctx);
         self.trace(ctx);
     }
 
@@ -213,6 +250,8 @@ impl<P: WindowPolicy> Agent for WindowSender<P> {
         if token == TIMEOUT && self.timer.fire(token, ctx) {
             self.on_timeout(ctx);
             self.trace(ctx);
+        } else if token == ARRIVAL {
+            self.on_arrival(ctx);
         }
     }
 
@@ -327,7 +366,46 @@ mod tests {
             gain: 0.875,
             initial_rtt: Duration::from_secs(1.0),
             max_backoff: 6,
+            app_gap: None,
         }
+    }
+
+    #[test]
+    fn an_application_source_sends_only_what_has_arrived() {
+        let mut h = AgentHarness::new(3);
+        let app = WindowParams {
+            size: 40,
+            app_gap: Some(Duration::from_secs(5.0)),
+            ..params()
+        };
+        let mut t = WindowSender::new(0, 1, 1, app, FixedWindow(2));
+        let sent = h.call(|ctx| t.start(ctx));
+        assert!(sent.is_empty(), "nothing handed over yet");
+        assert_eq!(h.timers.len(), 1);
+        assert_eq!(h.timers[0].1, ARRIVAL);
+        // Three arrivals with no ACK: packets 1 and 2 go, the third waits for the window.
+        let mut sent = Vec::new();
+        for _ in 0..3 {
+            sent.extend(h.call(|ctx| t.on_timer(ARRIVAL, ctx)));
+        }
+        assert_eq!(
+            sent.iter().map(|p| (p.seq, p.size)).collect::<Vec<_>>(),
+            vec![(1, 40), (2, 40)]
+        );
+        // ACK of packet 1 opens the window for the waiting packet 3, and no more.
+        let ack = Packet {
+            kind: PacketKind::Ack,
+            ack: 1,
+            aux: 1,
+            ..Default::default()
+        };
+        let sent = h.call(|ctx| t.on_packet(&ack, ctx));
+        assert_eq!(sent.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![3]);
+        let arrivals = h.timers.iter().filter(|t| t.1 == ARRIVAL).count();
+        assert_eq!(
+            arrivals, 4,
+            "the first arrival and one after each of the three"
+        );
     }
 
     #[test]

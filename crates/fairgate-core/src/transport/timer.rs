@@ -24,7 +24,9 @@ impl LazyTimer {
 
     /// Sets the deadline to `at`, scheduling an engine event with `token` only if none is
     /// pending at or before `at`.
+    /// A deadline already past is due now (the engine clamps the event to now as well).
     pub fn arm(&mut self, at: Time, token: u64, ctx: &mut AgentCtx) {
+        let at = at.max(ctx.now);
         self.deadline = Some(at);
         if self.scheduled.is_none_or(|s| s > at) {
             self.scheduled = Some(at);
@@ -88,5 +90,22 @@ mod tests {
         h.call(|ctx| fired = Some(t.fire(7, ctx)));
         assert_eq!(fired, Some(false), "stale event ignored");
         assert!(!t.is_armed());
+    }
+
+    #[test]
+    fn a_deadline_in_the_past_fires_now() {
+        // A deadline computed with a shrunken RTT estimate can lie before now; the engine
+        // schedules the event at now, and the timer must accept it there (else it never fires
+        // again).
+        let mut h = AgentHarness::new(1);
+        let mut t = LazyTimer::default();
+        h.now = 50;
+        h.call(|ctx| t.arm(30, 7, ctx));
+        assert_eq!(h.timers, vec![(50, 7)]);
+        let mut fired = None;
+        h.call(|ctx| fired = Some(t.fire(7, ctx)));
+        assert_eq!(fired, Some(true));
+        h.call(|ctx| t.arm(80, 7, ctx));
+        assert_eq!(h.timers, vec![(50, 7), (80, 7)], "re-armed after firing");
     }
 }
