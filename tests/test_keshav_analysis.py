@@ -80,12 +80,16 @@ def test_epoch_law_with_alpha():
 def test_kalman_gain_by_hand_and_rate_tracking():
     # Sigma(0) = diag(0, s, s) with s = 1, r = 1, Rtt = 2, q = 0: K(0) = 0 (G's last column is 0);
     # Sigma(1) = G Sigma G^T gives G Sigma(1) C^T = [-2 Rtt s, s, s] over s + r -> [-2, 0.5, 0.5].
-    kf = KalmanEstimator(rtt=2.0, omega_var=0.0, obs_var=1.0, sigma=[[0, 0, 0], [0, 1, 0], [0, 0, 1]])
+    kf = KalmanEstimator(
+        rtt=2.0, omega_var=0.0, obs_var=1.0, sigma=[[0, 0, 0], [0, 1, 0], [0, 0, 1]]
+    )
     kf.step(y=10.0, u=10.0)
     assert kf.gain == pytest.approx([0, 0, 0])
     kf.step(y=10.0, u=10.0)
     assert kf.gain == pytest.approx([-2.0, 0.5, 0.5])
-    precise = KalmanEstimator(rtt=1.0, omega_var=1e-6, obs_var=1e-6, sigma=[[0, 0, 0], [0, 100, 0], [0, 0, 100]])
+    precise = KalmanEstimator(
+        rtt=1.0, omega_var=1e-6, obs_var=1e-6, sigma=[[0, 0, 0], [0, 100, 0], [0, 0, 100]]
+    )
     for _ in range(30):
         x = precise.step(y=10.0, u=10.0)
     assert x[1] == pytest.approx(10.0, abs=1e-3)

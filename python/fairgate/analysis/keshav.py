@@ -24,7 +24,9 @@ def _k_eps(p: float, p_f: float, n: int) -> tuple[int, float]:
     return k, x - k
 
 
-def telnet_delay_bounds(p: float, p_f: float, n: int, preemptive: bool = True) -> tuple[float, float]:
+def telnet_delay_bounds(
+    p: float, p_f: float, n: int, preemptive: bool = True
+) -> tuple[float, float]:
     """(lower, upper) bounds on A(P), P = P_T - delta, for N backlogged FTPs of size P_F.
 
     Units are those of P and P_F (bits or bytes of service); divide by the line rate for time.
@@ -68,13 +70,21 @@ def is_asymptotically_stable(alpha: float) -> bool:
 # --- Ch5 §5.4 and appendix 5.A: the discrete epoch law ---------------------------------------
 
 
-def epoch_rate(alpha: float, rtt: float, setpoint: float, n_b: float, outstanding: float, mu: float) -> float:
+def epoch_rate(
+    alpha: float, rtt: float, setpoint: float, n_b: float, outstanding: float, mu: float
+) -> float:
     """lambda(k+1) = (alpha / RTT) [B/2 - n_b(k) - S(k) + 2 mu RTT] (eq. 5.9 with alpha)."""
     return alpha / rtt * (setpoint - n_b - outstanding + 2 * mu * rtt)
 
 
 def epoch_recurrence(
-    mu: float, rtt: float, buffer: float, epochs: int, alpha: float = 1.0, n_b0: float = 0.0, lambda0: float | None = None
+    mu: float,
+    rtt: float,
+    buffer: float,
+    epochs: int,
+    alpha: float = 1.0,
+    n_b0: float = 0.0,
+    lambda0: float | None = None,
 ) -> list[tuple[float, float]]:
     """[(lambda(k), n_b(k))] for k = 0..epochs with mu and RTT constant and exact estimators.
 
@@ -97,15 +107,20 @@ def epoch_recurrence(
 
 
 def _mul(a: Matrix, b: Matrix) -> Matrix:
-    return [[sum(a[i][k] * b[k][j] for k in range(len(b))) for j in range(len(b[0]))] for i in range(len(a))]
+    return [
+        [sum(a[i][k] * b[k][j] for k in range(len(b))) for j in range(len(b[0]))]
+        for i in range(len(a))
+    ]
 
 
 def _t(a: Matrix) -> Matrix:
-    return [list(row) for row in zip(*a)]
+    return [list(row) for row in zip(*a, strict=True)]
 
 
 def _add(a: Matrix, b: Matrix, sign: float = 1.0) -> Matrix:
-    return [[x + sign * y for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+    return [
+        [x + sign * y for x, y in zip(ra, rb, strict=True)] for ra, rb in zip(a, b, strict=True)
+    ]
 
 
 @dataclass
