@@ -339,6 +339,10 @@ def probe_figure(traces: dict, out_dir: Path) -> Path | None:
     ax2 = ax.twinx()
     ax2.step(alpha["time_s"], alpha["value"], where="post", ls=":", color="C2", label="alpha")
     ax2.set_ylabel("alpha")
+    ax2.set_ylim(0, 1)
+    ax.set_ylim(0, max(1.0, 1.2 * float(sel[sel["var"] == "probe"]["value"].max() or 0)))
+    for axis in (ax, ax2):
+        axis.ticklabel_format(axis="y", useOffset=False)
     ax.legend(loc="upper left", fontsize="small")
     ax2.legend(loc="upper right", fontsize="small")
     path = out_dir / "keshav_s7_pp_probe.png"
