@@ -24,11 +24,10 @@
 //! - Draws come from this discipline's own queue even when the average watches another port.
 //! - Flows are compared by `key` (default: the simulator's flow id).
 
-use super::red::{RedConfig, RedCore};
-use super::{notify, uniform, watched, Buffer};
+use super::red::{Red, RedConfig, RedCore};
+use super::watched;
 use crate::classify::FlowKey;
 use crate::net::packet::PacketId;
-use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
@@ -91,25 +90,22 @@ impl QdiscConfig for ChokeConfig {
 
 pub struct Choke {
     cfg: ChokeConfig,
-    red: RedCore,
-    buffer: Buffer,
-    queue: PacketFifo,
+    /// The RED queue behind the draws: CHOKe's matches come first, then RED's own decision.
+    red: Red,
     victims: Vec<usize>,
 }
 
 impl Choke {
     pub fn new(cfg: ChokeConfig, link_rate_bps: u64) -> Self {
         Choke {
-            red: RedCore::new(cfg.red, link_rate_bps),
-            buffer: cfg.red.buffer(),
-            queue: PacketFifo::default(),
+            red: Red::new(cfg.red, link_rate_bps),
             victims: Vec::new(),
             cfg,
         }
     }
 
     pub fn red(&self) -> &RedCore {
-        &self.red
+        self.red.core()
     }
 
     /// Draws for an arrival that sees region measure `q` (q >= min_th).
@@ -127,7 +123,7 @@ impl Choke {
 
     fn region_measure(&self, instantaneous: f64) -> f64 {
         match self.cfg.region_queue {
-            RegionQueue::Average => self.red.avg,
+            RegionQueue::Average => self.red.core.avg,
             RegionQueue::Instantaneous => instantaneous,
         }
     }
@@ -136,13 +132,14 @@ impl Choke {
     fn find_matches(&mut self, packet: PacketId, draws: u32, ctx: &mut QdiscCtx) {
         use rand::Rng as _;
         self.victims.clear();
-        if self.queue.is_empty() {
+        let queue = &self.red.queue;
+        if queue.is_empty() {
             return;
         }
         let flow = self.cfg.key.id(ctx.packets.get(packet));
         for _ in 0..draws {
-            let index = ctx.rng.random_range(0..self.queue.len());
-            let Some(drawn) = self.queue.get(index) else {
+            let index = ctx.rng.random_range(0..queue.len());
+            let Some(drawn) = queue.get(index) else {
                 continue;
             };
             if self.cfg.key.id(ctx.packets.get(drawn)) == flow && !self.victims.contains(&index) {
@@ -154,7 +151,7 @@ impl Choke {
     fn drop_matches(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         self.victims.sort_unstable_by(|a, b| b.cmp(a));
         for &index in &self.victims {
-            if let Some(victim) = self.queue.remove(index, ctx) {
+            if let Some(victim) = self.red.queue.remove(index, ctx) {
                 ctx.drop(victim, DropReason::PushOut);
             }
         }
@@ -162,57 +159,44 @@ impl Choke {
     }
 
     fn compares(&self) -> bool {
-        self.red.avg >= self.cfg.red.min_th
-            && (self.cfg.compare_above_max || self.red.avg < self.cfg.red.max_th)
+        let avg = self.red.core.avg;
+        avg >= self.cfg.red.min_th && (self.cfg.compare_above_max || avg < self.cfg.red.max_th)
     }
 }
 
 impl Qdisc for Choke {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
-        let size = ctx.size(packet);
-        let seen = watched(ctx, &self.queue);
-        self.red.update_average(&seen, ctx.now);
+        let seen = watched(ctx, &self.red.queue);
+        self.red.core.update_average(&seen, ctx.now);
         if self.compares() {
-            let draws = self.draws_for(self.region_measure(self.red.length_of(&seen)));
+            let draws = self.draws_for(self.region_measure(self.red.core.length_of(&seen)));
             self.find_matches(packet, draws, ctx);
             if !self.victims.is_empty() {
                 self.drop_matches(packet, ctx);
                 return;
             }
         }
-        let u = uniform(ctx);
-        let verdict = self.red.decide(size, u);
-        if let Some(reason) = verdict.reason() {
-            let may_mark = self.red.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
-                return;
-            }
-        }
-        if self.buffer.overflows(&self.queue, size) {
-            ctx.drop(packet, DropReason::Overflow);
-            return;
-        }
-        self.queue.push(packet, size);
+        self.red.admit(packet, ctx);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.queue.pop(ctx)
+        self.red.dequeue(ctx)
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.queue.front()
+        self.red.peek()
     }
 
     fn len_packets(&self) -> usize {
-        self.queue.len()
+        self.red.len_packets()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.queue.bytes()
+        self.red.len_bytes()
     }
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
-        self.red.init_timer(ctx);
+        self.red.init(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
@@ -220,7 +204,7 @@ impl Qdisc for Choke {
     }
 
     fn congestion_probability(&self) -> f64 {
-        self.red.base_probability()
+        self.red.congestion_probability()
     }
 
     fn state(&self) -> Vec<(&'static str, f64)> {

@@ -337,9 +337,9 @@ impl RedCore {
 
 /// A RED queue.
 pub struct Red {
-    core: RedCore,
+    pub(super) core: RedCore,
     buffer: Buffer,
-    queue: PacketFifo,
+    pub(super) queue: PacketFifo,
 }
 
 impl Red {
@@ -354,13 +354,10 @@ impl Red {
     pub fn core(&self) -> &RedCore {
         &self.core
     }
-}
 
-impl Qdisc for Red {
-    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+    /// RED's decision on an arrival (the average already updated), then the buffer limit.
+    pub(super) fn admit(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
-        let seen = watched(ctx, &self.queue);
-        self.core.update_average(&seen, ctx.now);
         let u = uniform(ctx);
         let verdict = self.core.decide(size, u);
         if let Some(reason) = verdict.reason() {
@@ -374,6 +371,14 @@ impl Qdisc for Red {
             return;
         }
         self.queue.push(packet, size);
+    }
+}
+
+impl Qdisc for Red {
+    fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
+        let seen = watched(ctx, &self.queue);
+        self.core.update_average(&seen, ctx.now);
+        self.admit(packet, ctx);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
