@@ -139,6 +139,32 @@ impl PacketFifo {
     }
 }
 
+/// The four `Qdisc` methods of a discipline that serves one [`PacketFifo`] field in order:
+/// `impl Qdisc for X { serve_fifo!(queue); ... }`.
+macro_rules! serve_fifo {
+    ($field:ident) => {
+        fn dequeue(
+            &mut self,
+            ctx: &mut $crate::qdisc::QdiscCtx,
+        ) -> Option<$crate::net::packet::PacketId> {
+            self.$field.pop(ctx)
+        }
+
+        fn peek(&self) -> Option<$crate::net::packet::PacketId> {
+            self.$field.front()
+        }
+
+        fn len_packets(&self) -> usize {
+            self.$field.len()
+        }
+
+        fn len_bytes(&self) -> u64 {
+            self.$field.bytes()
+        }
+    };
+}
+pub(crate) use serve_fifo;
+
 /// Drop-tail or drop-from-front FIFO.
 pub struct Fifo {
     limits: FifoConfig,
@@ -180,21 +206,7 @@ impl Qdisc for Fifo {
         }
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.queue.pop(ctx)
-    }
-
-    fn peek(&self) -> Option<PacketId> {
-        self.queue.front()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.queue.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
+    crate::qdisc::fifo::serve_fifo!(queue);
 
     fn name(&self) -> &'static str {
         if self.drop_front {

@@ -166,21 +166,7 @@ impl Qdisc for Avq {
         self.queue.push(packet, size);
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.queue.pop(ctx)
-    }
-
-    fn peek(&self) -> Option<PacketId> {
-        self.queue.front()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.queue.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
+    crate::qdisc::fifo::serve_fifo!(queue);
 
     fn congestion_probability(&self) -> f64 {
         let b = self.cfg.virtual_buffer as f64;

@@ -381,21 +381,7 @@ impl Qdisc for Red {
         self.admit(packet, ctx);
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.queue.pop(ctx)
-    }
-
-    fn peek(&self) -> Option<PacketId> {
-        self.queue.front()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.queue.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
+    crate::qdisc::fifo::serve_fifo!(queue);
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
         self.core.init_timer(ctx);

@@ -162,21 +162,7 @@ impl Qdisc for Yellow {
         self.queue.push(packet, size);
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.queue.pop(ctx)
-    }
-
-    fn peek(&self) -> Option<PacketId> {
-        self.queue.front()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.queue.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
+    crate::qdisc::fifo::serve_fifo!(queue);
 
     fn init(&mut self, ctx: &mut QdiscCtx) {
         ctx.set_timer(later(ctx.now, self.cfg.interval.0));
