@@ -1,6 +1,7 @@
 //! Time, the event queue and random-number streams.
 
 pub mod events;
+pub mod prefetch;
 pub mod rng;
 pub mod time;
 

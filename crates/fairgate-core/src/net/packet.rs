@@ -135,6 +135,11 @@ impl PacketArena {
         &self.slots[id as usize]
     }
 
+    /// Hints the cache that packet `id` is about to be read.
+    pub fn prefetch(&self, id: PacketId) {
+        crate::engine::prefetch::prefetch_at(&self.slots, id as usize);
+    }
+
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id as usize]
     }

@@ -61,6 +61,9 @@ pub struct FlowTable {
     index_of: ClassMap,
     /// Direct index by flow id for `classify = "flow"` (flow ids are small and dense).
     by_flow: Vec<u32>,
+    /// The class and queue last seen for each flow id: packets of one flow almost always share
+    /// a class, so this direct lookup spares the hash map; a class mismatch falls back to it.
+    class_by_flow: Vec<(u64, u32)>,
     queues: PacketLists,
     class_of: Vec<u64>,
     weights: Vec<f64>,
@@ -85,12 +88,32 @@ impl FlowTable {
             return self.queue_of_flow(packet.flow as usize);
         }
         let class = self.classify.id(packet);
-        if let Some(&q) = self.index_of.get(&class) {
-            return q;
+        let flow = packet.flow as usize;
+        if let Some(&(cached_class, q)) = self.class_by_flow.get(flow) {
+            if q != NO_QUEUE && cached_class == class {
+                return q;
+            }
         }
-        let q = self.new_queue(class);
-        self.index_of.insert(class, q);
+        let q = match self.index_of.get(&class) {
+            Some(&q) => q,
+            None => {
+                let q = self.new_queue(class);
+                self.index_of.insert(class, q);
+                q
+            }
+        };
+        self.remember_class(flow, class, q);
         q
+    }
+
+    fn remember_class(&mut self, flow: usize, class: u64, q: u32) {
+        if flow >= DIRECT_FLOWS {
+            return;
+        }
+        if self.class_by_flow.len() <= flow {
+            self.class_by_flow.resize(flow + 1, (0, NO_QUEUE));
+        }
+        self.class_by_flow[flow] = (class, q);
     }
 
     fn queue_of_flow(&mut self, flow: usize) -> u32 {
@@ -321,5 +344,10 @@ impl ActiveList {
 
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.order.iter().copied()
+    }
+
+    /// The queue `i` places behind the front.
+    pub fn at(&self, i: usize) -> Option<u32> {
+        self.order.get(i).copied()
     }
 }

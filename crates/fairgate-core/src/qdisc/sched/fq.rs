@@ -195,7 +195,7 @@ impl Fq {
                 .is_some_and(|b| table.total_bytes() > b)
     }
 
-    fn victim_queue(&self) -> Option<u32> {
+    fn victim_queue(&mut self) -> Option<u32> {
         match self.config.drop {
             FqDrop::LargestBid => self.queues.largest_tail(),
             _ => self.queues.table.longest(true),

@@ -8,6 +8,7 @@
 //! broken by `seq` (arrival order), so the order never depends on anything but the input.
 //! `exchanges` counts element swaps, Keshav's elementary operation for heaps.
 
+use crate::engine::prefetch::prefetch_at;
 use std::cmp::Ordering;
 
 /// A heap key: the tag, then an arrival sequence number that breaks ties.
@@ -22,6 +23,20 @@ impl Key {
         self.tag
             .total_cmp(&other.tag)
             .then(self.seq.cmp(&other.seq))
+    }
+
+    /// One integer ordered as [`Key::order`] orders keys (the tag's IEEE bits mapped to an
+    /// order-preserving unsigned integer, then the seq), so hot loops compare with one
+    /// branch-free integer comparison.
+    #[inline(always)]
+    pub fn rank(&self) -> u128 {
+        let bits = self.tag.to_bits();
+        let ordered = if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | (1 << 63)
+        };
+        ((ordered as u128) << 64) | self.seq as u128
     }
 }
 
@@ -59,7 +74,7 @@ impl QuadHeap {
         self.entries.push(entry);
         while i > 0 {
             let parent = (i - 1) / 4;
-            if !entry.key.order(&self.entries[parent].key).is_lt() {
+            if entry.key.rank() >= self.entries[parent].key.rank() {
                 break;
             }
             self.entries[i] = self.entries[parent];
@@ -77,26 +92,46 @@ impl QuadHeap {
         Some(top)
     }
 
+    /// Replaces the top entry by `entry` (one sift-down instead of a pop and a push).
+    pub fn replace_top(&mut self, entry: MinEntry) {
+        if self.entries.is_empty() {
+            self.entries.push(entry);
+        } else {
+            self.sift_down(entry);
+        }
+    }
+
+    /// Fetches the child blocks of the four children starting at `first`: one of them is the
+    /// next level of a sift-down, and fetching all four overlaps their memory latency with
+    /// this level's comparisons.
+    fn prefetch_grandchildren(&self, first: usize) {
+        for child in first..first + 4 {
+            prefetch_at(&self.entries, 4 * child + 1);
+            prefetch_at(&self.entries, 4 * child + 4);
+        }
+    }
+
     /// Places `entry` in the hole at the root.
     fn sift_down(&mut self, entry: MinEntry) {
         let n = self.entries.len();
+        let entry_rank = entry.key.rank();
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
             if first >= n {
                 break;
             }
+            self.prefetch_grandchildren(first);
             let mut smallest = first;
+            let mut smallest_rank = self.entries[first].key.rank();
             for c in first + 1..(first + 4).min(n) {
-                if self.entries[c]
-                    .key
-                    .order(&self.entries[smallest].key)
-                    .is_lt()
-                {
+                let rank = self.entries[c].key.rank();
+                if rank < smallest_rank {
                     smallest = c;
+                    smallest_rank = rank;
                 }
             }
-            if !self.entries[smallest].key.order(&entry.key).is_lt() {
+            if smallest_rank >= entry_rank {
                 break;
             }
             self.entries[i] = self.entries[smallest];
@@ -315,6 +350,39 @@ mod tests {
                 .map(|e| (e.key.tag as u32, e.key.seq))
                 .collect();
             prop_assert_eq!(popped, sorted);
+        }
+
+        #[test]
+        fn rank_orders_as_order(a in proptest::num::f64::ANY, b in proptest::num::f64::ANY,
+                                sa in 0u64..4, sb in 0u64..4) {
+            let (x, y) = (key(a, sa), key(b, sb));
+            prop_assert_eq!(x.rank().cmp(&y.rank()), x.order(&y));
+        }
+
+        #[test]
+        fn replace_top_keeps_key_order(
+            tags in proptest::collection::vec(0u32..50, 1..200),
+            replacements in proptest::collection::vec(0u32..80, 0..50),
+        ) {
+            let mut h = QuadHeap::default();
+            let mut all: Vec<(u32, u64)> = Vec::new();
+            for (seq, &tag) in tags.iter().enumerate() {
+                h.push(MinEntry { key: key(tag as f64, seq as u64), item: 0 });
+                all.push((tag, seq as u64));
+            }
+            for (i, &tag) in replacements.iter().enumerate() {
+                let seq = (tags.len() + i) as u64;
+                let top = *h.peek().unwrap();
+                let gone = (top.key.tag as u32, top.key.seq);
+                all.retain(|&e| e != gone);
+                h.replace_top(MinEntry { key: key(tag as f64, seq), item: 0 });
+                all.push((tag, seq));
+            }
+            all.sort();
+            let popped: Vec<(u32, u64)> = std::iter::from_fn(|| h.pop())
+                .map(|e| (e.key.tag as u32, e.key.seq))
+                .collect();
+            prop_assert_eq!(popped, all);
         }
 
         #[test]

@@ -3,6 +3,7 @@
 //! keeps no per-queue allocation and touches one record per packet, which matters when
 //! hundreds of thousands of flows are backlogged.
 
+use crate::engine::prefetch::prefetch_at;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
 
@@ -78,6 +79,16 @@ impl PacketLists {
 
     pub fn queue_count(&self) -> usize {
         self.queues.len()
+    }
+
+    /// Hints the cache that the record of queue `q` is about to be read.
+    pub fn prefetch_queue(&self, q: u32) {
+        prefetch_at(&self.queues, q as usize);
+    }
+
+    /// Hints the cache that the link of `packet` is about to be read.
+    pub fn prefetch_link(&self, packet: PacketId) {
+        prefetch_at(&self.links, packet as usize);
     }
 
     /// Size of a queued packet.

@@ -29,10 +29,14 @@ pub struct RoundNumber {
     /// Sum of the active conversations' weights (N_ac).
     active_weight: f64,
     active_count: usize,
-    /// Finish numbers of active conversations, lazily: an entry is current only if its seq
-    /// is the conversation's `current` one.
+    /// Finish numbers of active conversations, lazily: each active conversation has one anchor
+    /// entry whose key is a lower bound of its (F^a, seq), brought up to date when it surfaces;
+    /// entries left behind by a lowered F^a or a deactivation are skipped.
     finishes: QuadHeap,
     current: Vec<u64>,
+    /// The seq of each conversation's anchor entry: the one entry whose key is kept at or
+    /// below (F^a, current seq). Any other entry of the conversation is stale.
+    anchor: Vec<u64>,
     finish: Vec<f64>,
     weight: Vec<f64>,
     seq: u64,
@@ -59,6 +63,7 @@ impl RoundNumber {
             active_count: 0,
             finishes: QuadHeap::default(),
             current: Vec::new(),
+            anchor: Vec::new(),
             finish: Vec::new(),
             weight: Vec::new(),
             seq: 0,
@@ -68,8 +73,13 @@ impl RoundNumber {
     /// R(t); `t` must not decrease between calls.
     pub fn advance(&mut self, t: f64) -> f64 {
         while let Some(&MinEntry { key, item: conv }) = self.finishes.peek() {
-            if self.current[conv as usize] != key.seq {
+            let current = self.current[conv as usize];
+            if current == INACTIVE || key.seq != self.anchor[conv as usize] {
                 self.finishes.pop();
+                continue;
+            }
+            if key.seq != current {
+                self.refresh_top(conv, current);
                 continue;
             }
             let slope = self.line_rate / self.active_weight;
@@ -87,6 +97,16 @@ impl RoundNumber {
         self.active_weight = 0.0;
         self.t_chk = t;
         self.r_chk
+    }
+
+    /// Brings the top entry, an outdated key of active `conv`, up to its current F^a.
+    fn refresh_top(&mut self, conv: u32, current: u64) {
+        let key = Key {
+            tag: self.finish[conv as usize],
+            seq: current,
+        };
+        self.finishes.replace_top(MinEntry { key, item: conv });
+        self.anchor[conv as usize] = current;
     }
 
     /// R at the last checkpoint.
@@ -144,11 +164,10 @@ impl RoundNumber {
             return;
         };
         let lowered = (finish - bits / self.weight[conv as usize]).max(round);
-        self.finish[conv as usize] = lowered;
         if !self.is_active(conv) {
-            return;
-        }
-        if lowered <= round {
+            self.finish[conv as usize] = lowered;
+        } else if lowered <= round {
+            self.finish[conv as usize] = lowered;
             self.deactivate(conv);
         } else {
             self.set_finish(conv, lowered);
@@ -160,14 +179,22 @@ impl RoundNumber {
             self.finish.resize(conv as usize + 1, 0.0);
             self.weight.resize(conv as usize + 1, 1.0);
             self.current.resize(conv as usize + 1, INACTIVE);
+            self.anchor.resize(conv as usize + 1, INACTIVE);
         }
         self.weight[conv as usize] = weight;
     }
 
+    /// Records a new F^a. An active conversation whose F^a only grew keeps its heap entry (a
+    /// lower bound, refreshed when it surfaces); a new activation or a lowered F^a pushes one.
     fn set_finish(&mut self, conv: u32, finish: f64) {
+        let grew = self.is_active(conv) && finish >= self.finish[conv as usize];
         self.finish[conv as usize] = finish;
         self.seq += 1;
         self.current[conv as usize] = self.seq;
+        if grew {
+            return;
+        }
+        self.anchor[conv as usize] = self.seq;
         self.finishes.push(MinEntry {
             key: Key {
                 tag: finish,
@@ -236,5 +263,133 @@ mod tests {
         r.uncharge(0, 100.0, 20.0);
         assert_eq!(r.finish_of(0), 20.0);
         assert!(!r.is_active(0));
+    }
+
+    /// The same algorithm with a linear scan for the smallest active (F^a, seq) instead of a
+    /// heap: the heap's lazy entries must not change R or the order of deletions.
+    struct ScanRound {
+        line_rate: f64,
+        t_chk: f64,
+        r_chk: f64,
+        active_weight: f64,
+        finish: Vec<f64>,
+        weight: Vec<f64>,
+        current: Vec<u64>,
+        seq: u64,
+    }
+
+    impl ScanRound {
+        fn new(convs: usize) -> Self {
+            ScanRound {
+                line_rate: 1.0,
+                t_chk: 0.0,
+                r_chk: 0.0,
+                active_weight: 0.0,
+                finish: vec![0.0; convs],
+                weight: vec![1.0; convs],
+                current: vec![INACTIVE; convs],
+                seq: 0,
+            }
+        }
+
+        fn smallest_active(&self) -> Option<usize> {
+            (0..self.finish.len())
+                .filter(|&c| self.current[c] != INACTIVE)
+                .min_by(|&a, &b| {
+                    Key {
+                        tag: self.finish[a],
+                        seq: self.current[a],
+                    }
+                    .order(&Key {
+                        tag: self.finish[b],
+                        seq: self.current[b],
+                    })
+                })
+        }
+
+        fn advance(&mut self, t: f64) -> f64 {
+            while let Some(conv) = self.smallest_active() {
+                let slope = self.line_rate / self.active_weight;
+                let bound = self.r_chk + (t - self.t_chk) * slope;
+                if self.finish[conv] > bound {
+                    self.r_chk = bound;
+                    self.t_chk = t;
+                    return self.r_chk;
+                }
+                self.t_chk += (self.finish[conv] - self.r_chk) / slope;
+                self.r_chk = self.finish[conv];
+                self.current[conv] = INACTIVE;
+                self.active_weight -= self.weight[conv];
+            }
+            self.active_weight = 0.0;
+            self.t_chk = t;
+            self.r_chk
+        }
+
+        fn set(&mut self, conv: usize, finish: f64) {
+            self.finish[conv] = finish;
+            self.seq += 1;
+            self.current[conv] = self.seq;
+        }
+
+        fn arrive(&mut self, conv: usize, bits: f64, weight: f64, t: f64) -> f64 {
+            let round = self.advance(t);
+            self.weight[conv] = weight;
+            let start = if self.current[conv] != INACTIVE {
+                self.finish[conv]
+            } else {
+                self.active_weight += weight;
+                round
+            };
+            self.set(conv, start + bits / weight);
+            self.finish[conv]
+        }
+
+        fn uncharge(&mut self, conv: usize, bits: f64, t: f64) {
+            let round = self.advance(t);
+            let lowered = (self.finish[conv] - bits / self.weight[conv]).max(round);
+            if self.current[conv] == INACTIVE {
+                self.finish[conv] = lowered;
+            } else if lowered <= round {
+                self.finish[conv] = lowered;
+                self.current[conv] = INACTIVE;
+                self.active_weight -= self.weight[conv];
+            } else {
+                self.set(conv, lowered);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lazy_heap_matches_a_linear_scan(
+            ops in proptest::collection::vec((0u8..4, 0usize..6, 1u32..400, 0u32..300), 1..300)
+        ) {
+            let mut heap = RoundNumber::new(1.0);
+            let mut scan = ScanRound::new(6);
+            let mut t = 0.0;
+            let mut seen = [false; 6];
+            for (op, conv, bits, dt) in ops {
+                t += dt as f64;
+                let weight = 1.0 + (conv % 3) as f64;
+                match op {
+                    0 | 1 => {
+                        seen[conv] = true;
+                        let got = heap.arrive(conv as u32, bits as f64, weight, t).finish;
+                        proptest::prop_assert_eq!(got, scan.arrive(conv, bits as f64, weight, t));
+                    }
+                    2 if seen[conv] => {
+                        heap.uncharge(conv as u32, bits as f64, t);
+                        scan.uncharge(conv, bits as f64, t);
+                    }
+                    _ => {}
+                }
+                proptest::prop_assert_eq!(heap.advance(t), scan.advance(t));
+                for c in 0..6 {
+                    proptest::prop_assert_eq!(heap.is_active(c as u32), scan.current[c] != INACTIVE);
+                    proptest::prop_assert_eq!(heap.finish_of(c as u32), scan.finish[c]);
+                }
+            }
+        }
     }
 }

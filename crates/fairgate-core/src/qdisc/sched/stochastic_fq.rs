@@ -19,6 +19,7 @@
 //! - A victim that is the arrival counts as `overflow`, any other as `pushout`.
 
 use crate::classify::FlowKey;
+use crate::engine::prefetch::prefetch_at;
 use crate::engine::time::secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
@@ -138,6 +139,20 @@ impl LengthLists {
         (self.longest > 0).then(|| self.first[self.longest])
     }
 
+    /// Hints the cache that `bucket`'s node is about to be moved.
+    pub fn prefetch_node(&self, bucket: u32) {
+        prefetch_at(&self.nodes, bucket as usize);
+    }
+
+    /// Hints the cache that `bucket`'s list neighbours are about to be relinked (its own node
+    /// should already be cached).
+    pub fn prefetch_neighbours(&self, bucket: u32) {
+        if let Some(node) = self.nodes.get(bucket as usize) {
+            prefetch_at(&self.nodes, node.prev as usize);
+            prefetch_at(&self.nodes, node.next as usize);
+        }
+    }
+
     pub fn grow(&mut self, bucket: u32) {
         self.move_to(bucket, self.length(bucket) + 1);
     }
@@ -253,6 +268,24 @@ impl StochasticFq {
         }
     }
 
+    /// The round robin knows which buckets it visits next: fetch the records of the bucket
+    /// two visits ahead, and the head packet, its link and the list neighbours of the bucket
+    /// one visit ahead (whose records the previous dequeue fetched).
+    fn prefetch_next_visits(&self, ctx: &QdiscCtx) {
+        if let Some(after_next) = self.active.at(1) {
+            self.queues.prefetch_queue(after_next);
+            self.lengths.prefetch_node(after_next);
+        }
+        let Some(next) = self.active.at(0) else {
+            return;
+        };
+        if let Some(head) = self.queues.queue(next).front() {
+            self.queues.prefetch_link(head);
+            ctx.packets.prefetch(head);
+        }
+        self.lengths.prefetch_neighbours(next);
+    }
+
     fn schedule_perturbation(&self, ctx: &mut QdiscCtx) {
         let period = secs(self.config.perturb.secs());
         if period > 0 {
@@ -285,7 +318,7 @@ impl Qdisc for StochasticFq {
         self.steal(packet, ctx);
     }
 
-    fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let bucket = self.active.front()?;
             let Some(packet) = self.take(bucket, End::Head) else {
@@ -297,6 +330,7 @@ impl Qdisc for StochasticFq {
             } else {
                 self.active.rotate();
             }
+            self.prefetch_next_visits(ctx);
             return Some(packet);
         }
     }

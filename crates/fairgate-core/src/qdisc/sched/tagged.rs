@@ -2,12 +2,16 @@
 //! SCFQ and start-time FQ. Tags never decrease within a flow, so the packet with the
 //! smallest (tag, arrival) is always the head of its flow's queue.
 //!
-//! - Service order: a lazy 4-ary min-heap over the queued packets. An arrival pushes one
-//!   entry (its tag is usually among the largest, so the push rarely climbs); a packet
-//!   removed by a drop leaves a stale entry, skipped when it surfaces. The top is kept valid
-//!   after every change, so `peek` is exact.
+//! - Service order: a lazy 4-ary min-heap holding one entry per backlogged queue, keyed by
+//!   the tag of the queue's head packet. Serving a packet re-keys the top in place (one
+//!   sift-down) with the next head of the same queue; arrivals to a backlogged queue leave the
+//!   heap alone. A head removed by a drop leaves a stale entry (its seq no longer matches the
+//!   queue's head), skipped when it surfaces. The top is kept valid after every change, so
+//!   `peek` is exact.
 //! - Largest-tag victims (only when `track_tails`): Keshav's PERC max-heap over the queues'
-//!   tail tags (seed 004 section 3.4), indexed so a queue can be re-keyed in O(log N).
+//!   tail tags (seed 004 section 3.4), indexed so a queue can be re-keyed in O(log N). Tail
+//!   changes are recorded and applied only when a victim is asked for, so a buffer that never
+//!   overflows never pays for the heap.
 
 use super::flow_table::FlowTable;
 use super::heap::{IndexedHeap, Key, MinEntry, QuadHeap};
@@ -24,18 +28,16 @@ pub struct Tagged {
     pub queue: u32,
 }
 
-/// `queued[packet]` when the packet is not queued.
-const NOT_QUEUED: u64 = 0;
-
 pub struct TaggedQueues {
     pub table: FlowTable,
     tags: Vec<Tagged>,
-    /// The seq of the packet's entry while it is queued, else `NOT_QUEUED`.
-    queued: Vec<u64>,
     order: QuadHeap,
     tails: IndexedHeap,
     /// Whether the tail heap is kept (only largest-tag drops need it).
     track_tails: bool,
+    /// Queues whose tail changed since the tail heap was last brought up to date.
+    tails_pending: Vec<u32>,
+    tail_pending: Vec<bool>,
     seq: u64,
 }
 
@@ -44,10 +46,11 @@ impl TaggedQueues {
         TaggedQueues {
             table,
             tags: Vec::new(),
-            queued: Vec::new(),
             order: QuadHeap::default(),
             tails: IndexedHeap::max(),
             track_tails,
+            tails_pending: Vec::new(),
+            tail_pending: Vec::new(),
             seq: 0,
         }
     }
@@ -57,17 +60,16 @@ impl TaggedQueues {
     pub fn push(&mut self, q: u32, packet: PacketId, size: u32, tag: f64, aux: f64) {
         if self.tags.len() <= packet as usize {
             self.tags.resize(packet as usize + 1, Tagged::default());
-            self.queued.resize(packet as usize + 1, NOT_QUEUED);
         }
         self.seq += 1;
         let key = Key { tag, seq: self.seq };
         self.tags[packet as usize] = Tagged { key, aux, queue: q };
-        self.queued[packet as usize] = self.seq;
-        self.order.push(MinEntry { key, item: packet });
+        let was_idle = self.table.queue(q).is_empty();
         self.table.push(q, packet, size);
-        if self.track_tails {
-            self.tails.set(q, key);
+        if was_idle {
+            self.order.push(MinEntry { key, item: q });
         }
+        self.tail_changed(q);
     }
 
     pub fn tag_of(&self, packet: PacketId) -> Tagged {
@@ -76,45 +78,89 @@ impl TaggedQueues {
 
     /// Removes and returns the packet with the smallest tag and its queue.
     pub fn pop_min(&mut self, ctx: &QdiscCtx) -> Option<(u32, PacketId)> {
-        let entry = *self.order.peek()?;
-        let q = self.tags[entry.item as usize].queue;
-        let packet = self.take(q, End::Head, ctx)?;
-        debug_assert_eq!(packet, entry.item, "tags must not decrease within a flow");
+        let q = self.order.peek()?.item;
+        let packet = self.table.take(q, End::Head, ctx)?;
+        match self.table.queue(q).front() {
+            Some(next) => self.order.replace_top(MinEntry {
+                key: self.tags[next as usize].key,
+                item: q,
+            }),
+            None => {
+                self.order.pop();
+                self.tail_changed(q);
+            }
+        }
+        self.drop_stale();
         Some((q, packet))
     }
 
     pub fn peek_min(&self) -> Option<PacketId> {
-        self.order.peek().map(|e| e.item)
+        self.order
+            .peek()
+            .and_then(|e| self.table.queue(e.item).front())
     }
 
     /// The queue whose tail packet has the largest tag (needs `track_tails`).
-    pub fn largest_tail(&self) -> Option<u32> {
+    pub fn largest_tail(&mut self) -> Option<u32> {
+        self.apply_tail_changes();
         self.tails.top().map(|(_, q)| q)
     }
 
     /// Removes the head or tail of queue `q`.
     pub fn take(&mut self, q: u32, end: End, ctx: &QdiscCtx) -> Option<PacketId> {
         let packet = self.table.take(q, end, ctx)?;
-        self.queued[packet as usize] = NOT_QUEUED;
+        let queue = self.table.queue(q);
+        let new_head = (end == End::Head).then(|| queue.front()).flatten();
+        if let Some(head) = new_head {
+            let key = self.tags[head as usize].key;
+            self.order.push(MinEntry { key, item: q });
+        }
+        if end == End::Tail || queue.is_empty() {
+            self.tail_changed(q);
+        }
         self.drop_stale();
-        let tail_changed = end == End::Tail || self.table.queue(q).is_empty();
-        if self.track_tails && tail_changed {
+        Some(packet)
+    }
+
+    /// Whether a service-order entry still names the head of its queue.
+    fn is_current(&self, entry: &MinEntry) -> bool {
+        self.table
+            .queue(entry.item)
+            .front()
+            .is_some_and(|head| self.tags[head as usize].key.seq == entry.key.seq)
+    }
+
+    fn drop_stale(&mut self) {
+        while let Some(top) = self.order.peek() {
+            if self.is_current(top) {
+                return;
+            }
+            self.order.pop();
+        }
+    }
+
+    fn tail_changed(&mut self, q: u32) {
+        if !self.track_tails {
+            return;
+        }
+        if self.tail_pending.len() <= q as usize {
+            self.tail_pending.resize(q as usize + 1, false);
+        }
+        if !self.tail_pending[q as usize] {
+            self.tail_pending[q as usize] = true;
+            self.tails_pending.push(q);
+        }
+    }
+
+    fn apply_tail_changes(&mut self) {
+        for q in std::mem::take(&mut self.tails_pending) {
+            self.tail_pending[q as usize] = false;
             match self.table.queue(q).back() {
                 Some(tail) => self.tails.set(q, self.tags[tail as usize].key),
                 None => {
                     self.tails.remove(q);
                 }
             }
-        }
-        Some(packet)
-    }
-
-    fn drop_stale(&mut self) {
-        while let Some(top) = self.order.peek() {
-            if self.queued[top.item as usize] == top.key.seq {
-                return;
-            }
-            self.order.pop();
         }
     }
 }
