@@ -17,9 +17,12 @@
 //! - The predicted quantity is the probe's ACK gap (figure 6.21); mu_hat = 1 / predicted gap.
 //! - J (`horizon`): "rtt" (default) = the RTT of the probe's second packet (A8: "simply the
 //!   measured RTT"); "estimate" = R + n_b_hat / mu_hat (the corrected form of "R + S mu").
-//! - Paired packets go back to back, pairs 2 / lambda apart (A7); each pair is a probe. A pair
-//!   due while the window is full waits for ACKs. The setpoint is 5 packets and the window 5
-//!   (A7, §6.5).
+//! - Paired packets go back to back, pair slots 2 / lambda apart (A7); each pair is a probe. A
+//!   slot that finds the window full passes unused (`blocked = "skip"`: figure 4.2 sends pairs
+//!   only on TICK, which reloads itself), or its pair waits for the ACK that makes room
+//!   (`"wait"`). Window-bound sources hold less with `skip` (S rests at window - 2 until the
+//!   next slot): on average seed scenario 2's 25 buffers hold six of them. The setpoint is 5
+//!   packets and the window 5 (A7, §6.5).
 //! - A rate that is not positive stops the pair clock; it is then recomputed on every ACK
 //!   (S falls as ACKs return) until it is positive again.
 //! - Drift reset (`resync_interval`, off by default; §5.8): when due, stop sending, wait until
