@@ -4,7 +4,7 @@ mod transport_support;
 
 use fairgate_core::engine::secs;
 use fairgate_core::Simulation;
-use transport_support::{assert_conserved, build_sim, port, stats, trace};
+use transport_support::{assert_conserved, build_sim, port, run, stats, trace};
 
 /// s --fast (100 pkt/s, 0 delay)--> r --slow (10 pkt/s, `delay`)--> d, FIFO queues of `limit`.
 fn chain(source: &str, delay: &str, limit: u64, duration: &str) -> String {
@@ -250,4 +250,121 @@ fn packet_pair_configs_round_trip_through_toml_and_json() {
         assert_eq!(key(&a), key(&b), "{source}");
         assert!(a.flow_stats()[0].goodput_bytes > 0, "{source}");
     }
+}
+
+/// Seed 004 scenario 2 without its Telnets: six PP_CTH sources (window 5) on 100 pkt/s lines
+/// into one FQ switch with `limit` buffers and a 10 pkt/s line; `options` go into each source.
+fn six_pp_cth(options: &str, limit: u64) -> String {
+    let mut text = String::from(
+        "name = \"pp-s2\"\n[simulation]\nduration = \"200s\"\ntrace_every_change = true\n\
+         [[nodes]]\nname = \"sw\"\nkind = \"router\"\n[[nodes]]\nname = \"d\"\n",
+    );
+    text += &format!(
+        "[[links]]\nfrom = \"sw\"\nto = \"d\"\nrate = \"80kbps\"\n\
+         queue = {{ kind = \"fq\", limit = {limit} }}\n"
+    );
+    for i in 1..=6 {
+        text += &format!(
+            "[[nodes]]\nname = \"s{i}\"\n[[links]]\nfrom = \"s{i}\"\nto = \"sw\"\n\
+             rate = \"800kbps\"\nqueue = {{ kind = \"fifo\", limit = 1000 }}\n\
+             [[flows]]\nname = \"src{i}\"\nsrc = \"s{i}\"\ndst = \"d\"\n\
+             source = {{ kind = \"pp_cth\", {options} }}\n"
+        );
+    }
+    text
+}
+
+/// Runs [`six_pp_cth`]: each source's mean RTT, the drops at the switch, every probe and
+/// the timeouts of all six sources.
+struct Six {
+    rtts: Vec<f64>,
+    drops: u64,
+    probes: Vec<f64>,
+    timeouts: u64,
+}
+
+fn run_six(options: &str, limit: u64) -> Six {
+    let sim = run(&six_pp_cth(options, limit), &[]);
+    let rtts = (0..6)
+        .map(|f| stats(&sim, f).rtt_sum / stats(&sim, f).rtt_count as f64)
+        .collect();
+    let drops = sim.ports()[port(&sim, "sw->d")]
+        .stats
+        .drops_pkts
+        .iter()
+        .sum();
+    let probes = (0..6).flat_map(|f| trace(&sim, f as u32, "probe"));
+    let timeouts = (0..6).map(|f| stats(&sim, f).timeouts).sum();
+    Six {
+        rtts,
+        drops,
+        probes: probes.map(|(_, g)| g).collect(),
+        timeouts,
+    }
+}
+
+const SETTLED: &str = "timeout_rtts = 6";
+
+#[test]
+fn window_bound_pairs_overfill_scenario_2s_buffer_unless_blocked_slots_are_skipped() {
+    // FQ serves one packet of each of the six sources per 0.6 s round, so every pair reads
+    // 6 x 0.1 = 0.6 s and mu = 5/3 pkt/s. The law wants S = R mu + 5 > 5: the window binds.
+    // If a blocked pair waits for the ACK that makes room, S cycles 5 -> 4 -> 3 -> 5 with no
+    // time at 3: mean S = 4.5, RTT = 4.5 / (5/3) = 2.7 s, and six sources hold 27 packets,
+    // more than scenario 2's 25 buffers. (X = 6: no timer fires during start-up.)
+    let wait = run_six(&format!("blocked = \"wait\", {SETTLED}"), 40);
+    assert_eq!((wait.drops, wait.timeouts), (0, 0));
+    assert!(wait.probes.iter().all(|g| (g - 0.6).abs() < 1e-9));
+    for rtt in &wait.rtts {
+        assert!((rtt - 2.7).abs() < 0.05, "{:?}", wait.rtts);
+    }
+    // Figure 4.2's clock skips a blocked slot: S waits at 3 until the next slot, and the six
+    // sources hold fewer than 25 packets on average (seed: RTT 2.40, 4.0 packets each).
+    let skip = run_six(&format!("blocked = \"skip\", {SETTLED}"), 40);
+    assert_eq!((skip.drops, skip.timeouts), (0, 0));
+    assert!(skip.probes.iter().all(|g| (g - 0.6).abs() < 1e-9));
+    let held: f64 = skip.rtts.iter().map(|rtt| rtt * 5.0 / 3.0).sum();
+    assert!(held < 25.0, "{held} packets held ({:?})", skip.rtts);
+    // With scenario 2's 25 buffers skipping loses under half as many packets (200 s: 17
+    // against 50); not none, as the slots of several sources can coincide.
+    let wait = run_six(&format!("blocked = \"wait\", {SETTLED}"), 25);
+    let skip = run_six(&format!("blocked = \"skip\", {SETTLED}"), 25);
+    assert!(
+        skip.drops * 2 < wait.drops,
+        "{} against {}",
+        skip.drops,
+        wait.drops
+    );
+}
+
+#[test]
+fn unpaired_packets_shift_a_source_off_the_fq_round_and_its_probes_read_short() {
+    // Six sources started together keep their FQ finish numbers on one lattice (multiples of
+    // a packet), and FQ breaks equal finish numbers in arrival order. A retransmission goes
+    // unpaired, so the source's later pairs straddle the lattice differently from the
+    // others': a source whose packet at F arrived before the pair and whose packet at F + P
+    // arrives after it puts nothing between the pair's two packets, and the probe reads
+    // (1 + 4) x 0.1 = 0.5 s or less instead of 0.6 s. With X = 3 the start-up timers fire
+    // while the queues build (r_t still near the unloaded 0.1-0.6 s): no packet is lost, yet
+    // the probes stay short for the rest of the run.
+    let early = run_six("blocked = \"wait\"", 40);
+    assert_eq!(early.drops, 0);
+    assert!(early.timeouts > 0);
+    let short = early.probes.iter().filter(|g| **g < 0.6 - 1e-9).count();
+    assert!(
+        short * 4 > early.probes.len(),
+        "{short} of {}",
+        early.probes.len()
+    );
+    // Karn's rule spirals at X = 3 (no sample from a retransmitted packet, so r_t never learns
+    // the queueing delay; 200 s: 893 timeouts); the seed's Generic rule, a sample from the
+    // first transmission, does not (36).
+    let karn = run_six("retx_sample = \"karn\"", 25);
+    let first = run_six("retx_sample = \"first_sent\"", 25);
+    assert!(
+        karn.timeouts > 10 * first.timeouts,
+        "{} against {}",
+        karn.timeouts,
+        first.timeouts
+    );
 }

@@ -1,10 +1,11 @@
 """Seed 004 (Keshav 1991, "Congestion Control in Computer Networks", chapter 6): the eight
 scenarios with the protocol pairs of table 6.1, measured as the seed does.
 
-Scenario files: ``scenarios/keshav/s1.toml`` ... ``s8.toml`` (each runnable alone with PP/FQ);
-the pairs in ``scenarios/keshav/pairs.toml``; the paper's numbers in
-``scenarios/keshav/paper_results.csv``. A run is split into intervals, the first discarded; a
-metric is the mean of the interval means with their standard deviation (seed section 6.6).
+Scenario files: ``s1.toml`` ... ``s8.toml`` (each runnable alone with PP/FQ), the pairs in
+``pairs.toml`` and the paper's numbers in ``paper_results.csv``, shipped with the package in
+``fairgate/data/keshav`` (``scenarios/keshav`` in the source tree links there). A run is split
+into intervals, the first discarded; a metric is the mean of the interval means with their
+standard deviation (seed section 6.6).
 
 Decisions where the seed is silent (see docs/reproductions/keshav.md):
 - Interval lengths: 200 s x 7 (S1, S2, S4-S8); S3 one 300 s phase each, background off =
@@ -17,10 +18,13 @@ Decisions where the seed is silent (see docs/reproductions/keshav.md):
 
 from __future__ import annotations
 
+import io
 import math
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +54,13 @@ TELNET = {1: {"3", "4"}, 2: {"7", "8"}, 4: {"2"}}
 """Sources that are Telnets, per scenario (scenario 4's source 3 is the ill-behaved one)."""
 
 
-def data_dir() -> Path:
-    """``scenarios/keshav`` of the source tree (the package lives in ``python/fairgate``)."""
-    return Path(__file__).resolve().parents[3] / "scenarios" / "keshav"
+def data_dir() -> Traversable:
+    """The scenario and data files, shipped inside the package (``fairgate/data/keshav``)."""
+    return files("fairgate").joinpath("data", "keshav")
+
+
+def read_data(name: str) -> str:
+    return data_dir().joinpath(name).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -77,11 +85,11 @@ def timing(scenario: int, quick: bool) -> Timing:
 
 
 def load_pairs() -> dict[str, Any]:
-    return tomllib.loads((data_dir() / "pairs.toml").read_text(encoding="utf-8"))
+    return tomllib.loads(read_data("pairs.toml"))
 
 
 def load_paper() -> pd.DataFrame:
-    frame = pd.read_csv(data_dir() / "paper_results.csv", dtype={"source": str})
+    frame = pd.read_csv(io.StringIO(read_data("paper_results.csv")), dtype={"source": str})
     frame["phase"] = frame["phase"].fillna("")
     return frame
 
@@ -97,7 +105,7 @@ def ftp_source(pair: dict[str, Any], scenario_source: dict[str, Any]) -> dict[st
 
 def scenario_doc(scenario: int, label: str, pairs: dict[str, Any], quick: bool) -> dict:
     """The scenario's TOML as a dict, with ``label``'s sources and queues substituted."""
-    doc = tomllib.loads((data_dir() / f"s{scenario}.toml").read_text(encoding="utf-8"))
+    doc = tomllib.loads(read_data(f"s{scenario}.toml"))
     per_source, queue_pair = sources_of(label, pairs)
     for link in doc["links"]:
         if link["queue"]["kind"] == "fq":

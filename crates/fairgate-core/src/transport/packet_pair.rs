@@ -26,7 +26,7 @@
 //! - Obsolete queued retransmissions are not discarded (the seed marks this optional).
 
 use super::packet_window::PacketSink;
-use super::pair_core::{trace, AckInfo, PairCore, PairParams};
+use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
 use crate::engine::{secs, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use crate::scenario::error::{check, ScenarioError};
@@ -86,6 +86,9 @@ pub struct PacketPairConfig {
     pub initial_rtt: Duration,
     #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
+    /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
+    #[serde(default)]
+    pub retx_sample: RetxSample,
 }
 
 impl PacketPairConfig {
@@ -97,6 +100,7 @@ impl PacketPairConfig {
             gain: self.gain,
             initial_rtt: self.initial_rtt,
             max_backoff: self.max_backoff,
+            retx_sample: self.retx_sample,
         }
     }
 }

@@ -12,8 +12,11 @@
 //! - Paired packets carry the `PAIRED` flag and the pair number in `aux`; the source keeps each
 //!   packet's pair and position, so the unchanged sink suffices.
 //! - A probe is the gap between the ACK of a pair's first packet and that of its second;
-//!   ACKs of retransmitted packets are never probes, and no RTT sample is taken from them
-//!   (Karn).
+//!   ACKs of retransmitted packets are never probes and give the control law no RTT.
+//! - The ACK of a retransmitted packet feeds r_t with the time since the packet's *first*
+//!   transmission (`retx_sample = "first_sent"`, the rule the seed states for Generic, Ch6
+//!   §6.5), or nothing (`"karn"`). With Karn, a source whose r_t still holds the unloaded
+//!   RTT while its queue builds times out, retransmits, learns nothing and times out again.
 //! - r_t in the timeout is an exponential average of RTT samples (gain 7/8, as Generic),
 //!   `initial_rtt` (1 s) before the first sample. A packet times out 2^b x X x r_t after its
 //!   last transmission, b its retransmissions so far (at most max_backoff), with r_t the
@@ -27,10 +30,22 @@ use crate::engine::{secs, to_secs, Time};
 use crate::net::{flags, AgentCtx, Packet, PacketKind};
 use crate::scenario::error::{check, ScenarioError};
 use crate::scenario::units::Duration;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The retransmission timer's token; sources use other tokens for their own clocks.
 pub const TIMEOUT: u64 = 0;
+
+/// Which RTT sample the timer's r_t takes from the ACK of a retransmitted packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetxSample {
+    /// From its first transmission to the ACK, as the seed's Generic source (Ch6 §6.5).
+    #[default]
+    FirstSent,
+    /// None (Karn and Partridge).
+    Karn,
+}
 
 /// Size and timer parameters.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +57,7 @@ pub struct PairParams {
     pub gain: f64,
     pub initial_rtt: Duration,
     pub max_backoff: u32,
+    pub retx_sample: RetxSample,
 }
 
 impl PairParams {
@@ -219,12 +235,13 @@ impl PairCore {
             return AckInfo::default();
         };
         let mut info = AckInfo::default();
+        let rtt = to_secs(ctx.now - acked.first_sent);
         if !acked.retransmitted {
-            let rtt = to_secs(ctx.now - acked.first_sent);
-            let gain = self.params.gain;
-            self.srtt = Some(self.srtt.map_or(rtt, |s| gain * s + (1.0 - gain) * rtt));
+            self.update_rtt(rtt);
             ctx.flow(self.flow).record_rtt(rtt);
             info.rtt = Some(rtt);
+        } else if self.params.retx_sample == RetxSample::FirstSent {
+            self.update_rtt(rtt);
         }
         match acked.pair {
             Some((n, 0)) => {
@@ -239,6 +256,12 @@ impl PairCore {
             None => {}
         }
         info
+    }
+
+    /// r_t = gain x r_t + (1 - gain) x sample; the first sample sets it.
+    fn update_rtt(&mut self, rtt: f64) {
+        let gain = self.params.gain;
+        self.srtt = Some(self.srtt.map_or(rtt, |s| gain * s + (1.0 - gain) * rtt));
     }
 
     /// Handles the retransmission timer: resends every expired packet with a doubled timeout.
@@ -316,6 +339,7 @@ pub(crate) mod tests {
             gain: 0.875,
             initial_rtt: Duration::from_secs(1.0),
             max_backoff: 6,
+            retx_sample: RetxSample::Karn,
         }
     }
 
@@ -382,5 +406,45 @@ pub(crate) mod tests {
         assert_eq!(core.outstanding(), 1);
         h.call(|ctx| info = core.on_ack(&ack(7, 1), ctx));
         assert_eq!(core.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_retransmitted_packet_feeds_r_t_from_its_first_transmission_unless_karn() {
+        for (rule, srtt) in [(RetxSample::FirstSent, 3.5), (RetxSample::Karn, 1.0)] {
+            let mut h = AgentHarness::new(1);
+            let mut core = PairCore::new(
+                0,
+                1,
+                1,
+                PairParams {
+                    retx_sample: rule,
+                    ..params()
+                },
+            );
+            h.call(|ctx| {
+                core.send_pair(ctx);
+            });
+            // No sample yet: both packets time out at 3 x 1 s and go again.
+            h.now = secs(3.0);
+            assert_eq!(
+                h.call(|ctx| {
+                    core.on_timer(TIMEOUT, ctx);
+                })
+                .len(),
+                2
+            );
+            // The ACK of packet 1 at 3.5 s: the sample is 3.5 s (first rule), none (Karn);
+            // the control law gets no RTT either way.
+            h.now = secs(3.5);
+            let mut info = AckInfo::default();
+            h.call(|ctx| info = core.on_ack(&ack(1, 1), ctx));
+            assert_eq!(info, AckInfo::default());
+            assert!(
+                (core.srtt() - srtt).abs() < 1e-12,
+                "{rule:?}: {}",
+                core.srtt()
+            );
+            assert_eq!(h.flows[0].rtt_count, 0);
+        }
     }
 }

@@ -17,9 +17,12 @@
 //! - The predicted quantity is the probe's ACK gap (figure 6.21); mu_hat = 1 / predicted gap.
 //! - J (`horizon`): "rtt" (default) = the RTT of the probe's second packet (A8: "simply the
 //!   measured RTT"); "estimate" = R + n_b_hat / mu_hat (the corrected form of "R + S mu").
-//! - Paired packets go back to back, pairs 2 / lambda apart (A7); each pair is a probe. A pair
-//!   due while the window is full waits for ACKs. The setpoint is 5 packets and the window 5
-//!   (A7, §6.5).
+//! - Paired packets go back to back, pair slots 2 / lambda apart (A7); each pair is a probe. A
+//!   slot that finds the window full passes unused (`blocked = "skip"`: figure 4.2 sends pairs
+//!   only on TICK, which reloads itself), or its pair waits for the ACK that makes room
+//!   (`"wait"`). Window-bound sources hold less with `skip` (S rests at window - 2 until the
+//!   next slot): on average seed scenario 2's 25 buffers hold six of them. The setpoint is 5
+//!   packets and the window 5 (A7, §6.5).
 //! - A rate that is not positive stops the pair clock; it is then recomputed on every ACK
 //!   (S falls as ACKs return) until it is positive again.
 //! - Drift reset (`resync_interval`, off by default; §5.8): when due, stop sending, wait until
@@ -33,7 +36,7 @@ use super::packet_pair::{
     default_ack_size, default_gain, default_initial_rtt, default_max_backoff, default_size,
     default_timeout_rtts, pair_with_sink,
 };
-use super::pair_core::{trace, AckInfo, PairCore, PairParams};
+use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
 use crate::engine::{secs, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use crate::scenario::error::{check, ScenarioError};
@@ -49,6 +52,17 @@ pub enum Law {
     Probe,
     /// Eq. 5.9 with alpha, once per epoch.
     Epoch,
+}
+
+/// What a pair slot does when the window has no room for the pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blocked {
+    /// The slot passes unused; the clock ticks on (figure 4.2: TICK reloads itself).
+    #[default]
+    Skip,
+    /// The pair waits and goes out with the ACK that makes room.
+    Wait,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -79,6 +93,9 @@ pub struct PpCthConfig {
     /// Cap on outstanding packets.
     #[serde(default = "default_window")]
     pub window: u64,
+    /// A pair slot that finds the window full: `skip` or `wait`.
+    #[serde(default)]
+    pub blocked: Blocked,
     #[serde(default)]
     pub law: Law,
     /// The control gain of the epoch law.
@@ -103,6 +120,9 @@ pub struct PpCthConfig {
     pub initial_rtt: Duration,
     #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
+    /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
+    #[serde(default)]
+    pub retx_sample: RetxSample,
 }
 
 impl PpCthConfig {
@@ -114,6 +134,7 @@ impl PpCthConfig {
             gain: self.gain,
             initial_rtt: self.initial_rtt,
             max_backoff: self.max_backoff,
+            retx_sample: self.retx_sample,
         }
     }
 
@@ -121,6 +142,7 @@ impl PpCthConfig {
         Control {
             setpoint: self.setpoint,
             window: self.window,
+            blocked: self.blocked,
             law: self.law,
             alpha: self.alpha,
             horizon: self.horizon,
@@ -159,6 +181,7 @@ impl SourceConfig for PpCthConfig {
 pub struct Control {
     pub setpoint: f64,
     pub window: u64,
+    pub blocked: Blocked,
     pub law: Law,
     pub alpha: f64,
     pub horizon: Horizon,
@@ -193,7 +216,7 @@ pub struct PpCthSender {
     mu: f64,
     rate: f64,
     last_rtt: f64,
-    last_pair_at: Option<Time>,
+    last_slot_at: Option<Time>,
     tick_token: u64,
     pair_waiting: bool,
     epoch_pair: Option<u64>,
@@ -212,7 +235,7 @@ impl PpCthSender {
             mu: f64::NAN,
             rate: f64::NAN,
             last_rtt: f64::NAN,
-            last_pair_at: None,
+            last_slot_at: None,
             tick_token: 0,
             pair_waiting: false,
             epoch_pair: None,
@@ -285,7 +308,7 @@ impl PpCthSender {
         }
         let gap = secs(2.0 / self.rate);
         let at = self
-            .last_pair_at
+            .last_slot_at
             .map_or(ctx.now, |last| (last + gap).max(ctx.now));
         self.tick_token += 1;
         ctx.set_timer(at, self.tick_token);
@@ -293,7 +316,7 @@ impl PpCthSender {
 
     fn send_pair(&mut self, ctx: &mut AgentCtx) {
         let pair = self.core.send_pair(ctx);
-        self.last_pair_at = Some(ctx.now);
+        self.last_slot_at = Some(ctx.now);
         self.pair_waiting = false;
         if self.control.law == Law::Epoch && self.epoch_pair.is_none() {
             self.epoch_pair = Some(pair);
@@ -311,6 +334,9 @@ impl PpCthSender {
         }
         if self.core.room_for(2, Some(self.control.window)) {
             self.send_pair(ctx);
+            self.schedule_pair(ctx);
+        } else if self.control.blocked == Blocked::Skip {
+            self.last_slot_at = Some(ctx.now);
             self.schedule_pair(ctx);
         } else {
             self.pair_waiting = true;
@@ -410,6 +436,7 @@ mod tests {
         Control {
             setpoint: 5.0,
             window: 5,
+            blocked: Blocked::Wait,
             law,
             alpha: 0.9,
             horizon: Horizon::Rtt,
@@ -496,5 +523,37 @@ mod tests {
         let j = 6.0 / 7.0;
         assert!((pp.rate() - (-4.0 + 0.5 + j * 0.5) / j).abs() < 1e-9);
         assert_eq!(h.timers.len(), timers);
+    }
+
+    #[test]
+    fn a_blocked_slot_is_skipped_and_the_clock_ticks_on() {
+        let mut h = AgentHarness::new(1);
+        let mut pp = sender(Law::Probe);
+        pp.control.blocked = Blocked::Skip;
+        h.call(|ctx| pp.start(ctx));
+        h.now = secs(0.3);
+        h.call(|ctx| pp.on_packet(&ack(1, 1), ctx));
+        h.now = secs(0.4);
+        h.call(|ctx| pp.on_packet(&ack(2, 2), ctx));
+        let gap = secs(2.0 / pp.rate());
+        // Slots at 0.4 and 0.4 + gap carry pairs (S = 2, then 4).
+        for _ in 0..2 {
+            let tick = last_tick(&h);
+            h.now = tick.0;
+            assert_eq!(h.call(|ctx| pp.on_timer(tick.1, ctx)).len(), 2);
+        }
+        // The third slot finds 4 + 2 > 5: nothing goes out and the next slot is one gap on.
+        let blocked = last_tick(&h);
+        h.now = blocked.0;
+        assert!(h.call(|ctx| pp.on_timer(blocked.1, ctx)).is_empty());
+        let next = last_tick(&h);
+        assert_eq!(next.0, blocked.0 + gap);
+        // The ACK that makes room sends nothing; the next slot sends the pair.
+        h.now += secs(0.01);
+        assert!(h.call(|ctx| pp.on_packet(&ack(3, 3), ctx)).is_empty());
+        assert_eq!(pp.core.outstanding(), 3);
+        h.now = next.0;
+        assert_eq!(h.call(|ctx| pp.on_timer(next.1, ctx)).len(), 2);
+        assert_eq!(pp.core.outstanding(), 5);
     }
 }
