@@ -310,11 +310,14 @@ impl Qdisc for StochasticFq {
         let size = p.size;
         let buckets = self.queues.queue_count();
         let bucket = self.config.classify.bucket(p, self.salt, buckets) as u32;
+        let was_empty = self.queues.queue(bucket).is_empty();
         self.queues.push(bucket, packet, size);
         self.lengths.grow(bucket);
         self.total_packets += 1;
         self.total_bytes += size as u64;
-        self.active.activate(bucket);
+        if was_empty {
+            self.active.activate(bucket);
+        }
         self.steal(packet, ctx);
     }
 
