@@ -36,8 +36,8 @@ pub struct TaggedQueues {
     /// Whether the tail heap is kept (only largest-tag drops need it).
     track_tails: bool,
     /// Queues whose tail changed since the tail heap was last brought up to date.
-    tails_pending: Vec<u32>,
-    tail_pending: Vec<bool>,
+    pending_tail_queues: Vec<u32>,
+    is_tail_pending: Vec<bool>,
     seq: u64,
 }
 
@@ -49,8 +49,8 @@ impl TaggedQueues {
             order: QuadHeap::default(),
             tails: IndexedHeap::max(),
             track_tails,
-            tails_pending: Vec::new(),
-            tail_pending: Vec::new(),
+            pending_tail_queues: Vec::new(),
+            is_tail_pending: Vec::new(),
             seq: 0,
         }
     }
@@ -110,8 +110,7 @@ impl TaggedQueues {
     pub fn take(&mut self, q: u32, end: End, ctx: &QdiscCtx) -> Option<PacketId> {
         let packet = self.table.take(q, end, ctx)?;
         let queue = self.table.queue(q);
-        let new_head = (end == End::Head).then(|| queue.front()).flatten();
-        if let Some(head) = new_head {
+        if let Some(head) = queue.front().filter(|_| end == End::Head) {
             let key = self.tags[head as usize].key;
             self.order.push(MinEntry { key, item: q });
         }
@@ -143,18 +142,18 @@ impl TaggedQueues {
         if !self.track_tails {
             return;
         }
-        if self.tail_pending.len() <= q as usize {
-            self.tail_pending.resize(q as usize + 1, false);
+        if self.is_tail_pending.len() <= q as usize {
+            self.is_tail_pending.resize(q as usize + 1, false);
         }
-        if !self.tail_pending[q as usize] {
-            self.tail_pending[q as usize] = true;
-            self.tails_pending.push(q);
+        if !self.is_tail_pending[q as usize] {
+            self.is_tail_pending[q as usize] = true;
+            self.pending_tail_queues.push(q);
         }
     }
 
     fn apply_tail_changes(&mut self) {
-        for q in std::mem::take(&mut self.tails_pending) {
-            self.tail_pending[q as usize] = false;
+        for q in std::mem::take(&mut self.pending_tail_queues) {
+            self.is_tail_pending[q as usize] = false;
             match self.table.queue(q).back() {
                 Some(tail) => self.tails.set(q, self.tags[tail as usize].key),
                 None => {
