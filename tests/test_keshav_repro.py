@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -163,6 +164,20 @@ def test_pairs_substitute_sources_and_queues() -> None:
     mixed = keshav.scenario_doc(5, "PP/JK, FQ (PP1 PP2 JK1 JK2)", pairs, quick=True)
     kinds = [f["source"]["kind"] for f in mixed["flows"]]
     assert kinds == ["pp_cth", "pp_cth", "tcp", "tcp"]
+    switch = [link["queue"] for link in mixed["links"] if link["queue"]["kind"] != "fifo"]
+    assert switch == [{"kind": "fq", "victim": "before_admission", "limit": 15}]
+
+
+def test_fq_switches_choose_the_victim_before_admission() -> None:
+    # Seed 2.1 read literally ("the conversation currently using the most buffer space"): every
+    # FQ and FQbit switch of the pairs and of the scenario files (run alone as PP/FQ).
+    pairs = keshav.load_pairs()["pairs"]
+    fair = [p["queue"] for p in pairs.values() if p["queue"]["kind"] in ("fq", "fqbit")]
+    assert len(fair) == 4 and all(q["victim"] == "before_admission" for q in fair)
+    for n in range(1, 9):
+        doc = tomllib.loads(keshav.read_data(f"s{n}.toml"))
+        queues = [link["queue"] for link in doc["links"] if link["queue"]["kind"] == "fq"]
+        assert queues and all(q["victim"] == "before_admission" for q in queues), n
 
 
 def test_data_files_ship_inside_the_package() -> None:

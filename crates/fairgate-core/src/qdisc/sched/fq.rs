@@ -24,10 +24,30 @@
 //!   no rule for setting it, A3); it is in bits, the unit of R; `inf` gives full history.
 //! - R advances at the link rate in bits per picosecond; R is frozen while nothing is active
 //!   (A2).
-//! - The buffer limit is in packets (`limit`, default 50) and optionally bytes; the arrival is
-//!   admitted first and victims are then dropped until both limits hold, so the arrival itself
-//!   may be the victim. A packet larger than the whole byte limit is refused on arrival. A
-//!   victim that is the arrival counts as `overflow`, any other as `pushout`.
+//! - The buffer limit is in packets (`limit`, default 50) and optionally bytes. A packet larger
+//!   than the whole byte limit is refused on arrival. A victim that is the arrival counts as
+//!   `overflow`, any other as `pushout`. "The conversation currently using the most buffer
+//!   space" is measured in bytes, whether the limit is in packets or bytes.
+//! - When the victim is chosen (`victim`):
+//!   - `"after_admission"` (default, unchanged from the first implementation): the arrival is
+//!     admitted first and victims are then dropped until both limits hold, so the arrival
+//!     counts towards its conversation and may itself be the victim. Ties between equally
+//!     long conversations go to the lowest conversation index ([`FlowTable::longest`]), which
+//!     may be the arrival's.
+//!   - `"before_admission"` (section 2.1 read literally: "when the queue is full and a new
+//!     packet arrives, the last packet from the conversation currently using the most buffer
+//!     space is dropped"): while the arrival does not fit, the longest conversation is judged
+//!     on the queued packets alone. If the arrival's conversation queues at least as many
+//!     bytes as the longest (the longest itself, or tied with it), the arrival, its
+//!     conversation's last packet, is dropped and nothing more; otherwise the longest queue
+//!     loses its tail (ties among the others: lowest index) and the test repeats.
+//!   - With `largest_bid` the two coincide: the arrival's bid is never below its
+//!     conversation's queued tail, and the arrival loses a tie of bids under either rule (it
+//!     has the latest sequence number; before admission by `bid >= largest`).
+//!   - `drop = "buffer"` hands the choice to the buffer manager, which runs after admission;
+//!     `"before_admission"` with it is refused.
+//!   - The default keeps every existing scenario's results; the Keshav reproduction sets
+//!     `"before_admission"` in its data files.
 //! - Weighted FQ: `weights` indexed by class id; N_ac is the sum of active weights and a packet
 //!   counts as P/w bits (seed 004 section 2.2).
 //! - FQbit (`mark_fraction`): the DECbit is set on an arriving packet when its conversation's
@@ -57,6 +77,21 @@ pub enum FqDrop {
     Buffer,
 }
 
+/// When FQ chooses the packet that a full buffer loses (`victim`, with `drop = "longest_tail"`
+/// or `"largest_bid"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FqVictim {
+    /// Admit the arrival, then drop by the drop policy until the buffer fits; the arrival
+    /// counts towards its conversation's share and ties go to the lowest conversation index.
+    #[default]
+    AfterAdmission,
+    /// Seed 004 section 2.1 read literally: judge the buffer as it is when the packet arrives;
+    /// the arrival is dropped when its own conversation is (one of) the victims, else the
+    /// victim's last queued packet is pushed out and the arrival admitted.
+    BeforeAdmission,
+}
+
 pub(crate) fn default_limit() -> u64 {
     50
 }
@@ -74,6 +109,9 @@ pub struct FqConfig {
     pub delta: f64,
     #[serde(default)]
     pub drop: FqDrop,
+    /// When the victim is chosen (see [`FqVictim`]).
+    #[serde(default)]
+    pub victim: FqVictim,
     #[serde(default)]
     pub charge_dropped: bool,
     #[serde(default = "conversation")]
@@ -95,6 +133,7 @@ impl Default for FqConfig {
             limit_bytes: None,
             delta: 0.0,
             drop: FqDrop::default(),
+            victim: FqVictim::default(),
             charge_dropped: false,
             classify: conversation(),
             weights: Vec::new(),
@@ -113,6 +152,14 @@ impl FqConfig {
             return Err(ScenarioError::new(
                 format!("{path}.delta"),
                 format!("got {}, expected a number >= 0 (bits) or inf", self.delta),
+            ));
+        }
+        if self.drop == FqDrop::Buffer && self.victim == FqVictim::BeforeAdmission {
+            return Err(ScenarioError::new(
+                format!("{path}.victim"),
+                "got \"before_admission\" with drop = \"buffer\": the buffer manager chooses \
+                 its victims after admission; use drop = \"longest_tail\" or \"largest_bid\", \
+                 or victim = \"after_admission\"",
             ));
         }
         validate_weights(path, &self.weights)?;
@@ -213,6 +260,55 @@ impl Fq {
         ctx.drop(packet, reason);
     }
 
+    /// Whether the buffer holds one more packet of `size` bytes.
+    fn fits(&self, size: u32) -> bool {
+        let table = &self.queues.table;
+        use crate::qdisc::buffer::FlowQueues;
+        (table.total_packets() as u64) < self.config.limit
+            && self
+                .config
+                .limit_bytes
+                .is_none_or(|b| table.total_bytes() + size as u64 <= b)
+    }
+
+    /// `victim = "before_admission"`: pushes out queued tails until an arrival of `size` bytes
+    /// to queue `q` with bid `bid` fits. Returns false, dropping nothing more, as soon as the
+    /// arrival itself is the victim.
+    fn make_room(&mut self, q: u32, size: u32, bid: f64, ctx: &mut QdiscCtx) -> bool {
+        while !self.fits(size) {
+            match self.victim_before_admission(q, bid) {
+                Some(victim) => self.drop_packet(victim, End::Tail, DropReason::PushOut, ctx),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The queue whose tail makes room for an arrival to queue `q` with bid `bid`, judged on
+    /// the buffer without the arrival; `None` when the arrival is the victim: its conversation
+    /// uses at least as many bytes as the longest (`longest_tail`), or its bid is at least the
+    /// largest queued bid (`largest_bid`).
+    fn victim_before_admission(&mut self, q: u32, bid: f64) -> Option<u32> {
+        let victim = self.victim_queue()?;
+        let table = &self.queues.table;
+        let arrival_loses = match self.config.drop {
+            FqDrop::LargestBid => {
+                let tail = table.queue(victim).back()?;
+                bid >= self.queues.tag_of(tail).key.tag
+            }
+            _ => table.queue(q).bytes() >= table.queue(victim).bytes(),
+        };
+        (!arrival_loses).then_some(victim)
+    }
+
+    /// Drops an arrival that was never queued, taking its charge back unless charged.
+    fn refuse(&mut self, q: u32, packet: PacketId, bits: f64, ctx: &mut QdiscCtx) {
+        if !self.config.charge_dropped {
+            self.round.uncharge(q, bits, self.now);
+        }
+        ctx.drop(packet, DropReason::Overflow);
+    }
+
     fn enforce_limit(&mut self, arrival: PacketId, ctx: &mut QdiscCtx) {
         while self.over_limit() {
             let Some(q) = self.victim_queue() else {
@@ -266,6 +362,10 @@ impl Qdisc for Fq {
             + arrival
                 .previous_finish
                 .max(arrival.round - self.config.delta);
+        if self.config.victim == FqVictim::BeforeAdmission && !self.make_room(q, size, bid, ctx) {
+            self.refuse(q, packet, bits, ctx);
+            return;
+        }
         self.queues.push(q, packet, size, bid, bits);
         match self.config.drop {
             FqDrop::Buffer => apply_buffer_manager(self, q, ctx),
@@ -417,6 +517,175 @@ mod tests {
         }
     }
 
+    fn victim_config(victim: FqVictim, drop: FqDrop, limit: u64, bytes: Option<u64>) -> FqConfig {
+        FqConfig {
+            limit,
+            limit_bytes: bytes,
+            drop,
+            victim,
+            ..FqConfig::default()
+        }
+    }
+
+    /// Queues conversation 0's packets of `first` bytes, then conversation 1's of `second`
+    /// bytes, then one arrival of `late` bytes to conversation 0; returns every drop.
+    fn overflow_case(
+        config: FqConfig,
+        first: &[u32],
+        second: &[u32],
+        late: u32,
+    ) -> (Vec<PacketId>, PacketId, Vec<(PacketId, DropReason)>) {
+        let mut h = Harness::new();
+        let mut q = fq(config, &h);
+        let mut queued = Vec::new();
+        for (conv, sizes) in [(0, first), (1, second)] {
+            for &bytes in sizes {
+                let id = packet(&mut h, conv, bytes);
+                h.enqueue(&mut q, id);
+                queued.push(id);
+            }
+        }
+        let arrival = packet(&mut h, 0, late);
+        h.enqueue(&mut q, arrival);
+        (queued, arrival, h.dropped())
+    }
+
+    /// Limit 3 packets: conversation 0 (index 0) queues one packet, conversation 1 two; one
+    /// more packet of conversation 0 arrives. After admission the two tie at 2 packets and
+    /// the lower index, 0, loses its tail: the arrival. Before admission conversation 1 (2
+    /// packets against 1) uses the most buffer space and loses its last queued packet.
+    #[test]
+    fn admission_rules_pick_different_victims_on_a_tie() {
+        let cases = [
+            (FqVictim::AfterAdmission, None, DropReason::Overflow),
+            (FqVictim::BeforeAdmission, Some(2), DropReason::PushOut),
+        ];
+        for (victim, queued_victim, reason) in cases {
+            let config = victim_config(victim, FqDrop::LongestTail, 3, None);
+            let (queued, arrival, dropped) = overflow_case(config, &[100], &[100, 100], 100);
+            let expected = queued_victim.map_or(arrival, |i| queued[i]);
+            assert_eq!(dropped, vec![(expected, reason)], "{victim:?}");
+        }
+    }
+
+    /// Byte limit 2300: conversation 0 queues 1000 B, conversation 1 1200 B, and a 500 B
+    /// packet of conversation 0 arrives. After admission conversation 0 holds 1500 B, the
+    /// most, and the arrival goes. Before admission conversation 1 (1200 B against 1000 B)
+    /// loses its 1200 B packet and the arrival is queued.
+    #[test]
+    fn admission_rules_under_a_byte_limit() {
+        for (victim, bytes_left) in [
+            (FqVictim::AfterAdmission, 2200),
+            (FqVictim::BeforeAdmission, 1500),
+        ] {
+            let mut h = Harness::new();
+            let mut q = fq(
+                victim_config(victim, FqDrop::LongestTail, 50, Some(2300)),
+                &h,
+            );
+            for (conv, bytes) in [(0, 1000), (1, 1200), (0, 500)] {
+                let id = packet(&mut h, conv, bytes);
+                h.enqueue(&mut q, id);
+            }
+            assert_eq!(h.dropped().len(), 1, "{victim:?}");
+            assert_eq!(q.len_bytes(), bytes_left, "{victim:?}");
+        }
+    }
+
+    /// Before admission, the arrival's conversation tied with the longest loses the arrival
+    /// (limit 4: conversations 0 and 1 queue two packets each; 0's third is refused), and so
+    /// does the longest itself; the arrival's charge is taken back (F^a as before it).
+    #[test]
+    fn before_admission_a_tied_or_longest_arrival_is_refused() {
+        for (first, second) in [(2, 2), (3, 1)] {
+            let config = victim_config(FqVictim::BeforeAdmission, FqDrop::LongestTail, 4, None);
+            let mut h = Harness::new();
+            let mut q = fq(config, &h);
+            for (conv, n) in [(0, first), (1, second)] {
+                for _ in 0..n {
+                    let id = packet(&mut h, conv, 100);
+                    h.enqueue(&mut q, id);
+                }
+            }
+            let finish = q.finish_of(0);
+            let arrival = packet(&mut h, 0, 100);
+            h.enqueue(&mut q, arrival);
+            assert_eq!(h.dropped(), vec![(arrival, DropReason::Overflow)]);
+            assert_eq!(q.finish_of(0), finish);
+            assert_eq!(q.len_packets(), 4);
+        }
+    }
+
+    /// With `largest_bid` the rules coincide. The tie example above: bids 800 (conversation
+    /// 0), 800 and 1600 (conversation 1); the arrival's bid, 1600, ties with conversation 1's
+    /// tail and the arrival goes under both. With a 200 B arrival (bid 2400) likewise; with
+    /// conversation 1's tail at 500 B (bid 4800) that tail is pushed out under both.
+    #[test]
+    fn largest_bid_victims_do_not_depend_on_the_rule() {
+        for (second, late, queued_victim) in
+            [(100, 100, None), (100, 200, None), (500, 100, Some(2))]
+        {
+            for victim in [FqVictim::AfterAdmission, FqVictim::BeforeAdmission] {
+                let config = victim_config(victim, FqDrop::LargestBid, 3, None);
+                let (queued, arrival, dropped) =
+                    overflow_case(config, &[100], &[100, second], late);
+                let expected = queued_victim.map_or(arrival, |i| queued[i]);
+                assert_eq!(dropped.len(), 1, "{victim:?}");
+                assert_eq!(dropped[0].0, expected, "{victim:?} {second} {late}");
+            }
+        }
+    }
+
+    /// Every packet offered is dequeued, dropped or still queued, exactly once, under both
+    /// rules, both drop policies and a byte limit, with FQbit marking on: 4000 arrivals of
+    /// five conversations (40-1000 B) against a link that drains one packet per two arrivals.
+    #[test]
+    fn conservation_under_every_victim_rule() {
+        for victim in [FqVictim::AfterAdmission, FqVictim::BeforeAdmission] {
+            for drop in [FqDrop::LongestTail, FqDrop::LargestBid] {
+                for bytes in [None, Some(6000)] {
+                    let mut h = Harness::new();
+                    let env = QdiscEnv {
+                        link_rate_bps: h.link_rate_bps,
+                        port: "x".into(),
+                    };
+                    let config = victim_config(victim, drop, 12, bytes);
+                    let mut q = config.build_fq(&env, Some(1.0 / 3.0));
+                    let (offered, served) = drive(&mut h, &mut q);
+                    assert!(h.dropped().len() > 100, "{victim:?} {drop:?} {bytes:?}");
+                    let mut seen: Vec<_> = served
+                        .iter()
+                        .copied()
+                        .chain(h.dropped().into_iter().map(|(id, _)| id))
+                        .chain(std::iter::from_fn(|| h.dequeue(&mut q)))
+                        .collect();
+                    seen.sort_unstable();
+                    assert_eq!(seen, offered, "{victim:?} {drop:?} {bytes:?}");
+                }
+            }
+        }
+    }
+
+    /// Offers 4000 packets (sizes and conversations from the harness's generator), dequeuing
+    /// one after every second; returns the packets offered (sorted) and those served.
+    fn drive(h: &mut Harness, q: &mut Fq) -> (Vec<PacketId>, Vec<PacketId>) {
+        use rand::Rng;
+        let (mut offered, mut served) = (Vec::new(), Vec::new());
+        for i in 0..4000u64 {
+            h.now = i * 50 * US;
+            let conv = h.rng.random_range(0..5u32);
+            let bytes = [40, 500, 1000][h.rng.random_range(0..3usize)];
+            let id = packet(h, conv, bytes);
+            h.enqueue(q, id);
+            offered.push(id);
+            if i % 2 == 1 {
+                served.extend(h.dequeue(q));
+            }
+        }
+        offered.sort_unstable();
+        (offered, served)
+    }
+
     #[test]
     fn buffer_manager_chooses_when_asked() {
         let mut h = Harness::new();
@@ -450,5 +719,24 @@ mod tests {
         };
         let e = config.validate("q").unwrap_err();
         assert_eq!(e.path, "q.weights[1]");
+    }
+
+    #[test]
+    fn bad_victim_names_the_field_and_the_values() {
+        let e = toml::from_str::<FqConfig>("victim = \"first\"").unwrap_err();
+        let message = e.to_string();
+        assert!(message.contains("victim"), "{message}");
+        assert!(
+            message.contains("`after_admission`, `before_admission`")
+                || message.contains("`after_admission` or `before_admission`"),
+            "{message}"
+        );
+        let config = FqConfig {
+            drop: FqDrop::Buffer,
+            victim: FqVictim::BeforeAdmission,
+            ..FqConfig::default()
+        };
+        let e = config.validate("links[0].queue").unwrap_err();
+        assert_eq!(e.path, "links[0].queue.victim");
     }
 }

@@ -8,8 +8,9 @@
 //!   packet queued, the arrival counted; the queue length includes the arrival; the bit is set
 //!   on the arriving packet (if it was not dropped).
 //! - `fraction` (default 1/3) is settable.
+//! - Every FQ key applies, `victim` included; a packet dropped on arrival is never marked.
 
-use super::fq::{default_limit, FqConfig, FqDrop};
+use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
 use crate::classify::FlowKey;
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
@@ -39,6 +40,8 @@ pub struct FqbitConfig {
     #[serde(default)]
     pub drop: FqDrop,
     #[serde(default)]
+    pub victim: FqVictim,
+    #[serde(default)]
     pub charge_dropped: bool,
     #[serde(default = "conversation")]
     pub classify: FlowKey,
@@ -55,6 +58,7 @@ impl FqbitConfig {
             limit_bytes: self.limit_bytes,
             delta: self.delta,
             drop: self.drop,
+            victim: self.victim,
             charge_dropped: self.charge_dropped,
             classify: self.classify,
             weights: self.weights.clone(),

@@ -14,8 +14,10 @@
 //! - A dropped packet is not charged (in GPS it never arrived); `charge_dropped = true` keeps
 //!   the charge.
 //! - `drop = "buffer"` hands the choice to the `buffer` manager instead.
+//! - FQ's `victim` is not exposed: WFQ admits first (`after_admission`); with its
+//!   largest-finish rule the other choice drops the same packets (see `fq.rs`).
 
-use super::fq::{default_limit, FqConfig, FqDrop};
+use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
 use crate::classify::FlowKey;
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
@@ -67,6 +69,7 @@ impl WfqConfig {
             limit_bytes: self.limit_bytes,
             delta: 0.0,
             drop: self.drop,
+            victim: FqVictim::AfterAdmission,
             charge_dropped: self.charge_dropped,
             classify: self.classify,
             weights: self.weights.clone(),
