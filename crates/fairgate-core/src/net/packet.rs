@@ -135,9 +135,16 @@ impl PacketArena {
         &self.slots[id as usize]
     }
 
-    /// Hints the cache that packet `id` is about to be read.
+    /// Hints the cache that packet `id` is about to be read: the lines holding the fields a
+    /// port and a discipline touch (classification, size, queueing time), which a record of
+    /// this size can spread over two lines.
     pub fn prefetch(&self, id: PacketId) {
-        crate::engine::prefetch::prefetch_at(&self.slots, id as usize);
+        use crate::engine::prefetch::prefetch;
+        if let Some(p) = self.slots.get(id as usize) {
+            prefetch(&p.flow);
+            prefetch(&p.size);
+            prefetch(&p.enqueued);
+        }
     }
 
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {

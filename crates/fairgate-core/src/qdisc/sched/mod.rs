@@ -2,6 +2,7 @@
 //! sharing the per-flow queue table (`flow_table`), the tag-ordered queues (`tagged`), the
 //! indexed heap (`heap`) and FQ's round number (`round_number`).
 
+pub mod bucket_table;
 pub mod cost_model;
 pub mod drr;
 pub mod flow_table;
