@@ -17,6 +17,7 @@
 use crate::engine::prefetch::prefetch_at;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
+use crate::qdisc::sched::packet_lists::Link;
 
 const NIL: u32 = u32::MAX;
 
@@ -39,14 +40,6 @@ const EMPTY: Bucket = Bucket {
     newer: NIL,
     older: NIL,
 };
-
-/// A queued packet's neighbours in its bucket (toward the head: `prev`) and its size.
-#[derive(Clone, Copy)]
-struct Link {
-    next: u32,
-    prev: u32,
-    size: u32,
-}
 
 pub struct BucketTable {
     buckets: Vec<Bucket>,
@@ -120,20 +113,13 @@ impl BucketTable {
 
     /// Appends `packet` of `size` bytes to `bucket`.
     pub fn push(&mut self, bucket: u32, packet: PacketId, size: u32) {
-        if self.links.len() <= packet as usize {
-            let blank = Link {
-                next: NIL,
-                prev: NIL,
-                size: 0,
-            };
-            self.links.resize(packet as usize + 1, blank);
-        }
         let b = self.buckets[bucket as usize];
-        self.links[packet as usize] = Link {
+        let link = Link {
             next: NIL,
             prev: b.tail,
             size,
         };
+        Link::store(&mut self.links, packet, link);
         if b.len == 0 {
             self.buckets[bucket as usize].head = packet;
         } else {

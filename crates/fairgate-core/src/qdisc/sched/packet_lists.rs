@@ -9,11 +9,27 @@ use crate::qdisc::buffer::End;
 
 const NIL: u32 = u32::MAX;
 
+/// A queued packet's neighbours in its queue (`prev` toward the head) and its size.
 #[derive(Clone, Copy)]
-struct Link {
-    next: u32,
-    prev: u32,
-    size: u32,
+pub(crate) struct Link {
+    pub next: u32,
+    pub prev: u32,
+    pub size: u32,
+}
+
+impl Link {
+    /// Stores `packet`'s link, growing the array (indexed by packet id) as needed.
+    pub(crate) fn store(links: &mut Vec<Link>, packet: PacketId, link: Link) {
+        if links.len() <= packet as usize {
+            let blank = Link {
+                next: NIL,
+                prev: NIL,
+                size: 0,
+            };
+            links.resize(packet as usize + 1, blank);
+        }
+        links[packet as usize] = link;
+    }
 }
 
 /// One queue's ends and totals.
@@ -97,20 +113,13 @@ impl PacketLists {
     }
 
     pub fn push(&mut self, q: u32, packet: PacketId, size: u32) {
-        if self.links.len() <= packet as usize {
-            let blank = Link {
-                next: NIL,
-                prev: NIL,
-                size: 0,
-            };
-            self.links.resize(packet as usize + 1, blank);
-        }
         let queue = &mut self.queues[q as usize];
-        self.links[packet as usize] = Link {
+        let link = Link {
             next: NIL,
             prev: queue.tail,
             size,
         };
+        Link::store(&mut self.links, packet, link);
         if queue.tail == NIL {
             queue.head = packet;
         } else {
