@@ -232,14 +232,15 @@ impl Fq {
         self.round.finish_of(q)
     }
 
-    fn over_limit(&self) -> bool {
+    /// Whether the buffer, with `packets` more packets of `bytes` more bytes, exceeds a limit.
+    fn exceeds_limit(&self, packets: u64, bytes: u64) -> bool {
         let table = &self.queues.table;
         use crate::qdisc::buffer::FlowQueues;
-        table.total_packets() as u64 > self.config.limit
+        table.total_packets() as u64 + packets > self.config.limit
             || self
                 .config
                 .limit_bytes
-                .is_some_and(|b| table.total_bytes() > b)
+                .is_some_and(|b| table.total_bytes() + bytes > b)
     }
 
     fn victim_queue(&mut self) -> Option<u32> {
@@ -260,22 +261,11 @@ impl Fq {
         ctx.drop(packet, reason);
     }
 
-    /// Whether the buffer holds one more packet of `size` bytes.
-    fn fits(&self, size: u32) -> bool {
-        let table = &self.queues.table;
-        use crate::qdisc::buffer::FlowQueues;
-        (table.total_packets() as u64) < self.config.limit
-            && self
-                .config
-                .limit_bytes
-                .is_none_or(|b| table.total_bytes() + size as u64 <= b)
-    }
-
     /// `victim = "before_admission"`: pushes out queued tails until an arrival of `size` bytes
     /// to queue `q` with bid `bid` fits. Returns false, dropping nothing more, as soon as the
     /// arrival itself is the victim.
     fn make_room(&mut self, q: u32, size: u32, bid: f64, ctx: &mut QdiscCtx) -> bool {
-        while !self.fits(size) {
+        while self.exceeds_limit(1, size as u64) {
             match self.victim_before_admission(q, bid) {
                 Some(victim) => self.drop_packet(victim, End::Tail, DropReason::PushOut, ctx),
                 None => return false,
@@ -310,7 +300,7 @@ impl Fq {
     }
 
     fn enforce_limit(&mut self, arrival: PacketId, ctx: &mut QdiscCtx) {
-        while self.over_limit() {
+        while self.exceeds_limit(0, 0) {
             let Some(q) = self.victim_queue() else {
                 return;
             };
