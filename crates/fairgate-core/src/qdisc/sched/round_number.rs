@@ -30,8 +30,10 @@ pub struct RoundNumber {
     active_weight: f64,
     active_count: usize,
     /// Finish numbers of active conversations, lazily: each active conversation has one anchor
-    /// entry whose key is a lower bound of its (F^a, seq), brought up to date when it surfaces;
-    /// entries left behind by a lowered F^a or a deactivation are skipped.
+    /// entry whose key is a lower bound of its (F^a, seq), brought up to date only when it is
+    /// the smallest and R could reach it (while the smallest lower bound is above R's bound no
+    /// deletion is possible, whatever the true F^a); entries left behind by a lowered F^a or a
+    /// deactivation are skipped.
     finishes: QuadHeap,
     current: Vec<u64>,
     /// The seq of each conversation's anchor entry: the one entry whose key is kept at or
@@ -78,16 +80,16 @@ impl RoundNumber {
                 self.finishes.pop();
                 continue;
             }
-            if key.seq != current {
-                self.refresh_top(conv, current);
-                continue;
-            }
             let slope = self.line_rate / self.active_weight;
             let bound = self.r_chk + (t - self.t_chk) * slope;
             if key.tag > bound {
                 self.r_chk = bound;
                 self.t_chk = t;
                 return self.r_chk;
+            }
+            if key.seq != current {
+                self.refresh_top(conv, current);
+                continue;
             }
             self.t_chk += (key.tag - self.r_chk) / slope;
             self.r_chk = key.tag;
@@ -185,7 +187,7 @@ impl RoundNumber {
     }
 
     /// Records a new F^a. An active conversation whose F^a only grew keeps its heap entry (a
-    /// lower bound, refreshed when it surfaces); a new activation or a lowered F^a pushes one.
+    /// lower bound, refreshed when R could reach it); a new activation or a lowered F^a pushes one.
     fn set_finish(&mut self, conv: u32, finish: f64) {
         let grew = self.is_active(conv) && finish >= self.finish[conv as usize];
         self.finish[conv as usize] = finish;
