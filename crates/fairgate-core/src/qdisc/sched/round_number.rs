@@ -18,7 +18,7 @@
 //! - Removing charge for a dropped packet lowers F^a by the packet's length but never below the
 //!   current R (which would make R run backwards).
 
-use super::heap::{Key, MinEntry, QuadHeap};
+use super::heap::{Key, LazyHeap, MinEntry};
 
 #[derive(Clone, Debug)]
 pub struct RoundNumber {
@@ -34,15 +34,30 @@ pub struct RoundNumber {
     /// the smallest and R could reach it (while the smallest lower bound is above R's bound no
     /// deletion is possible, whatever the true F^a); entries left behind by a lowered F^a or a
     /// deactivation are skipped.
-    finishes: QuadHeap,
-    current: Vec<u64>,
-    /// The seq of each conversation's anchor entry: the one entry whose key is kept at or
-    /// below (F^a, current seq). Any other entry of the conversation is stale.
-    anchor: Vec<u64>,
-    finish: Vec<f64>,
-    weight: Vec<f64>,
+    finishes: LazyHeap,
+    conversations: Vec<Conversation>,
     seq: u64,
 }
+
+/// One conversation's state, in one record so that an arrival reads one cache line.
+#[derive(Clone, Copy, Debug)]
+struct Conversation {
+    /// F^a, kept after the conversation goes inactive.
+    finish: f64,
+    weight: f64,
+    /// The seq of the latest F^a, or `INACTIVE`.
+    current: u64,
+    /// The seq of the conversation's anchor entry: the one entry whose key is kept at or
+    /// below (F^a, current seq). Any other entry of the conversation is stale.
+    anchor: u64,
+}
+
+const UNSEEN: Conversation = Conversation {
+    finish: 0.0,
+    weight: 1.0,
+    current: INACTIVE,
+    anchor: INACTIVE,
+};
 
 const INACTIVE: u64 = 0;
 
@@ -63,20 +78,22 @@ impl RoundNumber {
             r_chk: 0.0,
             active_weight: 0.0,
             active_count: 0,
-            finishes: QuadHeap::default(),
-            current: Vec::new(),
-            anchor: Vec::new(),
-            finish: Vec::new(),
-            weight: Vec::new(),
+            finishes: LazyHeap::default(),
+            conversations: Vec::new(),
             seq: 0,
         }
     }
 
     /// R(t); `t` must not decrease between calls.
     pub fn advance(&mut self, t: f64) -> f64 {
-        while let Some(&MinEntry { key, item: conv }) = self.finishes.peek() {
-            let current = self.current[conv as usize];
-            if current == INACTIVE || key.seq != self.anchor[conv as usize] {
+        while let Some(&MinEntry {
+            key, item: conv, ..
+        }) = self.finishes.peek()
+        {
+            let Conversation {
+                current, anchor, ..
+            } = self.conversations[conv as usize];
+            if current == INACTIVE || key.seq != anchor {
                 self.finishes.pop();
                 continue;
             }
@@ -103,12 +120,13 @@ impl RoundNumber {
 
     /// Brings the top entry, an outdated key of active `conv`, up to its current F^a.
     fn refresh_top(&mut self, conv: u32, current: u64) {
+        let state = &mut self.conversations[conv as usize];
         let key = Key {
-            tag: self.finish[conv as usize],
+            tag: state.finish,
             seq: current,
         };
+        state.anchor = current;
         self.finishes.replace_top(MinEntry { key, item: conv });
-        self.anchor[conv as usize] = current;
     }
 
     /// R at the last checkpoint.
@@ -122,27 +140,30 @@ impl RoundNumber {
     }
 
     pub fn is_active(&self, conv: u32) -> bool {
-        self.current
+        self.conversations
             .get(conv as usize)
-            .is_some_and(|&seq| seq != INACTIVE)
+            .is_some_and(|state| state.current != INACTIVE)
     }
 
     fn deactivate(&mut self, conv: u32) {
-        self.current[conv as usize] = INACTIVE;
+        let state = &mut self.conversations[conv as usize];
+        state.current = INACTIVE;
         self.active_count -= 1;
-        self.active_weight -= self.weight[conv as usize];
+        self.active_weight -= state.weight;
     }
 
     /// F^a of a conversation (0 if never seen).
     pub fn finish_of(&self, conv: u32) -> f64 {
-        self.finish.get(conv as usize).copied().unwrap_or(0.0)
+        self.conversations
+            .get(conv as usize)
+            .map_or(0.0, |state| state.finish)
     }
 
     /// Registers an arrival of `bits` for `conv` (weight `weight`) at time `t`.
     pub fn arrive(&mut self, conv: u32, bits: f64, weight: f64, t: f64) -> Arrival {
         let round = self.advance(t);
         self.ensure(conv, weight);
-        let previous_finish = self.finish[conv as usize];
+        let previous_finish = self.conversations[conv as usize].finish;
         let start = if self.is_active(conv) {
             previous_finish
         } else {
@@ -162,14 +183,14 @@ impl RoundNumber {
     /// Takes back the charge of a dropped packet of `bits` from `conv` at time `t`.
     pub fn uncharge(&mut self, conv: u32, bits: f64, t: f64) {
         let round = self.advance(t);
-        let Some(&finish) = self.finish.get(conv as usize) else {
+        let Some(&state) = self.conversations.get(conv as usize) else {
             return;
         };
-        let lowered = (finish - bits / self.weight[conv as usize]).max(round);
+        let lowered = (state.finish - bits / state.weight).max(round);
         if !self.is_active(conv) {
-            self.finish[conv as usize] = lowered;
+            self.conversations[conv as usize].finish = lowered;
         } else if lowered <= round {
-            self.finish[conv as usize] = lowered;
+            self.conversations[conv as usize].finish = lowered;
             self.deactivate(conv);
         } else {
             self.set_finish(conv, lowered);
@@ -177,26 +198,24 @@ impl RoundNumber {
     }
 
     fn ensure(&mut self, conv: u32, weight: f64) {
-        if self.finish.len() <= conv as usize {
-            self.finish.resize(conv as usize + 1, 0.0);
-            self.weight.resize(conv as usize + 1, 1.0);
-            self.current.resize(conv as usize + 1, INACTIVE);
-            self.anchor.resize(conv as usize + 1, INACTIVE);
+        if self.conversations.len() <= conv as usize {
+            self.conversations.resize(conv as usize + 1, UNSEEN);
         }
-        self.weight[conv as usize] = weight;
+        self.conversations[conv as usize].weight = weight;
     }
 
     /// Records a new F^a. An active conversation whose F^a only grew keeps its heap entry (a
     /// lower bound, refreshed when R could reach it); a new activation or a lowered F^a pushes one.
     fn set_finish(&mut self, conv: u32, finish: f64) {
-        let grew = self.is_active(conv) && finish >= self.finish[conv as usize];
-        self.finish[conv as usize] = finish;
         self.seq += 1;
-        self.current[conv as usize] = self.seq;
+        let state = &mut self.conversations[conv as usize];
+        let grew = state.current != INACTIVE && finish >= state.finish;
+        state.finish = finish;
+        state.current = self.seq;
         if grew {
             return;
         }
-        self.anchor[conv as usize] = self.seq;
+        state.anchor = self.seq;
         self.finishes.push(MinEntry {
             key: Key {
                 tag: finish,

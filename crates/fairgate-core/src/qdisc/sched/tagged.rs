@@ -2,7 +2,7 @@
 //! SCFQ and start-time FQ. Tags never decrease within a flow, so the packet with the
 //! smallest (tag, arrival) is always the head of its flow's queue.
 //!
-//! - Service order: a lazy 4-ary min-heap holding one entry per backlogged queue, keyed by
+//! - Service order: a lazy 8-ary min-heap holding one entry per backlogged queue, keyed by
 //!   the tag of the queue's head packet. Serving a packet re-keys the top in place (one
 //!   sift-down) with the next head of the same queue; arrivals to a backlogged queue leave the
 //!   heap alone. A head removed by a drop leaves a stale entry (its seq no longer matches the
@@ -14,7 +14,7 @@
 //!   overflows never pays for the heap.
 
 use super::flow_table::FlowTable;
-use super::heap::{IndexedHeap, Key, MinEntry, QuadHeap};
+use super::heap::{IndexedHeap, Key, LazyHeap, MinEntry};
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
 use crate::qdisc::QdiscCtx;
@@ -31,7 +31,7 @@ pub struct Tagged {
 pub struct TaggedQueues {
     pub table: FlowTable,
     tags: Vec<Tagged>,
-    order: QuadHeap,
+    order: LazyHeap,
     tails: IndexedHeap,
     /// Whether the tail heap is kept (only largest-tag drops need it).
     track_tails: bool,
@@ -46,7 +46,7 @@ impl TaggedQueues {
         TaggedQueues {
             table,
             tags: Vec::new(),
-            order: QuadHeap::default(),
+            order: LazyHeap::default(),
             tails: IndexedHeap::max(),
             track_tails,
             pending_tail_queues: Vec::new(),
