@@ -47,13 +47,9 @@ pub struct MinEntry {
     pub item: u32,
 }
 
-/// Children per node of [`LazyHeap`]. Eight children of 24-byte entries span three cache
-/// lines that the hardware fetches together, and the heap is half as deep as a binary one
-/// and a third shallower than a 4-ary one: at 100,000 entries a sift-down that reaches the
-/// bottom waits for 6 levels instead of 9. Measured against the 4-ary heap with a
-/// grandchild prefetch (`benches/sched.rs`, alternating runs): FQ at 100k flows median 208
-/// against 242 ns, SCFQ 164 against 175 ns; prefetching grandchildren made the 8-ary heap no
-/// faster (8 more lines per level).
+/// Children per node of [`LazyHeap`]: eight children's 24-byte entries lie on three adjacent
+/// cache lines, and at 100,000 entries a sift-down to the bottom waits for 6 levels instead of
+/// a 4-ary heap's 9 (measurements in `docs/models/per_flow_schedulers.md`).
 const ARITY: usize = 8;
 
 /// An 8-ary min-heap of [`MinEntry`] (the lazy heaps: no positions, no decrease-key).

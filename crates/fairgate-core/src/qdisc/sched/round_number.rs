@@ -86,10 +86,7 @@ impl RoundNumber {
 
     /// R(t); `t` must not decrease between calls.
     pub fn advance(&mut self, t: f64) -> f64 {
-        while let Some(&MinEntry {
-            key, item: conv, ..
-        }) = self.finishes.peek()
-        {
+        while let Some(&MinEntry { key, item: conv }) = self.finishes.peek() {
             let Conversation {
                 current, anchor, ..
             } = self.conversations[conv as usize];
@@ -187,7 +184,7 @@ impl RoundNumber {
             return;
         };
         let lowered = (state.finish - bits / state.weight).max(round);
-        if !self.is_active(conv) {
+        if state.current == INACTIVE {
             self.conversations[conv as usize].finish = lowered;
         } else if lowered <= round {
             self.conversations[conv as usize].finish = lowered;
@@ -205,7 +202,8 @@ impl RoundNumber {
     }
 
     /// Records a new F^a. An active conversation whose F^a only grew keeps its heap entry (a
-    /// lower bound, refreshed when R could reach it); a new activation or a lowered F^a pushes one.
+    /// lower bound, refreshed when R could reach it); a new activation or a lowered F^a pushes
+    /// one.
     fn set_finish(&mut self, conv: u32, finish: f64) {
         self.seq += 1;
         let state = &mut self.conversations[conv as usize];
