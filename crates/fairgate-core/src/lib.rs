@@ -7,6 +7,7 @@
 
 pub mod classify;
 pub mod engine;
+pub mod gateway;
 pub mod net;
 pub mod qdisc;
 pub mod results;

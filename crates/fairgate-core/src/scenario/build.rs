@@ -5,7 +5,8 @@ use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
 use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::net::link::Link;
-use crate::net::node::Node;
+use crate::gateway::Gateway;
+use crate::net::node::{Node, NodeKind};
 use crate::net::port::Port;
 use crate::qdisc::QdiscEnv;
 use crate::stats::PortStats;
@@ -54,7 +55,8 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             stats: PortStats::default(),
         });
     }
-    let agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
+    let mut agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
+    agents.extend(gateway_agents(&resolved, &flows, &nodes, &ports, seed));
     Ok(Simulation::new(SimParts {
         nodes,
         ports,
@@ -151,4 +153,31 @@ fn build_agents(
         });
     }
     agents
+}
+
+/// The agent of each gateway node, after the flows' agents.
+fn gateway_agents(
+    r: &Resolved,
+    flows: &[FlowInfo],
+    nodes: &[Node],
+    ports: &[Port],
+    seed: u64,
+) -> Vec<AgentSlot> {
+    let map = crate::gateway::tcp_flow_map(flows);
+    let gateways = r.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Gateway);
+    gateways
+        .map(|(i, n)| {
+            let spec = n.gateway.clone().unwrap_or_default();
+            let agent = Gateway::new(&n.name, spec, map.clone(), r.sample_interval);
+            AgentSlot {
+                agent: Box::new(agent),
+                node: i as u32,
+                rng: rng::stream(seed, &format!("gateway:{}", n.name)),
+                flow: 0,
+                start: 0,
+                stop: None,
+                first_hop_rate_bps: first_hop_rate(nodes, ports, i as u32),
+            }
+        })
+        .collect()
 }

@@ -69,6 +69,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
     };
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
+    crate::gateway::config::check_nodes(&node_specs)?;
     let flows_named = flow_names(&s.flows)?;
     let flow_exists = |name: &str| flows_named.iter().any(|n| n == name);
     let links = resolve_links(&link_specs, &names, &flow_exists)?;
@@ -316,7 +317,7 @@ fn resolve_flows(
                 if nodes[id as usize].kind != NodeKind::Host {
                     return Err(ScenarioError::new(
                         join(&path, field),
-                        format!("got {nm:?}, a router; expected a host"),
+                        format!("got {nm:?}, a {:?} node; expected a host", nodes[id as usize].kind),
                     ));
                 }
             }
