@@ -133,10 +133,7 @@ impl Agent for Gateway {
     }
 
     fn on_packet(&mut self, p: &Packet, ctx: &mut AgentCtx) {
-        let upstream = matches!(
-            p.kind,
-            PacketKind::Data | PacketKind::Syn | PacketKind::Fin
-        );
+        let upstream = matches!(p.kind, PacketKind::Data | PacketKind::Syn | PacketKind::Fin);
         let conn = match self.connection_for(p) {
             Some(c) => c,
             None if upstream && p.kind != PacketKind::Fin => match self.open(p, ctx) {

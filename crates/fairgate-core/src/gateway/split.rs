@@ -142,7 +142,9 @@ impl SplitConnection {
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
     pub fn on_upstream(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         match p.kind {
-            PacketKind::Syn if self.rhs.conn() == Conn::Established || spec.syn_ack == SynAck::Immediate => {
+            PacketKind::Syn
+                if self.rhs.conn() == Conn::Established || spec.syn_ack == SynAck::Immediate =>
+            {
                 self.answer_syn(p, spec, ctx)
             }
             PacketKind::Syn => self.syn_waiting = Some(*p),
@@ -171,9 +173,7 @@ impl SplitConnection {
             }
             t if t >= LHS_TIMER => {
                 let mark = ctx.mark();
-                self.call_lhs(ctx, |r, ctx| {
-                    Agent::on_timer(r, t - LHS_TIMER, ctx)
-                });
+                self.call_lhs(ctx, |r, ctx| Agent::on_timer(r, t - LHS_TIMER, ctx));
                 self.stamp_window(mark, spec, ctx);
             }
             t => {

@@ -71,7 +71,11 @@ impl<'a> AgentCtx<'a> {
     }
 
     /// Applies `edit` to every packet sent since `mark`.
-    pub(crate) fn edit_sent_since(&mut self, mark: (usize, usize), mut edit: impl FnMut(&mut Packet)) {
+    pub(crate) fn edit_sent_since(
+        &mut self,
+        mark: (usize, usize),
+        mut edit: impl FnMut(&mut Packet),
+    ) {
         for &id in &self.effects.outbox[mark.0..] {
             edit(self.packets.get_mut(id));
         }

@@ -4,8 +4,8 @@ use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
 use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
-use crate::net::link::Link;
 use crate::gateway::Gateway;
+use crate::net::link::Link;
 use crate::net::node::{Node, NodeKind};
 use crate::net::port::Port;
 use crate::qdisc::QdiscEnv;
@@ -164,7 +164,11 @@ fn gateway_agents(
     seed: u64,
 ) -> Vec<AgentSlot> {
     let map = crate::gateway::tcp_flow_map(flows);
-    let gateways = r.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Gateway);
+    let gateways = r
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Gateway);
     gateways
         .map(|(i, n)| {
             let spec = n.gateway.clone().unwrap_or_default();

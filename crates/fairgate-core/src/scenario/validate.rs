@@ -317,7 +317,10 @@ fn resolve_flows(
                 if nodes[id as usize].kind != NodeKind::Host {
                     return Err(ScenarioError::new(
                         join(&path, field),
-                        format!("got {nm:?}, a {:?} node; expected a host", nodes[id as usize].kind),
+                        format!(
+                            "got {nm:?}, a {:?} node; expected a host",
+                            nodes[id as usize].kind
+                        ),
                     ));
                 }
             }
