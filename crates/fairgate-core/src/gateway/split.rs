@@ -117,7 +117,7 @@ impl SplitConnection {
             leg: LegCounters::default(),
             syn_acked_at: None,
         };
-        conn.call_rhs(ctx, |s, ctx| Agent::start(s, ctx));
+        conn.call_rhs(ctx, Agent::start);
         conn
     }
 
