@@ -265,3 +265,25 @@ fn same_seed_same_bytes() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn per_packet_satellite_delay_never_reorders_a_connection() {
+    let delay =
+        "links[1].delay={dist=\"uniform\",min=\"150ms\",max=\"200ms\",per=\"packet_in_order\"}";
+    let mut s = sim(&[delay, "links[1].rate=\"10Mbps\""]);
+    s.run_until(fairgate_core::engine::secs(20.0));
+    conserved(&s);
+    // No reordering on the satellite leg: gateway 1 never retransmits and gateway 2 holds no
+    // out-of-order data, although delays are drawn per packet.
+    assert_eq!(value_at(&trace(&s, "gw1.leg_retransmits"), 20.0), 0.0);
+    let relayed = value_at(&trace(&s, "gw2.relayed_bytes"), 20.0);
+    assert!(relayed > 1e6, "gateway 2 relayed {relayed} B");
+    let reordering = "links[1].delay={dist=\"uniform\",min=\"150ms\",max=\"200ms\",per=\"packet\"}";
+    let mut s = sim(&[reordering, "links[1].rate=\"10Mbps\""]);
+    s.run_until(fairgate_core::engine::secs(20.0));
+    conserved(&s);
+    assert!(
+        value_at(&trace(&s, "gw1.leg_retransmits"), 20.0) > 0.0,
+        "per-packet draws reorder"
+    );
+}

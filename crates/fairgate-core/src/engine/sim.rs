@@ -272,7 +272,7 @@ impl Simulation {
             self.discard(packet, DropReason::LinkLoss);
         } else {
             p.in_transit += 1;
-            let at = p.busy_until + p.link.propagation(header);
+            let at = p.busy_until + p.link.propagation(header, p.busy_until);
             if !p.link.preserves_order() {
                 let event = Event::Arrive {
                     port: port as u32,
