@@ -38,3 +38,12 @@ def test_gateway_options_on_a_host_are_a_scenario_error():
         assert "nodes[0].gateway" in str(e)
     else:
         raise AssertionError("gateway options on a host were accepted")
+
+
+def test_gateway_figure_is_written(tmp_path):
+    from fairgate.plot_gateway import gateway_figure, gateways
+
+    res = fg.run(_spoofing())
+    assert gateways(res) == ["gw1", "gw2"]
+    out = gateway_figure(res, "gw1", tmp_path / "gw1.png")
+    assert out.stat().st_size > 10_000

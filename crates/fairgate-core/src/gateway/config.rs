@@ -46,6 +46,92 @@ pub struct GatewaySpec {
     /// Period of the LHS receive-buffer flush; 0 = data leaves the LHS buffer at once.
     #[serde(default)]
     pub flush_period: Duration,
+    /// Buffer flow control [Byun07, eq. 2.1]; absent = off (a plain PEP).
+    #[serde(default)]
+    pub flow_control: Option<FlowControlSpec>,
+}
+
+/// `flow_control = { preset = "fc1" }` or explicit parameters [Byun07, §2.3 and Table 3.2]:
+/// the PEP buffer limit B is multiplied by `decr` on each marked arrival and grows by
+/// `incr × buffer` on each unmarked one, except within `freeze` of the last decrement; the
+/// window advertised upstream is min(B - bytes held, `max_window`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowControlSpec {
+    /// FC1-FC5 of the source; explicit fields override the preset's.
+    #[serde(default)]
+    pub preset: Option<FcPreset>,
+    /// The PEP buffer per connection, bytes (its starting and largest limit).
+    #[serde(default = "default_fc_buffer")]
+    pub buffer: u64,
+    /// MaxRcvWind, bytes.
+    #[serde(default = "default_max_window")]
+    pub max_window: u64,
+    #[serde(default)]
+    pub decr: Option<f64>,
+    /// Fraction of `buffer` added per unmarked arrival.
+    #[serde(default = "default_incr")]
+    pub incr: f64,
+    #[serde(default = "default_freeze")]
+    pub freeze: Duration,
+}
+
+/// The five parameter sets of [Byun07, Table 3.2]; they differ in `decr` only.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FcPreset {
+    Fc1,
+    Fc2,
+    Fc3,
+    Fc4,
+    Fc5,
+}
+
+impl FcPreset {
+    pub fn decr(self) -> f64 {
+        match self {
+            FcPreset::Fc1 => 0.97,
+            FcPreset::Fc2 => 0.95,
+            FcPreset::Fc3 => 0.90,
+            FcPreset::Fc4 => 0.80,
+            FcPreset::Fc5 => 0.50,
+        }
+    }
+}
+
+fn default_fc_buffer() -> u64 {
+    625_000
+}
+
+fn default_max_window() -> u64 {
+    16_000
+}
+
+fn default_incr() -> f64 {
+    0.01
+}
+
+fn default_freeze() -> Duration {
+    Duration::from_secs(0.2)
+}
+
+impl FlowControlSpec {
+    /// The decrement factor: explicit, else the preset's, else FC3's.
+    pub fn decr(&self) -> f64 {
+        self.decr
+            .or(self.preset.map(FcPreset::decr))
+            .unwrap_or(FcPreset::Fc3.decr())
+    }
+
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "buffer", self.buffer)?;
+        check::positive_int(path, "max_window", self.max_window)?;
+        if let Some(decr) = self.decr {
+            check::in_range(path, "decr", decr, 0.0, 1.0)?;
+        }
+        check::in_range(path, "incr", self.incr, 0.0, 1.0)?;
+        check::non_negative(path, "freeze", self.freeze.secs())
+    }
 }
 
 impl Default for GatewaySpec {
@@ -56,6 +142,7 @@ impl Default for GatewaySpec {
             send_buffer: None,
             syn_ack: SynAck::default(),
             flush_period: Duration::default(),
+            flow_control: None,
         }
     }
 }
@@ -75,7 +162,11 @@ impl GatewaySpec {
         if let Some(bytes) = self.send_buffer {
             check::positive_int(path, "send_buffer", bytes)?;
         }
-        check::non_negative(path, "flush_period", self.flush_period.secs())
+        check::non_negative(path, "flush_period", self.flush_period.secs())?;
+        match &self.flow_control {
+            Some(fc) => fc.validate(&join(path, "flow_control")),
+            None => Ok(()),
+        }
     }
 
     /// The RHS sender's configuration for one connection.

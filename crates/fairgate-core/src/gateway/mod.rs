@@ -3,6 +3,7 @@
 //! sends it on over a connection of its own. See `docs/models/gateway.md`.
 
 pub mod config;
+pub mod flow_control;
 pub mod node;
 pub mod split;
 

@@ -16,7 +16,7 @@ const SAMPLE: u64 = 0;
 const MAX_VIOLATIONS: usize = 16;
 
 /// The per-connection variables traced at each sample, prefixed by the gateway's name.
-const TRACED: [&str; 8] = [
+const TRACED: [&str; 10] = [
     "pep_buffer",
     "send_buffer",
     "unacked",
@@ -25,6 +25,8 @@ const TRACED: [&str; 8] = [
     "relayed_bytes",
     "leg_retransmits",
     "leg_timeouts",
+    "pep_limit",
+    "fc_marks",
 ];
 
 /// Which flows the gateway may split: TCP data flows and their ACK flows.
@@ -100,6 +102,8 @@ impl Gateway {
                 o.accepted as f64,
                 conn.leg.retransmits as f64,
                 conn.leg.timeouts as f64,
+                conn.flow_control().map_or(f64::NAN, |fc| fc.limit()),
+                conn.flow_control().map_or(0.0, |fc| fc.marks() as f64),
             ];
             for (name, value) in self.trace_names.iter().zip(values) {
                 ctx.trace(conn.flow, name, value);

@@ -14,8 +14,9 @@
 //!   end-to-end flow's: retransmissions on the downstream leg are counted apart.
 
 use super::config::{GatewaySpec, SynAck};
+use super::flow_control::BufferFlowControl;
 use crate::engine::Time;
-use crate::net::{Agent, AgentCtx, Packet, PacketKind};
+use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
 use crate::transport::tcp::{Conn, TcpSender};
 use crate::transport::tcp_receiver::{Reply, TcpReceiver};
@@ -69,6 +70,9 @@ pub struct SplitConnection {
     unflushed: u64,
     flush_armed: bool,
     advertised: u64,
+    /// The furthest sequence number any advertisement allowed.
+    right_edge: u64,
+    flow_control: Option<BufferFlowControl>,
     pub leg: LegCounters,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
@@ -114,6 +118,8 @@ impl SplitConnection {
             unflushed: 0,
             flush_armed: false,
             advertised: params.rwnd,
+            right_edge: params.rwnd,
+            flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
             leg: LegCounters::default(),
             syn_acked_at: None,
         };
@@ -137,6 +143,10 @@ impl SplitConnection {
 
     pub fn advertised(&self) -> u64 {
         self.advertised
+    }
+
+    pub fn flow_control(&self) -> Option<&BufferFlowControl> {
+        self.flow_control.as_ref()
     }
 
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
@@ -213,14 +223,19 @@ impl SplitConnection {
     }
 
     fn on_data(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
-        if p.seq + p.aux > self.lhs.rcv_nxt() + self.advertised {
+        if p.seq + p.aux > self.right_edge {
             self.leg.refused += 1;
             return;
         }
         self.lhs_open = true;
+        let mut p = *p;
+        if let Some(fc) = &mut self.flow_control {
+            fc.on_arrival(p.has(flags::CE), ctx.now);
+            p.clear(flags::CE);
+        }
         let before = self.lhs.rcv_nxt();
         let mark = ctx.mark();
-        self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
+        self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, &p, ctx));
         let advanced = self.lhs.rcv_nxt() - before;
         if advanced > 0 {
             self.accept(advanced, spec, ctx);
@@ -258,8 +273,12 @@ impl SplitConnection {
         let buffer_free = spec
             .send_buffer
             .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+        let controlled = self
+            .flow_control
+            .as_ref()
+            .map_or(u64::MAX, |fc| fc.window(self.occupancy().held()));
         let scale = spec.lhs.window_scale;
-        (lhs_free.min(buffer_free) >> scale) << scale
+        (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
     }
 
     fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
@@ -287,6 +306,7 @@ impl SplitConnection {
         });
         if stamped {
             self.advertised = window;
+            self.right_edge = self.right_edge.max(self.lhs.rcv_nxt() + window);
         }
     }
 
@@ -313,5 +333,81 @@ impl SplitConnection {
         for timer in ctx.timers_since(mark) {
             timer.1 = self.tokens | (base + timer.1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    fn data(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            src: 5,
+            src_agent: 7,
+            dst: 9,
+            dst_agent: 11,
+            kind: PacketKind::Data,
+            seq,
+            aux: 1000,
+            size: 1040,
+            ..Default::default()
+        }
+    }
+
+    fn ack(ack: u64) -> Packet {
+        Packet {
+            flow: 1,
+            kind: PacketKind::Ack,
+            ack,
+            aux: 65_535,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn bytes_acknowledged_upstream_are_delivered_in_flight_or_held() {
+        let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
+        let mut h = AgentHarness::new(2);
+        let mut conn = None;
+        let sent = h.call(|ctx| {
+            let mut c = SplitConnection::open(0, 1, &data(0), &spec, ctx);
+            c.on_upstream(&data(0), &spec, ctx);
+            c.on_upstream(&data(1000), &spec, ctx);
+            conn = Some(c);
+        });
+        let mut c = conn.unwrap();
+        // Upstream ACKs go back to the source with the LHS window; one segment goes on.
+        let acks: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Ack).collect();
+        assert_eq!(
+            (acks.len(), acks[1].ack, acks[1].dst, acks[1].dst_agent),
+            (2, 2000, 5, 7)
+        );
+        let relayed: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Data).collect();
+        assert_eq!(
+            (relayed.len(), relayed[0].dst, relayed[0].dst_agent),
+            (1, 9, 11)
+        );
+        let o = c.occupancy();
+        assert_eq!(
+            (o.accepted, o.delivered, o.in_flight, o.unsent),
+            (2000, 0, 1000, 1000)
+        );
+        assert_eq!(
+            h.flows[0].goodput_bytes, 0,
+            "the gateway is not the destination"
+        );
+        assert_eq!(c.check("gw", None), None);
+        assert!(c
+            .check("gw", Some(500))
+            .unwrap()
+            .contains("above its limit"));
+        h.call(|ctx| c.on_downstream(&ack(1000), &spec, ctx));
+        let o = c.occupancy();
+        assert_eq!((o.delivered, o.in_flight, o.unsent), (1000, 1000, 0));
+        // A byte acknowledged upstream and not handed on is a violation.
+        c.accepted += 1;
+        assert!(c.check("gw", None).unwrap().contains("ACKed upstream"));
     }
 }
