@@ -12,12 +12,12 @@ def _spoofing(rate: str = "1.544Mbps") -> fg.Scenario:
     s.link("server", "gw1", "10Mbps", "0.1ms", queue={"kind": "fifo", "limit": 1000})
     s.link("gw1", "gw2", rate, "250ms", queue={"kind": "fifo", "limit": 100000})
     s.link("gw2", "client", "10Mbps", "0.1ms", queue={"kind": "fifo", "limit": 1000})
-    s.flow("file", "server", "client", {"kind": "tcp", "cc": "sack"})
+    s.flow("server", "client", {"kind": "tcp", "cc": "sack"}, name="file")
     return s
 
 
 def test_gateway_traces_show_the_send_buffer_growing_at_t1():
-    res = fg.run(_spoofing())
+    res = _spoofing().run()
     assert res.summary["conservation"]["ok"]
     traces = res.traces
     buffer = traces[traces["var"] == "gw1.send_buffer"].sort_values("time_s")
@@ -33,7 +33,7 @@ def test_gateway_options_on_a_host_are_a_scenario_error():
     s = fg.Scenario("bad", duration="1s")
     s._doc["nodes"] = [{"name": "a", "gateway": {"send_buffer": 10}}]
     try:
-        fg.run(s)
+        s.run()
     except fg.ScenarioError as e:
         assert "nodes[0].gateway" in str(e)
     else:
@@ -43,7 +43,7 @@ def test_gateway_options_on_a_host_are_a_scenario_error():
 def test_gateway_figure_is_written(tmp_path):
     from fairgate.plot_gateway import gateway_figure, gateways
 
-    res = fg.run(_spoofing())
+    res = _spoofing().run()
     assert gateways(res) == ["gw1", "gw2"]
     out = gateway_figure(res, "gw1", tmp_path / "gw1.png")
     assert out.stat().st_size > 10_000

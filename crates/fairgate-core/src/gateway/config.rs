@@ -49,6 +49,9 @@ pub struct GatewaySpec {
     /// Buffer flow control [Byun07, eq. 2.1]; absent = off (a plain PEP).
     #[serde(default)]
     pub flow_control: Option<FlowControlSpec>,
+    /// The two-server model [Vaidyanathan99, §4.3]; absent = packets reach the TCP layer at once.
+    #[serde(default)]
+    pub two_server: Option<super::two_server::TwoServerSpec>,
 }
 
 /// `flow_control = { preset = "fc1" }` or explicit parameters [Byun07, §2.3 and Table 3.2]:
@@ -143,6 +146,7 @@ impl Default for GatewaySpec {
             syn_ack: SynAck::default(),
             flush_period: Duration::default(),
             flow_control: None,
+            two_server: None,
         }
     }
 }
@@ -163,8 +167,11 @@ impl GatewaySpec {
             check::positive_int(path, "send_buffer", bytes)?;
         }
         check::non_negative(path, "flush_period", self.flush_period.secs())?;
-        match &self.flow_control {
-            Some(fc) => fc.validate(&join(path, "flow_control")),
+        if let Some(fc) = &self.flow_control {
+            fc.validate(&join(path, "flow_control"))?;
+        }
+        match &self.two_server {
+            Some(ts) => ts.validate(&join(path, "two_server")),
             None => Ok(()),
         }
     }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod flow_control;
 pub mod node;
 pub mod split;
+pub mod two_server;
 
 pub use config::{GatewaySpec, SynAck};
 pub use node::{FlowMap, Gateway};

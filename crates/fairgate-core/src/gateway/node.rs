@@ -7,11 +7,13 @@
 
 use super::config::GatewaySpec;
 use super::split::{SplitConnection, TIMER_BITS};
+use super::two_server::RateServer;
 use crate::engine::Time;
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use crate::transport::tcp_receiver::PROTO_TCP;
 
 const SAMPLE: u64 = 0;
+const SERVE: u64 = 1;
 /// At most this many violations are kept (the first ones say what went wrong).
 const MAX_VIOLATIONS: usize = 16;
 
@@ -48,6 +50,8 @@ pub struct Gateway {
     sample_interval: Option<Time>,
     trace_names: Vec<String>,
     violations: Vec<String>,
+    /// The IP subsystem of the two-server model, if configured.
+    server: Option<RateServer>,
 }
 
 impl Gateway {
@@ -56,17 +60,75 @@ impl Gateway {
         Gateway {
             trace_names: TRACED.iter().map(|v| format!("{name}.{v}")).collect(),
             name: name.to_string(),
-            spec,
             flows,
             conn_of: vec![None; n],
             conns: Vec::new(),
             sample_interval: sample,
             violations: Vec::new(),
+            server: spec.two_server.as_ref().map(|ts| RateServer::new(ts, name)),
+            spec,
         }
     }
 
     pub fn connections(&self) -> &[SplitConnection] {
         &self.conns
+    }
+
+    /// Whether the TCP layer takes `p` over (a segment, or an answer for a split connection).
+    fn splits(&self, p: &Packet) -> bool {
+        if p.proto != PROTO_TCP {
+            return false;
+        }
+        let opens = matches!(p.kind, PacketKind::Data | PacketKind::Syn)
+            && self
+                .flows
+                .ack_flow_of
+                .get(p.flow as usize)
+                .is_some_and(|a| a.is_some());
+        opens || self.connection_for(p).is_some()
+    }
+
+    /// The TCP layer's handling of a packet it takes over.
+    fn process(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        let upstream = matches!(p.kind, PacketKind::Data | PacketKind::Syn | PacketKind::Fin);
+        let conn = match self.connection_for(p) {
+            Some(c) => c,
+            None if upstream && p.kind != PacketKind::Fin => match self.open(p, ctx) {
+                Some(c) => c,
+                None => return,
+            },
+            None => return,
+        };
+        let spec = &self.spec;
+        if upstream {
+            self.conns[conn].on_upstream(p, spec, ctx);
+        } else {
+            self.conns[conn].on_downstream(p, spec, ctx);
+        }
+    }
+
+    /// One service of the IP subsystem: the served packet goes to the TCP layer or on.
+    fn serve(&mut self, ctx: &mut AgentCtx) {
+        let Some(server) = &mut self.server else {
+            return;
+        };
+        let (served, next) = server.serve(ctx.now, ctx.rng);
+        if let Some(at) = next {
+            ctx.set_timer(at, SERVE);
+        }
+        let Some(p) = served else {
+            return;
+        };
+        if self.splits(&p) {
+            return self.process(&p, ctx);
+        }
+        let mark = ctx.mark();
+        ctx.send(p);
+        ctx.edit_sent_since(mark, |q| {
+            q.src = p.src;
+            q.src_agent = p.src_agent;
+            q.created = p.created;
+        });
     }
 
     fn connection_for(&self, p: &Packet) -> Option<usize> {
@@ -91,6 +153,17 @@ impl Gateway {
     }
 
     fn sample_connections(&mut self, ctx: &mut AgentCtx) {
+        if let Some(server) = &self.server {
+            let served = [
+                ("ip_buffer", server.len_bytes() as f64),
+                ("ip_served_pkts", server.served_packets as f64),
+                ("ip_served_bytes", server.served_bytes as f64),
+                ("ip_dropped_pkts", server.dropped_packets as f64),
+            ];
+            for (var, value) in served {
+                ctx.trace(0, &format!("{}.{var}", self.name), value);
+            }
+        }
         for conn in &self.conns {
             let o = conn.occupancy();
             let values = [
@@ -124,37 +197,24 @@ impl Agent for Gateway {
     }
 
     fn claims(&self, p: &Packet) -> bool {
-        if p.proto != PROTO_TCP {
-            return false;
-        }
-        let opens = matches!(p.kind, PacketKind::Data | PacketKind::Syn)
-            && self
-                .flows
-                .ack_flow_of
-                .get(p.flow as usize)
-                .is_some_and(|a| a.is_some());
-        opens || self.connection_for(p).is_some()
+        self.server.is_some() || self.splits(p)
     }
 
     fn on_packet(&mut self, p: &Packet, ctx: &mut AgentCtx) {
-        let upstream = matches!(p.kind, PacketKind::Data | PacketKind::Syn | PacketKind::Fin);
-        let conn = match self.connection_for(p) {
-            Some(c) => c,
-            None if upstream && p.kind != PacketKind::Fin => match self.open(p, ctx) {
-                Some(c) => c,
-                None => return,
-            },
-            None => return,
-        };
-        let spec = &self.spec;
-        if upstream {
-            self.conns[conn].on_upstream(p, spec, ctx);
-        } else {
-            self.conns[conn].on_downstream(p, spec, ctx);
+        match &mut self.server {
+            Some(server) => {
+                if let Some(at) = server.enqueue(*p, ctx.now, ctx.rng) {
+                    ctx.set_timer(at, SERVE);
+                }
+            }
+            None => self.process(p, ctx),
         }
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        if token == SERVE {
+            return self.serve(ctx);
+        }
         if token == SAMPLE {
             self.sample_connections(ctx);
             if let Some(interval) = self.sample_interval {
