@@ -7,6 +7,7 @@ from types import ModuleType
 
 STUDIES: dict[str, str] = {
     "keshav-buffers": "fairgate.studies.keshav_buffers",
+    "two-server": "fairgate.studies.two_server",
 }
 
 
