@@ -1,4 +1,4 @@
-//! Per-packet cost of SFG, the buffer managers for per-flow schedulers, and the seed-002 frame
+//! Per-packet cost of SFG, the buffer managers for per-flow schedulers, and the [Goyal98] frame
 //! disciplines. Each iteration is one arrival (and, for queue disciplines, one departure).
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -1,4 +1,4 @@
-//! Prints seed 004's data-structure study (figures 3.5-3.7) on the open-loop stand-in
+//! Prints Keshav's data-structure study (figures 3.5-3.7) on the open-loop stand-in
 //! workload as a Markdown table: `cargo run -p fairgate-core --example keshav_study`.
 
 use fairgate_core::qdisc::sched::keshav::study::{onoff_workload, sweep};

@@ -1,14 +1,14 @@
 //! Flow classification shared by every per-flow component (schedulers, per-flow AQMs,
 //! filters, trace tools).
 //!
-//! Addresses are node ids (or IPv4 addresses in trace replay); "ports" are agent ids. Seed 004
+//! Addresses are node ids (or IPv4 addresses in trace replay); "ports" are agent ids. [Keshav91]
 //! allocates per conversation (source-destination pair, with ACKs a conversation of their
-//! own since they travel the other way); seed 000 studies 5-tuple, address-pair, source,
+//! own since they travel the other way); [Vaidyanathan99] studies 5-tuple, address-pair, source,
 //! destination and classful network-prefix aggregation (its Table 2.3).
 //!
 //! Decisions:
 //! - `conversation` is the ordered (src, dst) address pair, which makes the ACK stream of a
-//!   connection a separate conversation, as seed 004 states.
+//!   connection a separate conversation, as [Keshav91] states.
 //! - `address_pair` is unordered, so both directions of a connection share a class.
 //! - `network` keeps the classful prefix of each address (class A /8, B /16, C /24) when the
 //!   address is an IPv4 address; node ids below 2^24 are their own network.
@@ -26,7 +26,7 @@ pub enum FlowKey {
     Flow,
     /// Source and destination address and port, and protocol.
     FiveTuple,
-    /// Ordered source and destination addresses (seed 004's conversation).
+    /// Ordered source and destination addresses (Keshav's conversation).
     Conversation,
     /// Unordered address pair.
     AddressPair,

@@ -1,4 +1,4 @@
-//! Keshav's buffer data structures (seed 004 chapter 3): identical decisions on the same
+//! Keshav's buffer data structures ([Keshav91, ch. 3]): identical decisions on the same
 //! trace, and the orderings of figures 3.5-3.7 on open-loop workloads.
 
 use fairgate_core::qdisc::sched::keshav::study::{

@@ -185,7 +185,7 @@ fn load_json(text: &str) -> PyResult<Simulation> {
     build(s)
 }
 
-/// Seed 004 chapter 3's data-structure study at each (N, B) point with N Tahoe sources of
+/// [Keshav91, ch. 3]'s data-structure study at each (N, B) point with N Tahoe sources of
 /// window `window` (or the windowless on/off stand-in): one dict per structure and point.
 #[pyfunction]
 #[pyo3(signature = (points, window, duration_s, workload = "tahoe", load = 0.9))]

@@ -1,9 +1,9 @@
 //! Traffic without flow control: CBR, Poisson, on/off, the line-rate "malicious" source and
 //! Telnet-like sources.
 //!
-//! Sources: seed 004 section 6.2 (Telnet: 40-byte packets with exponential gaps of mean 5 s;
+//! Sources: [Keshav91, §6.2] (Telnet: 40-byte packets with exponential gaps of mean 5 s;
 //! Poisson sources; the ill-behaved source that sends at the outgoing line rate; the on/off
-//! background source of scenario 3), seed 001 and 003 (UDP CBR flows), seed 002 (none).
+//! background source of scenario 3), [Byun07] and [Chung06] (UDP CBR flows), [Goyal98] (none).
 //!
 //! Decisions:
 //! - The first packet leaves at the start time; later gaps follow the model.

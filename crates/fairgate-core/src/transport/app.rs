@@ -1,8 +1,8 @@
 //! Applications on top of a reliable transport: bulk (FTP), one finite file, and a sequence of
 //! request/response transfers; plus the transfer record a later HTTP or web workload reads.
 //!
-//! Sources: seed 004 §6.2 (FTP: an infinite source); seed 003 §4.1 and seed 001 §2.13 (finite
-//! web transfers whose completion times are measured).
+//! Sources: [Keshav91, §6.2] (FTP: an infinite source); [Chung06, §4.1] and [Byun07, §2.13]
+//! (finite web transfers whose completion times are measured).
 //!
 //! Decisions where the sources are silent:
 //! - A transfer is complete when the sender receives the cumulative ACK of its last byte

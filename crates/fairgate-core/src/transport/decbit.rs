@@ -1,15 +1,15 @@
 //! The DECbit source (Ramakrishnan and Jain): the window follows the fraction of congestion
 //! bits set in the ACKs of the last window, adjusted once every two windows.
 //!
-//! Sources: seed 004 (`004_*.txt`, Keshav 1991, Ch6 §6.5; spec §1.9 and A9); Ramakrishnan and
+//! Sources: [Keshav91, §6.5]; Ramakrishnan and
 //! Jain, "A Binary Feedback Scheme for Congestion Avoidance in Computer Networks", ACM TOCS
 //! 8(2), 1990; Jain, Ramakrishnan, Chiu, DEC-TR-506, 1987. The switch side (setting the bit)
 //! belongs to the schedulers; the bit travels as the DECBIT flag and the sink echoes it.
 //!
-//! Rule (A9): when at least `threshold` (50%) of the counted bits are set, W <- 0.875 W,
+//! Rule: when at least `threshold` (50%) of the counted bits are set, W <- 0.875 W,
 //! otherwise W <- W + 1, W kept in [1, max_window].
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the text is silent:
 //! - "Every two windows": after a change, ACKs of packets sent before it are ignored (they
 //!   reflect the old window); the bits of the next W packets sent after it are counted, and
 //!   the decision is taken when the ACK of the last of them arrives.

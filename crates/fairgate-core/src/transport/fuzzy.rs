@@ -3,15 +3,14 @@
 //! prediction error and the smoothing constant beta from a second fuzzy controller on the change
 //! in that error.
 //!
-//! Sources: seed 004 (`004_69e3e87eb3f3727b.txt`, Keshav, "Congestion Control in Computer
-//! Networks", PhD thesis, UC Berkeley 1991), Ch5 §5.6; spec `004_keshav_fq.md` §1.8 and A6;
+//! Sources: [Keshav91, §5.6];
 //! Keshav, ICSI TR-91-028 (the original membership functions, not available here).
 //!
-//! Rules (seed): error low -> alpha high, medium -> medium, high -> alpha low; change in error
+//! Rules (the text): error low -> alpha high, medium -> medium, high -> alpha low; change in error
 //! low -> beta low, medium -> medium, high -> beta high (a spike is ignored). Centroid
 //! defuzzification.
 //!
-//! Decisions where the seed is silent (A6):
+//! Decisions where the text is silent (fig. 5.2 is missing from it):
 //! - Membership functions are triangles `[left, peak, right]` on [0, 1], configurable; defaults
 //!   low = [0, 0, 0.5], medium = [0, 0.5, 1], high = [0.5, 1, 1]. The output sets (alpha, beta)
 //!   are the same triangles. Inference is Mamdani (min, then max), centroid over [0, 1] by the

@@ -1,11 +1,10 @@
 //! Keshav's "Generic" flow control: a fixed sliding window with a timeout of beta x smoothed
 //! RTT, retransmitting only the packet that timed out (XNS SPP / pre-Tahoe TCP).
 //!
-//! Sources: seed 004 (`004_*.txt`, Keshav, "Congestion Control in Computer Networks", PhD
-//! thesis, UC Berkeley 1991), Ch6 §6.5; spec §1.9, §2.1, A9. The window machinery and its
+//! Sources: [Keshav91, §6.5]. The window machinery and its
 //! decisions are in [`super::packet_window`].
 //!
-//! Decisions: window 5 packets (the seed's "max window 5 unless stated"), beta = 2, gain 7/8.
+//! Decisions: window 5 packets (the text's "max window 5 unless stated"), beta = 2, gain 7/8.
 
 use super::packet_window::{PacketSink, WindowParams, WindowPolicy, WindowSender};
 use crate::scenario::error::{check, ScenarioError};
@@ -58,7 +57,7 @@ pub struct GenericConfig {
     /// Largest number of timeout doublings.
     #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
-    /// Mean of the exponential gaps between the application's packets (the seed's Telnet:
+    /// Mean of the exponential gaps between the application's packets (the text's Telnet:
     /// 5 s); none = an FTP that always has data.
     #[serde(default)]
     pub app_gap: Option<Duration>,

@@ -1,7 +1,6 @@
 //! Packet-Pair flow control, the deterministic version: the state machine of figure 4.2.
 //!
-//! Sources: seed 004 (`004_69e3e87eb3f3727b.txt`, Keshav, "Congestion Control in Computer
-//! Networks", PhD thesis, UC Berkeley 1991), Ch4 §4.4; spec §1.5 and §1.7, A7; Keshav, "A
+//! Sources: [Keshav91, §4.4]; Keshav, "A
 //! Control-Theoretic Approach to Flow Control", SIGCOMM 1991.
 //!
 //! Phases: a start-up pair (the first packet's RTT gives R_e, the ACK gap s_e, V_e = R_e/s_e);
@@ -11,10 +10,11 @@
 //! go out back to back. TIMEOUT: per-packet timers of 3 r_t, doubled on retransmission
 //! ([`super::pair_core`]).
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the text is silent:
 //! - The host's output queue is the state machine's output queue: FREE events and `linefree`
 //!   are the port's (a pair or burst is handed to the port at once and leaves back to back).
-//! - n_b is a parameter (default 5 packets, A7); a skip slot lasts 2 s_e with the new s_e.
+//! - n_b is a parameter (default 5 packets, the setpoint of every [Keshav91, ch. 6] scenario);
+//!   a skip slot lasts 2 s_e with the new s_e.
 //! - The first regular pair follows the priming packets at once (TICK loaded with 0), so it
 //!   finds the n_b primed packets ahead of it and r_t - n_b s_e estimates R.
 //! - V changes smaller than `min_change` (0.5 packet) are ignored, so rounding noise does not
@@ -23,7 +23,7 @@
 //!   ACKs; priming and burst packets that do not fit are not sent.
 //! - If the start-up pair yields no probe (a loss) and nothing is outstanding, a new start-up
 //!   pair is sent.
-//! - Obsolete queued retransmissions are not discarded (the seed marks this optional).
+//! - Obsolete queued retransmissions are not discarded (the text marks this optional).
 
 use super::packet_window::PacketSink;
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};

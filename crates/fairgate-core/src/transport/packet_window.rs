@@ -1,22 +1,22 @@
-//! The packet-counting sliding window that Keshav's Generic and DECbit sources share (seed 004,
-//! `004_*.txt`, Ch6 §6.5; spec §1.9, §2.1 and A9), and their sink.
+//! The packet-counting sliding window that Keshav's Generic and DECbit sources share
+//! ([Keshav91, §6.5]), and their sink.
 //!
-//! Rules from the seed: packets are numbered and counted, not bytes; the sink ACKs every
+//! Rules from the text: packets are numbered and counted, not bytes; the sink ACKs every
 //! packet with the highest in-sequence packet number in a 40-byte ACK that travels as a
 //! conversation of its own; the timeout is beta x rtt with beta = 2 and rtt an exponential
 //! average; the RTT sample of a retransmitted packet runs from its first transmission; only
 //! the timed-out packet is retransmitted; the timer backs off.
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the text is silent:
 //! - Packets are numbered from 1; ACK n means packets 1..=n arrived. The sink keeps
 //!   out-of-order packets, so one retransmission can close a hole.
-//! - The RTT average is srtt = gain x srtt + (1 - gain) x sample with gain 7/8 (A9), seeded
+//! - The RTT average is srtt = gain x srtt + (1 - gain) x sample with gain 7/8, seeded
 //!   by `initial_rtt` (1 s) until the first sample.
 //! - One timer runs, on the oldest unacknowledged packet (as in XNS SPP and BSD); when it
 //!   expires only that packet is retransmitted. Each expiry doubles the timeout (up to
 //!   2^max_backoff); an ACK of new data resets the backoff.
 //! - `app_gap` (Generic only; none = an infinite FTP source): the application hands the source
-//!   one packet after each exponential gap with this mean, as the seed's Telnet (mean 5 s,
+//!   one packet after each exponential gap with this mean, as the text's Telnet (mean 5 s,
 //!   window 5); the window then limits what is outstanding of the data handed over so far.
 //! - The sink echoes the DECbit of the packet that triggered each ACK and names that packet in
 //!   the ACK's `aux` (so a DECbit source knows which window a bit belongs to).

@@ -2,19 +2,19 @@
 //! back-to-back pairs, per-packet retransmission timers, and turning the ACKs of a pair into a
 //! probe (the gap between the two ACKs).
 //!
-//! Sources: seed 004 (`004_69e3e87eb3f3727b.txt`, Keshav 1991), Ch4 §4.4 (figure 4.2, TIMEOUT:
-//! a per-packet timer of X x r_t with X = 3, doubled on each retransmission) and Ch6 §6.5;
-//! spec §1.7 and A7. Packets are counted, not bytes; the sink is Keshav's
+//! Sources: [Keshav91, §4.4] (figure 4.2, TIMEOUT:
+//! a per-packet timer of X x r_t with X = 3, doubled on each retransmission) and §6.5.
+//! Packets are counted, not bytes; the sink is Keshav's
 //! [`PacketSink`](super::packet_window::PacketSink), whose ACKs name the packet that triggered
 //! them in `aux`.
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the text is silent:
 //! - Paired packets carry the `PAIRED` flag and the pair number in `aux`; the source keeps each
 //!   packet's pair and position, so the unchanged sink suffices.
 //! - A probe is the gap between the ACK of a pair's first packet and that of its second;
 //!   ACKs of retransmitted packets are never probes and give the control law no RTT.
 //! - The ACK of a retransmitted packet feeds r_t with the time since the packet's *first*
-//!   transmission (`retx_sample = "first_sent"`, the rule the seed states for Generic, Ch6
+//!   transmission (`retx_sample = "first_sent"`, the rule the text states for Generic,
 //!   §6.5), or nothing (`"karn"`). With Karn, a source whose r_t still holds the unloaded
 //!   RTT while its queue builds times out, retransmits, learns nothing and times out again.
 //! - r_t in the timeout is an exponential average of RTT samples (gain 7/8, as Generic),
@@ -40,7 +40,7 @@ pub const TIMEOUT: u64 = 0;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetxSample {
-    /// From its first transmission to the ACK, as the seed's Generic source (Ch6 §6.5).
+    /// From its first transmission to the ACK, as the text's Generic source ([Keshav91, §6.5]).
     #[default]
     FirstSent,
     /// None (Karn and Partridge).

@@ -2,8 +2,8 @@
 //!
 //! Sources: RFC 6298 (Paxson, Allman, Chu, Sargent, "Computing TCP's Retransmission Timer",
 //! 2011); Jacobson, "Congestion Avoidance and Control", SIGCOMM 1988; Karn and Partridge,
-//! "Improving Round-Trip Time Estimates in Reliable Transport Protocols", SIGCOMM 1987. Seed 004
-//! (`004_*.txt`, Ch6 §6.5, spec A9) asks for "RTO = srtt + 4 rttvar with Karn backoff".
+//! "Improving Round-Trip Time Estimates in Reliable Transport Protocols", SIGCOMM 1987.
+//! [Keshav91, §6.5] asks for "RTO = srtt + 4 rttvar with Karn backoff".
 //!
 //! Decisions where the sources are silent:
 //! - One segment is timed at a time (the BSD scheme); Karn's rule: a timing in progress is

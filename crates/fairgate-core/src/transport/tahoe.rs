@@ -1,10 +1,10 @@
 //! TCP Tahoe: slow start, congestion avoidance, fast retransmit, window to one segment on any
-//! loss. This is "JK" (Jacobson-Karels) of seed 004.
+//! loss. This is "JK" (Jacobson-Karels) of [Keshav91].
 //!
-//! Sources: seed 004 (`004_*.txt`, Keshav 1991, Ch6 §6.5; spec §1.9 and A9); Jacobson,
+//! Sources: [Keshav91, §6.5]; Jacobson,
 //! "Congestion Avoidance and Control", SIGCOMM 1988; 4.3BSD-Tahoe.
 //!
-//! Decisions where the sources are silent (seed 004 gives no JK constants, A9):
+//! Decisions where the sources are silent ([Keshav91] gives no JK constants):
 //! - Three duplicate ACKs: ssthresh = max(FlightSize/2, 2 MSS), cwnd = 1 MSS, and the sender
 //!   goes back to `snd_una` (go-back-N in slow start, as after a timeout). The receiver keeps
 //!   out-of-order data, so the new cumulative ACK skips what already arrived.

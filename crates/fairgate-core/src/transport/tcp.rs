@@ -5,8 +5,9 @@
 //!
 //! Sources: RFC 793 / RFC 9293 (sequence numbers in bytes, cumulative ACKs, SYN and FIN);
 //! RFC 5681 (congestion control), RFC 6298 (timer), RFC 3168 §6.1 (ECN), RFC 7323 §2 (window
-//! scaling); seed 004 §6.5 (JK), seed 003 §4.1 (web traffic losing SYNs), seed 000 (a spoofing
-//! gateway delaying the SYN-ACK), seed 001 §2.13 (long satellite paths with large windows).
+//! scaling); [Keshav91, §6.5] (JK), [Chung06, §4.1] (web traffic losing SYNs),
+//! [Vaidyanathan99] (a spoofing gateway delaying the SYN-ACK), [Byun07, §2.13] (long
+//! satellite paths with large windows).
 //!
 //! Decisions where the sources are silent:
 //! - Segments are `mss` payload bytes plus a `header` (40 B) on the wire; ACKs, SYNs and FINs

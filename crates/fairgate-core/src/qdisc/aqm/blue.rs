@@ -3,7 +3,7 @@
 //! p_m, raised on packet loss (or a queue above a threshold) and lowered when the link goes
 //! idle, each change at most once per freeze time.
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 4 / spec 003 section 3.5): the BLUE
+//! Source: [Chung06, §4]: the BLUE
 //! inside each SFB bin uses increment 0.005, decrement 0.001, freeze time 100 ms; those are the
 //! defaults here too.
 //!

@@ -1,7 +1,7 @@
 //! FRED: Flow Random Early Drop (Lin and Morris, "Dynamics of random early detection",
 //! SIGCOMM 1997).
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`, section 3.2 / spec 000 section 1.7): per-flow
+//! Source: [Vaidyanathan99, §3.2]: per-flow
 //! min_q and max_q, avgcq = avg / number of active flows, flows above avgcq penalised, the
 //! average updated at arrival and departure, the arrival dropped. The algorithm (Lin and Morris,
 //! figure 5), per arrival of flow i with qlen_i queued packets and strike_i:

@@ -1,6 +1,6 @@
 //! Single-queue active queue management: one algorithm per file.
 //!
-//! Every AQM here can watch one queue and act at another (seed 001's gateway averages its
+//! Every AQM here can watch one queue and act at another (Byun's gateway averages its
 //! transmit queue and drops at its receive queue): when the scenario sets `monitor` on the
 //! link, [`watched`] returns the monitored port's view, else the discipline's own queue. The
 //! queue-length AQMs (RED, PI, CHOKe, BLUE, RED-PD, SRED, FRED, Early Random Drop, Yellow, VRC,

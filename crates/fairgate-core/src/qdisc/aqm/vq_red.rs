@@ -2,7 +2,7 @@
 //! efficient virtual queue management approach to improve fairness in infrastructure WLAN",
 //! 2005).
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.7), described
+//! Source: [Byun07, §2], described
 //! but not simulated there:
 //!   every period: rate = 0.1 rate + 0.9 avg_rate_per_conn
 //!   every inactivity period: delete inactive virtual queues

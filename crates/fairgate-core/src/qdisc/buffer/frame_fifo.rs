@@ -1,9 +1,8 @@
 //! The shared FIFO buffer with per-VC accounting and frame-level decisions under the frame
-//! disciplines of seed 002 (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
+//! disciplines of [Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
 //! [`FramePolicy`] in its own file that decides once per frame, at its first cell.
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), sections 2-3; spec `002_dfba.md` sections
-//! 2.5, 3 and 7 items 4, 6, 8 and 14.
+//! Source: [Goyal98, §2-3].
 //!
 //! Units: a "cell" is one packet of the simulation, so the same code runs on ATM cells and on
 //! packets; X (total) and X_i (per VC) count cells, `limit` (K) is in cells.

@@ -1,5 +1,5 @@
 //! The buckets of stochastic FQ (P. E. McKenney, "Stochastic fairness queueing", INFOCOM 1990;
-//! seed 000 sections 2.2-2.3): a FIFO of packets per bucket and McKenney's O(1) structure for
+//! [Vaidyanathan99, §2.2-2.3]): a FIFO of packets per bucket and McKenney's O(1) structure for
 //! the longest bucket, an array indexed by queue length of doubly-linked lists of buckets plus
 //! the largest non-empty length. Each arrival or departure moves one bucket between adjacent
 //! lists.

@@ -1,5 +1,5 @@
-//! Seed 000's per-packet cost model of fair-queueing overhead (`000_901d88a0570d144f.txt`,
-//! sections 2.3-2.6, table 2.1): from a measured number of active flows N(t), the operations
+//! Vaidyanathan's per-packet cost model of fair-queueing overhead ([Vaidyanathan99, §2.3-2.6],
+//! tab. 2.1): from a measured number of active flows N(t), the operations
 //! per arriving packet of WFQ, start-time FQ, DRR and stochastic FQ, split into flow
 //! classification, tag computation, flow state and scheduler service.
 //!
@@ -17,7 +17,7 @@
 //!
 //! Decisions: with N = 0 the tagging, flow-state and service terms are 0 (log2(2N) is
 //! undefined); `active_flows` counts a flow active from its first packet until `timeout` after
-//! its last (seed 000 section 2.1's flow timeout; a timeout of 0 counts flows with a packet
+//! its last ([Vaidyanathan99, §2.1]'s flow timeout; a timeout of 0 counts flows with a packet
 //! queued).
 
 use super::keshav::study::PortEvent;

@@ -1,5 +1,5 @@
 //! Deficit Round Robin, M. Shreedhar and G. Varghese, "Efficient fair queuing using deficit
-//! round robin", SIGCOMM 1995 / ToN 1996; seed 000 (`000_901d88a0570d144f.txt`) section 2.2.
+//! round robin", SIGCOMM 1995 / ToN 1996; [Vaidyanathan99, §2.2].
 //!
 //! Backlogged queues are visited in round-robin order. On each visit the queue's deficit
 //! counter grows by its quantum (`quantum x weight`), and head packets are sent while their

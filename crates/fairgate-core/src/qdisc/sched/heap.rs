@@ -1,5 +1,5 @@
 //! An indexed binary heap of queue indices keyed by `(tag, seq)`: the min- and max-heaps of
-//! Keshav's PERC (seed 004 section 3.4) and the tail-bid heap of the largest-bid drop rule;
+//! Keshav's PERC ([Keshav91, §3.4]) and the tail-bid heap of the largest-bid drop rule;
 //! plus [`MinEntry`], the entry of the lazy min-heaps that order FQ's service and its
 //! active finish numbers.
 //!

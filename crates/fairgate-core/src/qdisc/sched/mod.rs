@@ -1,4 +1,4 @@
-//! Per-flow schedulers (seed 004 chapters 2-3, seed 000 chapter 2): one file per algorithm,
+//! Per-flow schedulers ([Keshav91, ch. 2-3], [Vaidyanathan99, ch. 2]): one file per algorithm,
 //! sharing the per-flow queue table (`flow_table`), the tag-ordered queues (`tagged`), the
 //! indexed heap (`heap`) and FQ's round number (`round_number`).
 

@@ -1,5 +1,5 @@
 //! The bit-by-bit round number R(t) of Demers, Keshav and Shenker's fair queueing, computed by
-//! iterated deletion with checkpoints (seed 004, `004_69e3e87eb3f3727b.txt`, chapter 3 section
+//! iterated deletion with checkpoints ([Keshav91, §
 //! 3.2 and figure 3.1; A. Demers, S. Keshav, S. Shenker, "Analysis and simulation of a fair
 //! queueing algorithm", SIGCOMM 1989).
 //!
@@ -9,7 +9,7 @@
 //! iterates. With weights (weighted FQ), N_ac is the sum of the active conversations' weights
 //! and a packet of P bits advances its conversation's finish number by P / weight.
 //!
-//! Decisions (the seed is silent):
+//! Decisions (the text is silent):
 //! - With no active conversation R stays constant (the server is idle in the bit-by-bit model).
 //! - A conversation is active while R(t) < F^a; at R(t) = F^a it is inactive (the deletion test
 //!   `F <= R_chk + dt L / N` of figure 3.1).
@@ -228,7 +228,7 @@ impl RoundNumber {
 mod tests {
     use super::*;
 
-    /// Seed 004 section 3.2's worked example, with L = 1.
+    /// [Keshav91, §3.2]'s worked example, with L = 1.
     #[test]
     fn worked_example_of_seed_004() {
         let (a, b) = (0, 1);

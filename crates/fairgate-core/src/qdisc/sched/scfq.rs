@@ -1,12 +1,12 @@
 //! Self-Clocked Fair Queueing, S. J. Golestani, "A self-clocked fair queueing scheme for
-//! broadband applications", INFOCOM 1994; seed 000 (`000_901d88a0570d144f.txt`) section 2.2:
+//! broadband applications", INFOCOM 1994; [Vaidyanathan99, §2.2]:
 //! tags computed from the packet in service only, O(1) per packet.
 //!
 //! F = max(F_prev, v) + L/w, where v is the finish tag of the packet in service; packets are
 //! served in increasing F.
 //!
 //! Decisions: v keeps the finish tag of the last packet sent after the system empties (the
-//! seed is silent; Golestani resets v and all tags to 0 at the end of a busy period, which
+//! text is silent; Golestani resets v and all tags to 0 at the end of a busy period, which
 //! gives the same order since every F_prev <= v then). Shared decisions in `virtual_time.rs`.
 
 use super::virtual_time::{VirtualTimeConfig, VirtualTimeCore};

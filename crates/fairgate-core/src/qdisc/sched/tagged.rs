@@ -9,7 +9,7 @@
 //!   queue's head), skipped when it surfaces. The top is kept valid after every change, so
 //!   `peek` is exact.
 //! - Largest-tag victims (only when `track_tails`): Keshav's PERC max-heap over the queues'
-//!   tail tags (seed 004 section 3.4), indexed so a queue can be re-keyed in O(log N). Tail
+//!   tail tags ([Keshav91, §3.4]), indexed so a queue can be re-keyed in O(log N). Tail
 //!   changes are recorded and applied only when a victim is asked for, so a buffer that never
 //!   overflows never pays for the heap.
 

@@ -1,5 +1,5 @@
-//! Weighted Round Robin, seed 000 (`000_901d88a0570d144f.txt`) section 2.2: backlogged queues
-//! are visited in round-robin order and each visit sends up to `weight` packets. (The seed's
+//! Weighted Round Robin, [Vaidyanathan99, §2.2]: backlogged queues
+//! are visited in round-robin order and each visit sends up to `weight` packets. (The text's
 //! WRR derives weights from known or estimated mean packet lengths; here the weights are given.)
 //! Also the engine of Nagle's per-source round robin (`nagle.rs`). Papers: J. Nagle, "On
 //! packet switches with infinite storage", IEEE Trans. Commun. 1987; M. Katevenis et al.,

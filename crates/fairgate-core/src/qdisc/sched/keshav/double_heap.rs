@@ -1,4 +1,4 @@
-//! HEAP: Keshav's double heap (seed 004 appendix 3.A): a min-heap array and a max-heap array
+//! HEAP: Keshav's double heap ([Keshav91, app. 3.A]): a min-heap array and a max-heap array
 //! over the same items, with cross-index arrays so that deleting the root of one heap can
 //! delete the same item from the other. `i_min[k]` is the position in `max` of the item at
 //! `min[k]`, and `i_max[k]` the position in `min` of the item at `max[k]`; every move is an

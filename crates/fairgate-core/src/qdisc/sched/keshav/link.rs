@@ -1,6 +1,6 @@
 //! LINK: one doubly-linked list ordered by tag, scanned from the tail (largest tag) on insert,
 //! since bids within a conversation increase and most inserts land near the end. get_min takes
-//! the head and the discard takes the tail, both O(1). Seed 004 section 3.3.
+//! the head and the discard takes the tail, both O(1). [Keshav91, §3.3].
 
 use super::{BoundedHeap, Cost, Item};
 

@@ -1,5 +1,5 @@
-//! Keshav's packet-buffering data structures for fair queueing (seed 004,
-//! `004_69e3e87eb3f3727b.txt`, chapter 3 sections 3.3-3.5 and appendix 3.A; S. Keshav, "On the
+//! Keshav's packet-buffering data structures for fair queueing ([Keshav91],
+//! chapter 3 sections 3.3-3.5 and appendix 3.A; S. Keshav, "On the
 //! efficient implementation of fair queueing", Internetworking: Research and Experience 2(3),
 //! 1991): one bounded-heap interface, four implementations that count their elementary
 //! operations, and the trace-driven study of figures 3.5-3.7 (`study.rs`).
@@ -9,9 +9,9 @@
 //! the smallest. Items are ordered by (tag, seq), a total order, so every implementation makes
 //! the same decisions.
 //!
-//! Decisions (the seed is silent):
+//! Decisions (the text is silent):
 //! - Elementary operations: one link followed (LINK, TREE) or one exchange (HEAP, PERC); the
-//!   discards inside `insert` are counted as part of it (spec 004 section 1.4). Splicing a
+//!   discards inside `insert` are counted as part of it. Splicing a
 //!   node out or in costs no traversal. `get_min` costs are counted separately.
 //! - The capacity is in packets.
 
@@ -93,7 +93,7 @@ pub fn build(name: &str, capacity: usize) -> Option<Box<dyn BoundedHeap>> {
 
 pub const STRUCTURES: [&str; 4] = ["link", "tree", "heap", "perc"];
 
-/// Instructions per elementary operation, seed 004 table 3.2 ("dynamic cost", measured on a
+/// Instructions per elementary operation, [Keshav91, tab. 3.2] ("dynamic cost", measured on a
 /// RISC machine): LINK 5, TREE 18, HEAP 88, PERC 96.
 pub fn instructions_per_operation(name: &str) -> f64 {
     match name {

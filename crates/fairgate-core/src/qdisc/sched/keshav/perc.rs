@@ -2,7 +2,7 @@
 //! max-heap keyed on each conversation's tail bid (bids increase within a conversation, so the
 //! smallest item is some head and the largest some tail). Insert appends to the conversation's
 //! tail and re-keys it in the max-heap (and the min-heap if the queue was empty); get_min and
-//! the discard work on the roots. O(log N) for N conversations. Seed 004 section 3.4.
+//! the discard work on the roots. O(log N) for N conversations. [Keshav91, §3.4].
 
 use super::{BoundedHeap, Cost, Item};
 use crate::qdisc::sched::heap::{IndexedHeap, Key};

@@ -1,4 +1,4 @@
-//! The trace-driven study of seed 004 chapter 3 (figures 3.3-3.7): record the arrivals and
+//! The trace-driven study of [Keshav91, ch. 3] (figures 3.3-3.7): record the arrivals and
 //! departures at an FQ port in any scenario, replay them through FQ to get the bid of every
 //! packet (the tags Keshav's buffer sees), replay that insert/get_min trace through LINK, TREE,
 //! HEAP and PERC, and report mean and maximum elementary operations per insertion; sweep this
@@ -10,7 +10,7 @@
 //!   (chapter 3's implementation leaves F^a as set at arrival), so the bounded heap of
 //!   capacity B sees exactly the tags and departures FQ produced. For the study's own
 //!   workloads the port is configured that way, so the replay equals the simulation.
-//! - The workload is whatever scenario the caller builds for each (N, B); seed 004 used N
+//! - The workload is whatever scenario the caller builds for each (N, B); [Keshav91] used N
 //!   Tahoe TCP sources of maximum window W, which the caller supplies once the TCP family is
 //!   available.
 
@@ -308,7 +308,7 @@ source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{burst_ms}ms", 
     })
 }
 
-/// Seed 004's own workload (section 3.4, figure 3.2): N Tahoe ("JK") sources of maximum window
+/// Keshav's own workload (section 3.4, figure 3.2): N Tahoe ("JK") sources of maximum window
 /// `window` packets, each on its own fast line (100 pkt/s, no delay), share one gateway trunk
 /// of 10 pkt/s (1000-byte packets, 80 kb/s) into an FQ port with B buffers, largest-bid drops,
 /// charged. ACKs return over the fast lines. Decisions: TCP segments carry 960 bytes of payload

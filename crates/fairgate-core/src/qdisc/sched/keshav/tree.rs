@@ -1,6 +1,6 @@
 //! TREE: an unbalanced binary search tree keyed by tag. Insert descends from the root; get_min
 //! takes the leftmost node and the discard the rightmost. Monotone bids skew it toward a list.
-//! Seed 004 section 3.3.
+//! [Keshav91, §3.3].
 
 use super::{BoundedHeap, Cost, Item};
 
