@@ -197,7 +197,7 @@ fn keshav_study<'py>(
     workload: &str,
     load: f64,
 ) -> PyResult<Bound<'py, PyList>> {
-    use fairgate_core::qdisc::sched::keshav::study::{onoff_workload, sweep, tahoe_workload};
+    use fairgate_core::studies::keshav_buffers::study::{onoff_workload, sweep, tahoe_workload};
     let rows = match workload {
         "tahoe" => py.detach(|| {
             guarded("running the study", || {

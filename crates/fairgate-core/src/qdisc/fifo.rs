@@ -11,8 +11,8 @@
 //!   whole byte limit is itself dropped as overflow.
 
 use super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

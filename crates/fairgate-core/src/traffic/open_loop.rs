@@ -15,11 +15,11 @@
 
 use super::sink::Sink;
 use super::{AgentPair, SourceConfig, SourceEnv};
+use crate::config::dist::{Dist, DurationDist, SizeDist};
+use crate::config::error::{join, ScenarioError};
+use crate::config::units::{Duration, Rate};
 use crate::engine::{secs, tx_time, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::scenario::dist::{Dist, DurationDist, SizeDist};
-use crate::scenario::error::{join, ScenarioError};
-use crate::scenario::units::{Duration, Rate};
 use serde::{Deserialize, Serialize};
 
 fn default_size() -> SizeDist {

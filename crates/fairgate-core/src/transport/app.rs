@@ -9,9 +9,9 @@
 //!   (the sender is where completion is known without extra signalling).
 //! - In `requests`, the next transfer is submitted `gap` after the previous one completed.
 
+use crate::config::dist::{DurationDist, SizeDist};
+use crate::config::error::{check, join, ScenarioError};
 use crate::engine::Time;
-use crate::scenario::dist::{DurationDist, SizeDist};
-use crate::scenario::error::{check, join, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// What the application above the transport does (`app = { kind = "..." }`).
@@ -24,7 +24,7 @@ pub enum AppSpec {
     /// One transfer of `size` bytes starting at the flow's start.
     File { size: u64 },
     /// No transfers of its own: a workload owning the sender submits them
-    /// ([`TcpSender::submit`](super::tcp::TcpSender::submit)).
+    /// ([`TcpSender::submit`](super::tcp::sender::TcpSender::submit)).
     Manual,
     /// `count` transfers of `size` bytes, each `gap` after the previous one completed.
     Requests {

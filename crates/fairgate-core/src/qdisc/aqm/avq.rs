@@ -24,12 +24,12 @@
 //! - Notifications are `early`; the real queue has its own drop-tail `limit`.
 
 use super::{check_open_unit, notify, Buffer};
+use crate::config::units::Rate;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Rate;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which arrivals enter the virtual queue.

@@ -29,12 +29,12 @@
 use super::avq::VqCounts;
 use super::red::Verdict;
 use super::{notify, uniform, Buffer};
+use crate::config::units::{Duration, Rate};
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::{Duration, Rate};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

@@ -20,12 +20,12 @@
 //! - An overflowing arrival raises p_m before it is dropped; p_m is clamped to [0, 1].
 
 use super::{notify, uniform, Buffer};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// BLUE's probability with its freeze time; also the per-bin state of SFB.

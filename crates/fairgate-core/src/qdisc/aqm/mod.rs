@@ -31,9 +31,9 @@ pub mod yellow;
 
 use super::fifo::PacketFifo;
 use super::{DropReason, QdiscCtx};
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// The queue an AQM bases its decisions on.
@@ -125,7 +125,7 @@ pub struct FlowHasher(u64);
 
 impl std::hash::Hasher for FlowHasher {
     fn finish(&self) -> u64 {
-        crate::classify::mix(self.0, 0x9e37)
+        crate::qdisc::classify::mix(self.0, 0x9e37)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {

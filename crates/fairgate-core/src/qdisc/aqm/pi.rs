@@ -22,11 +22,11 @@
 
 use super::red::QueueUnit;
 use super::{later, notify, uniform, watched, Buffer};
+use crate::config::{check, ScenarioError};
 use crate::engine::{secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// How the text's K_i is read.

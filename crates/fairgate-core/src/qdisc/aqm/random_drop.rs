@@ -12,10 +12,10 @@
 //!   are drawn until the arrival fits (or the arrival itself is drawn).
 
 use super::{uniform, Buffer};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

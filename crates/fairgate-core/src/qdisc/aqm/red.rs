@@ -30,12 +30,12 @@
 //! - The reported congestion probability is the p_b of the current average (before spacing).
 
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// What RED's queue length and thresholds count.

@@ -24,13 +24,13 @@
 
 use super::blue::BlueProbability;
 use super::{later, notify, uniform, Buffer};
-use crate::classify::{mix, FlowKey};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -23,11 +23,11 @@
 
 use super::red::{RedConfig, RedCore, Verdict};
 use super::{check_open_unit, notify, uniform, watched, Buffer};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -20,13 +20,13 @@
 //! - Drops above max_th are `forced`, probabilistic ones `early` (marks ECT with `ecn`).
 
 use super::{later, notify, uniform, Buffer, FlowMap};
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

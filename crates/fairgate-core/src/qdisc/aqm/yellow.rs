@@ -18,12 +18,12 @@
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
 use super::{check_at_least, check_open_unit, later, notify, uniform, watched, Buffer};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

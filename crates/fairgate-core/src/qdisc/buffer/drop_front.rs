@@ -10,8 +10,8 @@
 //! and the choice is O(1). (The head of the longest queue is LQD.)
 
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

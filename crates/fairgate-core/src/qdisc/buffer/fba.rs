@@ -12,10 +12,10 @@
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, Frames};
 use super::ppd::default_limit;
 use super::selective_drop::{load_ratio, SelectiveDropConfig};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 fn default_threshold() -> f64 {

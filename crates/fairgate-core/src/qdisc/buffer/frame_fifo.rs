@@ -23,12 +23,12 @@
 //! - Per-frame policy drops are counted as `frame` (refused frames) and draws use the port's
 //!   RNG, one uniform per frame.
 
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
 use crate::net::packet::{flags, PacketId};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -113,11 +113,11 @@ impl Hasher for VcHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = crate::classify::mix(self.0 ^ b as u64, 0);
+            self.0 = crate::qdisc::classify::mix(self.0 ^ b as u64, 0);
         }
     }
     fn write_u64(&mut self, value: u64) {
-        self.0 = crate::classify::mix(value, self.0);
+        self.0 = crate::qdisc::classify::mix(value, self.0);
     }
 }
 

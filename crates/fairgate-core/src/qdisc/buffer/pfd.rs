@@ -23,9 +23,9 @@
 
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 

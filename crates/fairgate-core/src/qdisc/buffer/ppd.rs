@@ -10,10 +10,10 @@
 //! Decision: K defaults to 25,000 cells, the largest buffer of [Goyal98].
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 pub fn default_limit() -> u64 {

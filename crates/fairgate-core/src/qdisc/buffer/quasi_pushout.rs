@@ -24,9 +24,9 @@
 use super::pfd::{EarlyRegion, PfdConfig};
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
+use crate::config::units::Duration;
+use crate::config::ScenarioError;
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::units::Duration;
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// What to push out when the discard queue has drained.

@@ -14,10 +14,10 @@
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
 use super::ppd::default_limit;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_threshold() -> f64 {

@@ -15,8 +15,8 @@
 //! - Ties go to the first queue in `FlowQueues::backlogged` order.
 
 use super::FlowQueues;
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// How the soft thresholds are shared out.
@@ -62,7 +62,7 @@ impl SoftThresholds {
         }
         if kind == Thresholds::Rtt && rtts.is_empty() {
             return Err(ScenarioError::new(
-                crate::scenario::error::join(path, "rtts"),
+                crate::config::error::join(path, "rtts"),
                 "got an empty list, expected one RTT per flow id when thresholds = \"rtt\"",
             ));
         }

@@ -30,12 +30,12 @@
 //! - `congestion_probability()` reports the last epoch's p_n, for a filter stacked in front.
 //! - Timers: the inner discipline's timer requests are multiplexed with the epoch timer.
 
-use crate::classify::{mix, FlowKey};
+use crate::config::units::{Duration, Rate};
+use crate::config::{check, ScenarioError};
 use crate::engine::{Rng, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv, QdiscSpec};
-use crate::scenario::units::{Duration, Rate};
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -150,7 +150,7 @@ impl QdiscConfig for SfgConfig {
         let cells = self.levels as u64 * self.bins as u64;
         if cells > MAX_BINS {
             return Err(ScenarioError::new(
-                crate::scenario::error::join(path, "bins"),
+                crate::config::error::join(path, "bins"),
                 format!(
                     "got {} levels x {} bins = {cells}, expected at most {MAX_BINS} bins in all",
                     self.levels, self.bins
@@ -172,7 +172,7 @@ impl QdiscConfig for SfgConfig {
         )?;
         check::in_range(path, "cnr_weight", self.cnr_weight, f64::MIN_POSITIVE, 1.0)?;
         self.inner
-            .validate(&crate::scenario::error::join(path, "inner"))
+            .validate(&crate::config::error::join(path, "inner"))
     }
 
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {

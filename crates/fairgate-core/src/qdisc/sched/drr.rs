@@ -14,14 +14,14 @@
 //!   discard loses its deficit when it next reaches the front.
 //! - Default classification `flow`; weights multiply the quantum.
 
-use super::flow_table::{
-    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
-};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, FlowQueues, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
+};
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_quantum() -> u64 {

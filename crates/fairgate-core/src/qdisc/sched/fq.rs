@@ -53,14 +53,16 @@
 //!   queue, the arrival included, exceeds `mark_fraction` of its fair buffer share
 //!   `limit / (number of backlogged conversations)` (see `fqbit.rs`).
 
-use super::flow_table::{apply_buffer_manager, validate_weights, FlowTable, Managed};
-use super::round_number::RoundNumber;
-use super::tagged::TaggedQueues;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::{flags, PacketId};
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, validate_weights, FlowTable, Managed,
+};
+use crate::qdisc::structures::round_number::RoundNumber;
+use crate::qdisc::structures::tagged::TaggedQueues;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which packet FQ drops when its buffer is full.
@@ -368,7 +370,7 @@ impl Qdisc for Fq {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let (q, packet) = self.queues.pop_min(ctx)?;
         if self.config.drop == FqDrop::Buffer {
-            super::flow_table::notify(self, q);
+            crate::qdisc::structures::flow_table::notify(self, q);
         }
         Some(packet)
     }

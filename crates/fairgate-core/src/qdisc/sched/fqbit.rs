@@ -11,10 +11,10 @@
 //! - Every FQ key applies, `victim` included; a packet dropped on arrival is never marked.
 
 use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn one_third() -> f64 {

@@ -10,12 +10,12 @@
 //! - `classify` defaults to `source`; any other key may be chosen.
 //! - `drop = "buffer"` hands dropping to the `buffer` manager instead.
 
-use super::flow_table::FlowTable;
 use super::wrr::Wrr;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::FlowTable;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which rule decides what Nagle's round robin drops.

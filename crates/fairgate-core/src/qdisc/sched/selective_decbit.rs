@@ -20,14 +20,14 @@
 //! the average is above the threshold (O(U log U) for U users, fine for the handful of users
 //! of Keshav's scenarios); panic threshold 2; drop-tail buffer of `limit` packets (50).
 
-use super::flow_table::FlowTable;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::time::to_secs;
 use crate::engine::Time;
 use crate::net::packet::{flags, PacketId};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::structures::flow_table::FlowTable;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

@@ -9,10 +9,10 @@
 //! Decisions: the end of a busy period is detected at the next arrival, as an empty queue
 //! whose link is idle (`ctx.idle_since`); shared decisions in `virtual_time.rs`.
 
-use super::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
+use crate::qdisc::structures::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 
 /// `queue = { kind = "stfq", weights = [1.0, 2.0] }`
 #[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]

@@ -19,15 +19,15 @@
 //! - Packets already queued stay in their bucket when the salt changes.
 //! - A victim that is the arrival counts as `overflow`, any other as `pushout`.
 
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::time::secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
-use crate::qdisc::sched::bucket_table::BucketTable;
-use crate::qdisc::sched::flow_table::ActiveList;
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::bucket_table::BucketTable;
+use crate::qdisc::structures::flow_table::ActiveList;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 

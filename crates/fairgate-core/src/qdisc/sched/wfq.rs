@@ -18,10 +18,10 @@
 //!   largest-finish rule the other choice drops the same packets (see `fq.rs`).
 
 use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`

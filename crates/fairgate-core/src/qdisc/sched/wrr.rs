@@ -10,14 +10,14 @@
 //! - Dropping is the `buffer` manager's (default drop-tail, 50 packets), or, with
 //!   `drop_longest = true`, the tail of the queue holding the most packets (Nagle's rule).
 
-use super::flow_table::{
-    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
-};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, FlowQueues, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
+};
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wrr", weights = [1.0, 3.0] }`

@@ -1,12 +1,12 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
-use super::{to_secs, tx_time, Event, EventQueue, Rng, Time};
+use crate::engine::{to_secs, tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::node::Node;
 use crate::net::packet::{PacketArena, PacketId};
-use crate::net::port::Port;
 use crate::net::routing::{RoutingTable, NO_ROUTE};
 use crate::qdisc::{DropReason, Effects, QdiscCtx};
+use crate::sim::port::Port;
 use crate::stats::series::{FlowSeries, QueueSeries, VarSeries};
 use crate::stats::FlowStats;
 

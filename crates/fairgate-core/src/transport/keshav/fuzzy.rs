@@ -20,7 +20,7 @@
 //!   (`change = "raw"`), or of the smoothed errors one step back (`change = "smoothed"`).
 //! - The first observation initialises theta_hat (no prior); the smoothed error starts at 0.
 
-use crate::scenario::error::{join, ScenarioError};
+use crate::config::error::{join, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 const CELLS: usize = 200;

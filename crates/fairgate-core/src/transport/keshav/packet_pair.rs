@@ -27,10 +27,10 @@
 
 use super::packet_window::PacketSink;
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::{secs, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
@@ -320,7 +320,7 @@ impl Agent for PacketPairSender {
 mod tests {
     use super::*;
     use crate::net::flags;
-    use crate::transport::pair_core::tests::{ack, params};
+    use crate::transport::keshav::pair_core::tests::{ack, params};
     use crate::transport::testing::AgentHarness;
 
     fn sender(window: Option<u64>) -> PacketPairSender {

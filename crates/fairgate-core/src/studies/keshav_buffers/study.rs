@@ -15,10 +15,10 @@
 //!   available.
 
 use super::{build, instructions_per_operation, Cost, Item, STRUCTURES};
-use crate::classify::FlowKey;
 use crate::engine::Time;
 use crate::net::packet::PacketArena;
 use crate::net::packet::{Packet, PacketId};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::sched::fq::{FqConfig, FqDrop};
 use crate::qdisc::{Effects, Qdisc, QdiscCtx, QdiscEnv};
 use crate::scenario::{Scenario, ScenarioError};

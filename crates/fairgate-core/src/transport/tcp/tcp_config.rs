@@ -1,16 +1,16 @@
 //! TCP's configuration: `source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack",
-//! ... }`, its published defaults and validation. The sender is in [`super::tcp`], the
-//! receiver in [`super::tcp_receiver`]; the decisions are listed in [`super::tcp`].
+//! ... }`, its published defaults and validation. The sender is in [`super::sender`], the
+//! receiver in [`super::tcp_receiver`]; the decisions are listed in [`super::sender`].
 
-use super::app::AppSpec;
 use super::cc::CongestionControl;
 use super::rto::RtoParams;
-use super::tcp::TcpSender;
+use super::sender::TcpSender;
 use super::tcp_receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
-use crate::scenario::error::{check, join, ScenarioError};
-use crate::scenario::units::{Duration, Rate};
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::{Duration, Rate};
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
+use crate::transport::app::AppSpec;
 use serde::{Deserialize, Serialize};
 
 /// The congestion-control variant.

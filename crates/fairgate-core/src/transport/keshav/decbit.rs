@@ -21,8 +21,8 @@ use super::generic::{
     default_size, pair,
 };
 use super::packet_window::{WindowParams, WindowPolicy};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn the_sender_follows_the_echoed_bits() {
         use crate::net::{flags, Agent, Packet, PacketKind};
-        use crate::transport::packet_window::WindowSender;
+        use crate::transport::keshav::packet_window::WindowSender;
         use crate::transport::testing::AgentHarness;
         let cfg = DecbitConfig {
             initial_window: 4.0,

@@ -7,8 +7,8 @@
 //! Decisions: window 5 packets (the text's "max window 5 unless stated"), beta = 2, gain 7/8.
 
 use super::packet_window::{PacketSink, WindowParams, WindowPolicy, WindowSender};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 

@@ -13,11 +13,11 @@
 
 use super::flow_table::{apply_buffer_manager, notify, validate_weights, FlowTable, Managed};
 use super::tagged::TaggedQueues;
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, FlowQueues, Victim};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "scfq" | "stfq", weights = [...], buffer = {...} }`

@@ -45,9 +45,9 @@ macro_rules! deserialize_by_kind {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 const KINDS: &[&str] = &[$($kind),*];
                 let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
-                let (kind, rest) = $crate::scenario::tagged::split_kind::<D::Error>(value, KINDS)?;
+                let (kind, rest) = $crate::config::tagged::split_kind::<D::Error>(value, KINDS)?;
                 match kind.as_str() {
-                    $( $kind => $crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    $( $kind => $crate::config::error::deserialize_nested(rest).map(Self::$variant), )*
                     _ => unreachable!("split_kind checked the kind"),
                 }
             }

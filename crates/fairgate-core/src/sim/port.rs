@@ -5,8 +5,8 @@
 //! `busy_until`; a transmission-done event is scheduled only when packets wait behind the one
 //! being serialised, so an uncongested link costs one event per packet, not two.
 
-use super::link::Link;
 use crate::engine::{Rng, Time};
+use crate::net::link::Link;
 use crate::net::packet::PacketId;
 use crate::qdisc::{Qdisc, QueueView};
 use crate::stats::PortStats;

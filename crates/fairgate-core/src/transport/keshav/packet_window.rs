@@ -21,11 +21,11 @@
 //! - The sink echoes the DECbit of the packet that triggered each ACK and names that packet in
 //!   the ACK's `aux` (so a DECbit source knows which window a bit belongs to).
 
-use super::timer::LazyTimer;
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::{secs, to_secs, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
+use crate::transport::timer::LazyTimer;
 use rand_distr::{Distribution, Exp};
 use std::collections::BTreeMap;
 
@@ -327,7 +327,7 @@ impl Agent for PacketSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::generic::FixedWindow;
+    use crate::transport::keshav::generic::FixedWindow;
     use crate::transport::testing::AgentHarness;
 
     fn data(seq: u64, flags: u16) -> Packet {

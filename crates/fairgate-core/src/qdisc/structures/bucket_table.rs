@@ -17,7 +17,7 @@
 use crate::engine::prefetch::prefetch_at;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
-use crate::qdisc::sched::packet_lists::Link;
+use crate::qdisc::structures::packet_lists::Link;
 
 const NIL: u32 = u32::MAX;
 

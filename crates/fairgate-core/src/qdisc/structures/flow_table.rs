@@ -13,11 +13,11 @@
 //!   weigh 1.
 
 use super::packet_lists::{PacketLists, PacketQueue};
-use crate::classify::{mix, FlowKey};
+use crate::config::ScenarioError;
 use crate::net::packet::{Packet, PacketId};
 use crate::qdisc::buffer::{BufferManager, End, FlowQueues, Victim};
+use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::QdiscCtx;
-use crate::scenario::ScenarioError;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -44,7 +44,7 @@ type ClassMap = HashMap<u64, u32, BuildHasherDefault<MixHasher>>;
 /// Checks a weight list: every weight finite and positive.
 pub fn validate_weights(path: &str, weights: &[f64]) -> Result<(), ScenarioError> {
     for (i, &w) in weights.iter().enumerate() {
-        crate::scenario::check::positive(path, &format!("weights[{i}]"), w)?;
+        crate::config::check::positive(path, &format!("weights[{i}]"), w)?;
     }
     Ok(())
 }

@@ -20,10 +20,10 @@
 //! its last ([Vaidyanathan99, §2.1]'s flow timeout; a timeout of 0 counts flows with a packet
 //! queued).
 
-use super::keshav::study::PortEvent;
-use crate::classify::FlowKey;
+use super::keshav_buffers::study::PortEvent;
 use crate::engine::time::to_secs;
 use crate::engine::Time;
+use crate::qdisc::classify::FlowKey;
 use std::collections::HashMap;
 
 /// How flow classification is charged.

@@ -1,7 +1,7 @@
 //! TCP: the sender shared by every congestion-control variant, its configuration
 //! (`source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack", ... }`), the
 //! optional SYN / SYN-ACK / FIN exchange, ECN (RFC 3168), a per-connection rate cap and the
-//! applications of [`super::app`].
+//! applications of [`crate::transport::app`].
 //!
 //! Sources: RFC 793 / RFC 9293 (sequence numbers in bytes, cumulative ACKs, SYN and FIN);
 //! RFC 5681 (congestion control), RFC 6298 (timer), RFC 3168 §6.1 (ECN), RFC 7323 §2 (window
@@ -32,15 +32,15 @@
 //!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
 //!   receiver that closes its window must send an update when it reopens.
 
-use super::app::{AppSpec, TransferLog};
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::rto::RtoEstimator;
 use super::tcp_config::TcpConfig;
 use super::tcp_receiver::PROTO_TCP;
-use super::timer::LazyTimer;
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
+use crate::transport::app::{AppSpec, TransferLog};
+use crate::transport::timer::LazyTimer;
 
 /// Connection state of the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,7 +139,7 @@ impl TcpSender {
     }
 
     /// Every transfer submitted so far, with its completion time once acknowledged.
-    pub fn transfers(&self) -> &[super::app::Transfer] {
+    pub fn transfers(&self) -> &[crate::transport::app::Transfer] {
         self.log.all()
     }
 

@@ -5,7 +5,7 @@
 //! the discard work on the roots. O(log N) for N conversations. [Keshav91, §3.4].
 
 use super::{BoundedHeap, Cost, Item};
-use crate::qdisc::sched::heap::{IndexedHeap, Key};
+use crate::qdisc::structures::heap::{IndexedHeap, Key};
 use std::collections::VecDeque;
 
 pub struct Perc {

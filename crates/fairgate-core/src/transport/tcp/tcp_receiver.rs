@@ -12,9 +12,9 @@
 //!   arrivals by recency (RFC 2018 §4), at most `max_sack_blocks`.
 //! - Every data segment's send time is echoed in `echo` (for tools; the sender times RTT itself).
 
-use super::timer::LazyTimer;
 use crate::engine::Time;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
+use crate::transport::timer::LazyTimer;
 
 pub const PROTO_TCP: u8 = 6;
 

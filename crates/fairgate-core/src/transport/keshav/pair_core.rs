@@ -25,11 +25,11 @@
 //! - A packet counts as outstanding until its own ACK or a cumulative ACK covering it arrives.
 
 use super::packet_window::PROTO_KESHAV;
-use super::timer::LazyTimer;
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::{secs, to_secs, Time};
 use crate::net::{flags, AgentCtx, Packet, PacketKind};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
+use crate::transport::timer::LazyTimer;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -36,10 +36,10 @@ use super::packet_pair::{
     default_timeout_rtts, pair_with_sink,
 };
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
+use crate::config::error::{check, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::{secs, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::scenario::error::{check, ScenarioError};
-use crate::scenario::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
@@ -160,7 +160,7 @@ impl SourceConfig for PpCthConfig {
             check::positive(path, "resync_interval", d.secs())?;
         }
         self.fuzzy
-            .validate(&crate::scenario::error::join(path, "fuzzy"))?;
+            .validate(&crate::config::error::join(path, "fuzzy"))?;
         self.params().validate(path)
     }
 
@@ -428,7 +428,7 @@ impl Agent for PpCthSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::pair_core::tests::{ack, params};
+    use crate::transport::keshav::pair_core::tests::{ack, params};
     use crate::transport::testing::AgentHarness;
 
     fn control(law: Law) -> Control {
