@@ -20,10 +20,12 @@
 //! its last ([Vaidyanathan99, §2.1]'s flow timeout; a timeout of 0 counts flows with a packet
 //! queued).
 
-use super::keshav_buffers::study::PortEvent;
+use super::keshav_buffers::study::{record_port, PortEvent};
+use crate::config::ScenarioError;
 use crate::engine::time::to_secs;
 use crate::engine::Time;
 use crate::qdisc::classify::FlowKey;
+use crate::scenario::Scenario;
 use std::collections::HashMap;
 
 /// How flow classification is charged.
@@ -39,6 +41,38 @@ pub enum Classification {
 }
 
 impl Classification {
+    /// The hash efficiency must be a fraction, and a search covers at least the arrival's own
+    /// flow.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let at_least_one = |field: &str, value: f64| {
+            if value >= 1.0 {
+                Ok(())
+            } else {
+                Err(ScenarioError::new(
+                    field,
+                    format!("got {value}, expected a number >= 1"),
+                ))
+            }
+        };
+        match *self {
+            Classification::LinearSearch {
+                efficiency,
+                mean_colliding,
+            } => {
+                if !(0.0..=1.0).contains(&efficiency) {
+                    return Err(ScenarioError::new(
+                        "study.efficiency",
+                        format!("got {efficiency}, expected a fraction in [0, 1]"),
+                    ));
+                }
+                at_least_one("study.mean_colliding", mean_colliding)
+            }
+            Classification::BinarySearch { colliding } => {
+                at_least_one("study.colliding", colliding)
+            }
+        }
+    }
+
     pub fn cost(&self) -> f64 {
         match *self {
             Classification::LinearSearch {
@@ -165,6 +199,41 @@ pub fn active_flows(
         last_seen.insert(key.id(packet), *time);
     }
     samples
+}
+
+/// A flow classification by its scenario name (`"flow"`, `"five_tuple"`, ...).
+pub fn flow_key(name: &str) -> Result<FlowKey, ScenarioError> {
+    use serde::Deserialize;
+    FlowKey::deserialize(toml::Value::String(name.to_string())).map_err(|_| {
+        ScenarioError::new(
+            "study.key",
+            format!(
+                "got {name:?}, expected a flow classification such as \"flow\" or \"five_tuple\""
+            ),
+        )
+    })
+}
+
+/// The study on one port of a scenario: run it, count the active flows at the port every
+/// `interval`, and cost every discipline of table 2.1 at each sample.
+pub fn port_cost_series(
+    scenario: &Scenario,
+    port: &str,
+    key: FlowKey,
+    timeout: Time,
+    interval: Time,
+    classification: Classification,
+) -> Result<Vec<CostSample>, ScenarioError> {
+    if interval == 0 {
+        return Err(ScenarioError::new(
+            "study.interval",
+            "got 0, expected a positive duration",
+        ));
+    }
+    classification.validate()?;
+    let events = record_port(scenario, port)?;
+    let active = active_flows(&events, key, timeout, interval);
+    Ok(cost_series(&active, classification))
 }
 
 #[cfg(test)]
