@@ -40,7 +40,7 @@ fn trace(sim: &Simulation, name: &str) -> Vec<(f64, u32, f64)> {
         .collect()
 }
 
-fn port<'a>(sim: &'a Simulation, name: &str) -> &'a fairgate_core::net::port::Port {
+fn port<'a>(sim: &'a Simulation, name: &str) -> &'a fairgate_core::sim::port::Port {
     sim.ports().iter().find(|p| p.name == name).unwrap()
 }
 

@@ -1,11 +1,11 @@
 //! A gateway node's configuration: `[[nodes]] kind = "gateway"` with a `gateway = { ... }`
 //! table. The decisions behind each option are on the docs page `docs/models/gateway.md`.
 
-use crate::scenario::error::{check, join, ScenarioError};
-use crate::scenario::units::Duration;
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::Duration;
 use crate::traffic::SourceConfig;
 use crate::transport::app::AppSpec;
-use crate::transport::tcp_config::TcpConfig;
+use crate::transport::tcp::tcp_config::TcpConfig;
 use serde::{Deserialize, Serialize};
 
 /// When the gateway answers a source's SYN.
@@ -184,23 +184,4 @@ impl GatewaySpec {
             ..self.rhs.clone()
         }
     }
-}
-
-/// Gateway options belong to gateway nodes; each node's options must be valid.
-pub fn check_nodes(nodes: &[crate::scenario::schema::NodeSpec]) -> Result<(), ScenarioError> {
-    use crate::net::node::NodeKind;
-    for (i, n) in nodes.iter().enumerate() {
-        let path = format!("nodes[{i}].gateway");
-        match (&n.gateway, n.kind) {
-            (Some(spec), NodeKind::Gateway) => spec.validate(&path)?,
-            (Some(_), kind) => {
-                return Err(ScenarioError::new(
-                    path,
-                    format!("got gateway options on a {kind:?} node; expected kind = \"gateway\""),
-                ))
-            }
-            (None, _) => {}
-        }
-    }
-    Ok(())
 }

@@ -11,20 +11,3 @@ pub mod two_server;
 pub use config::{GatewaySpec, SynAck};
 pub use node::{FlowMap, Gateway};
 pub use split::{Occupancy, SplitConnection};
-
-use crate::engine::{FlowInfo, FlowRole};
-
-/// The TCP data flows and their ACK flows, which a gateway may split.
-pub fn tcp_flow_map(flows: &[FlowInfo]) -> FlowMap {
-    let mut map = FlowMap {
-        ack_flow_of: vec![None; flows.len()],
-        data_flow_of: vec![None; flows.len()],
-    };
-    for (i, f) in flows.iter().enumerate() {
-        if let (FlowRole::Ack, Some(data), "tcp") = (f.role, f.parent, f.kind.as_str()) {
-            map.ack_flow_of[data as usize] = Some(i as u32);
-            map.data_flow_of[i] = Some(data);
-        }
-    }
-    map
-}

@@ -18,7 +18,7 @@ use crate::engine::{secs, Rng, Time};
 use crate::net::packet::PacketArena;
 use crate::net::Packet;
 use crate::qdisc::{Effects, Qdisc, QdiscCtx, QdiscEnv, QdiscSpec};
-use crate::scenario::error::{check, join, ScenarioError};
+use crate::config::error::{check, join, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// `two_server = { rate = 540, queue = { kind = "stfq", ... } }`.

@@ -1,14 +1,15 @@
 //! Turning a validated scenario into a running simulation.
 
-use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
-use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
-use crate::gateway::Gateway;
+use crate::config::error::ScenarioError;
+use crate::engine::rng;
+use crate::gateway::{FlowMap, Gateway};
 use crate::net::link::Link;
 use crate::net::node::{Node, NodeKind};
-use crate::net::port::Port;
 use crate::qdisc::QdiscEnv;
+use crate::sim::port::Port;
+use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;
 use crate::traffic::SourceEnv;
 
@@ -163,7 +164,7 @@ fn gateway_agents(
     ports: &[Port],
     seed: u64,
 ) -> Vec<AgentSlot> {
-    let map = crate::gateway::tcp_flow_map(flows);
+    let map = tcp_flow_map(flows);
     let gateways = r
         .nodes
         .iter()
@@ -184,4 +185,19 @@ fn gateway_agents(
             }
         })
         .collect()
+}
+
+/// The TCP data flows and their ACK flows, which a gateway may split.
+fn tcp_flow_map(flows: &[FlowInfo]) -> FlowMap {
+    let mut map = FlowMap {
+        ack_flow_of: vec![None; flows.len()],
+        data_flow_of: vec![None; flows.len()],
+    };
+    for (i, f) in flows.iter().enumerate() {
+        if let (FlowRole::Ack, Some(data), "tcp") = (f.role, f.parent, f.kind.as_str()) {
+            map.ack_flow_of[data as usize] = Some(i as u32);
+            map.data_flow_of[i] = Some(data);
+        }
+    }
+    map
 }

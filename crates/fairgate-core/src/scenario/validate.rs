@@ -1,7 +1,7 @@
 //! Semantic checks and name resolution: everything that serde's types cannot say.
 
-use super::error::{join, ScenarioError};
 use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
+use crate::config::error::{join, ScenarioError};
 use crate::engine::{rng, secs, Time};
 use crate::net::link::{DelaySpec, LossSpec};
 use crate::net::node::{Node, NodeKind};
@@ -69,7 +69,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
     };
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
-    crate::gateway::config::check_nodes(&node_specs)?;
+    check_gateways(&node_specs)?;
     let flows_named = flow_names(&s.flows)?;
     let flow_exists = |name: &str| flows_named.iter().any(|n| n == name);
     let links = resolve_links(&link_specs, &names, &flow_exists)?;
@@ -395,4 +395,22 @@ pub fn routing_of(nodes: &[NodeSpec], links: &[ResolvedLink]) -> RoutingTable {
     }
     let port_to: Vec<u32> = links.iter().map(|l| l.to).collect();
     RoutingTable::compute(&net_nodes, &port_to)
+}
+
+/// Gateway options belong to gateway nodes; each node's options must be valid.
+fn check_gateways(nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
+    for (i, n) in nodes.iter().enumerate() {
+        let path = format!("nodes[{i}].gateway");
+        match (&n.gateway, n.kind) {
+            (Some(spec), NodeKind::Gateway) => spec.validate(&path)?,
+            (Some(_), kind) => {
+                return Err(ScenarioError::new(
+                    path,
+                    format!("got gateway options on a {kind:?} node; expected kind = \"gateway\""),
+                ))
+            }
+            (None, _) => {}
+        }
+    }
+    Ok(())
 }
