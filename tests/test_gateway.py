@@ -47,3 +47,15 @@ def test_gateway_figure_is_written(tmp_path):
     assert gateways(res) == ["gw1", "gw2"]
     out = gateway_figure(res, "gw1", tmp_path / "gw1.png")
     assert out.stat().st_size > 10_000
+
+
+def test_two_server_study_sweeps_mu_beside_the_vanilla_gateway(tmp_path):
+    from fairgate.studies import two_server
+
+    table = two_server.sweep(duration_s=20.0, rates=[300.0, 20000.0])
+    assert list(table["gateway"]) == ["vanilla", "two-server", "two-server"]
+    slow, fast = table.iloc[1], table.iloc[2]
+    assert slow["rhs_starves"] and not fast["rhs_starves"]
+    assert slow["throughput_mbps"] < fast["throughput_mbps"]
+    assert slow["total_buffer_kb"] * 10 < fast["total_buffer_kb"]
+    assert two_server.optimum(table) is None or two_server.optimum(table) == 20000.0

@@ -7,6 +7,9 @@ use fairgate_core::engine::to_secs;
 use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
+mod gateway_support;
+use gateway_support::trace;
+
 const SPOOFING: &str = include_str!("../../../scenarios/spoofing_gateway.toml");
 const SAT_RTT_S: f64 = 0.5;
 
@@ -32,18 +35,6 @@ fn rate_between(sim: &mut Simulation, name: &str, from: f64, to: f64) -> f64 {
     let before = port_bytes(sim, name);
     sim.run_until(fairgate_core::engine::secs(to));
     (port_bytes(sim, name) - before) as f64 * 8.0 / (to - from)
-}
-
-/// The samples of trace `name` (time, value) of flow 0.
-fn trace(sim: &Simulation, name: &str) -> Vec<(f64, f64)> {
-    let t = sim.traces();
-    let Some(var) = t.names.iter().position(|n| n == name) else {
-        return Vec::new();
-    };
-    (0..t.time.len())
-        .filter(|&i| t.var[i] as usize == var && t.owner[i] == 0)
-        .map(|i| (t.time[i], t.value[i]))
-        .collect()
 }
 
 fn value_at(samples: &[(f64, f64)], time: f64) -> f64 {

@@ -6,6 +6,9 @@
 use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
+mod gateway_support;
+use gateway_support::trace_all as trace;
+
 const PEP: &str = include_str!("../../../scenarios/satellite_pep.toml");
 const FC3: &str = "nodes[2].gateway.flow_control={preset=\"fc3\"}";
 
@@ -26,18 +29,6 @@ fn run_measured(overrides: &[&str]) -> (Simulation, f64) {
     let violations = sim.conservation_violations();
     assert!(violations.is_empty(), "{violations:?}");
     (sim, (after - before) as f64 * 8.0 / 20.0)
-}
-
-/// Every sample of trace `name`: (time, flow, value).
-fn trace(sim: &Simulation, name: &str) -> Vec<(f64, u32, f64)> {
-    let t = sim.traces();
-    let Some(var) = t.names.iter().position(|n| n == name) else {
-        return Vec::new();
-    };
-    (0..t.time.len())
-        .filter(|&i| t.var[i] as usize == var)
-        .map(|i| (t.time[i], t.owner[i], t.value[i]))
-        .collect()
 }
 
 fn port<'a>(sim: &'a Simulation, name: &str) -> &'a fairgate_core::sim::port::Port {

@@ -6,6 +6,9 @@ use fairgate_core::engine::secs;
 use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
+mod gateway_support;
+use gateway_support::trace;
+
 const SPOOFING: &str = include_str!("../../../scenarios/spoofing_gateway.toml");
 
 struct Measured {
@@ -42,18 +45,7 @@ fn run(mu: Option<f64>) -> Measured {
 }
 
 fn last(sim: &Simulation, name: &str) -> f64 {
-    samples(sim, name).last().map_or(0.0, |s| s.1)
-}
-
-fn samples(sim: &Simulation, name: &str) -> Vec<(f64, f64)> {
-    let t = sim.traces();
-    let Some(var) = t.names.iter().position(|n| n == name) else {
-        return Vec::new();
-    };
-    (0..t.time.len())
-        .filter(|&i| t.var[i] as usize == var && t.owner[i] == 0)
-        .map(|i| (t.time[i], t.value[i]))
-        .collect()
+    trace(sim, name).last().map_or(0.0, |s| s.1)
 }
 
 fn served(sim: &Simulation) -> (f64, f64) {
@@ -64,7 +56,7 @@ fn served(sim: &Simulation) -> (f64, f64) {
 }
 
 fn mean_after(sim: &Simulation, name: &str, from: f64) -> f64 {
-    let v: Vec<f64> = samples(sim, name)
+    let v: Vec<f64> = trace(sim, name)
         .into_iter()
         .filter(|s| s.0 >= from)
         .map(|s| s.1)

@@ -20,7 +20,7 @@ from fairgate.results import Results
 from fairgate.scenario import Scenario
 
 TITLE = "Two-server gateway: satellite throughput and buffering over the service rate mu"
-RATES = [300.0, 400.0, 450.0, 500.0, 540.0, 550.0, 600.0, 800.0, 2000.0]
+RATES = [300.0, 400.0, 450.0, 500.0, 540.0, 550.0, 600.0, 800.0, 1000.0, 1200.0, 1500.0, 2000.0]
 DURATION_S = 300.0
 QUICK_DURATION_S = 60.0
 KEEP = 0.98
