@@ -14,11 +14,11 @@
 //!   a discipline's own timers are not run here (FIFO, the per-flow schedulers and the buffer
 //!   managers need none).
 
+use crate::config::error::{check, join, ScenarioError};
 use crate::engine::{secs, Rng, Time};
 use crate::net::packet::PacketArena;
 use crate::net::Packet;
 use crate::qdisc::{Effects, Qdisc, QdiscCtx, QdiscEnv, QdiscSpec};
-use crate::config::error::{check, join, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// `two_server = { rate = 540, queue = { kind = "stfq", ... } }`.
