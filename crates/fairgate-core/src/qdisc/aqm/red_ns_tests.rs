@@ -192,7 +192,7 @@ fn byte_mode_counts_bytes_in_mean_packets_and_scales_after_spacing() {
         ..RedConfig::default()
     };
     let mut core = RedCore::new(cfg, 10_000_000);
-    let mut big = |core: &mut RedCore, u| {
+    let big = |core: &mut RedCore, u| {
         core.update_average(&seen(5), 0);
         core.avg = 10000.0; // p_b = 0.01
         core.decide(1500, u)
