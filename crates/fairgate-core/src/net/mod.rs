@@ -1,6 +1,7 @@
 //! Packets, nodes, links, ports, routing and agents.
 
 pub mod agent;
+pub mod device;
 pub mod link;
 pub mod node;
 pub mod packet;

@@ -4,6 +4,7 @@ use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
 use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
+use crate::net::device::DeviceQueue;
 use crate::net::link::Link;
 use crate::net::node::Node;
 use crate::net::port::Port;
@@ -40,6 +41,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         let link_rng = rng::stream(seed, &format!("link:{name}"));
         ports.push(Port {
             qdisc: l.queue.build(&env),
+            device: DeviceQueue::new(l.device_queue),
             link: Link::new(l.rate_bps, &l.delay, l.loss.as_ref(), link_rng, &flow_id),
             rng: rng::stream(seed, &format!("qdisc:{name}")),
             name,

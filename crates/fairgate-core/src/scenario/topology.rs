@@ -125,6 +125,7 @@ fn link(from: &str, to: &str, params: &LinkParams, delay: DelaySpec) -> LinkSpec
             ..Default::default()
         }),
         monitor: None,
+        device_queue: params.device_queue,
     }
 }
 
@@ -294,6 +295,7 @@ mod tests {
             loss: None,
             queue: Default::default(),
             reverse_queue: None,
+            device_queue: 0,
         }
     }
 
