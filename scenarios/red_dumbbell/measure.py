@@ -1,0 +1,56 @@
+"""Runs the RED dumbbells and prints bottleneck utilisation, mean queue and drop counts.
+
+    python scenarios/red_dumbbell/measure.py            # as written, and with the ns-3 set-up
+    python scenarios/red_dumbbell/measure.py --plain    # as written only (older builds)
+
+The ns-3 set-up adds a one-packet device queue under RED on the bottleneck (ns-3's
+point-to-point device) and splits each flow's extra delay evenly between its two access links.
+Run it with the interpreter of the build to measure (e.g. `.venv/bin/python`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import fairgate as fg
+
+HERE = Path(__file__).parent
+SCENARIOS = ("red_dumbbell_10.toml", "red_dumbbell_100.toml")
+NS3_SETUP = ("topology.bottleneck.device_queue=1", 'topology.rtt_split="even"')
+COLUMNS = ("utilisation", "mean_queue_pkts", "drops_early", "drops_forced", "drops_overflow")
+
+
+def measure(path: Path, overrides: tuple[str, ...]) -> dict[str, float]:
+    """One run: the bottleneck's figures and the data flows' loss-recovery counts."""
+    results = fg.run_file(path, list(overrides))
+    ports = results.ports.set_index("port")
+    row = {name: float(ports.loc["left->right", name]) for name in COLUMNS}
+    data = results.flows[results.flows["role"] == "data"]
+    row["timeouts"] = float(data["timeouts"].sum())
+    row["fast_retransmits"] = float(data["fast_retransmits"].sum())
+    return row
+
+
+def main() -> None:
+    """Prints one Markdown row per scenario and set-up."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plain", action="store_true", help="skip the ns-3 set-up")
+    parser.add_argument("--duration", default=None, help="override simulation.duration")
+    args = parser.parse_args()
+    setups: list[tuple[str, tuple[str, ...]]] = [("as written", ())]
+    if not args.plain:
+        setups.append(("ns-3 set-up", NS3_SETUP))
+    extra = (f'simulation.duration="{args.duration}"',) if args.duration else ()
+    header = ("scenario", "set-up", *COLUMNS, "timeouts", "fast_retransmits")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name in SCENARIOS:
+        for label, overrides in setups:
+            row = measure(HERE / name, overrides + extra)
+            cells = [f"{row[c]:.3f}" if c in COLUMNS[:2] else f"{row[c]:.0f}" for c in header[2:]]
+            print(f"| {name} | {label} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
