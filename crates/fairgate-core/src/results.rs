@@ -284,9 +284,11 @@ fn port_table(sim: &Simulation) -> Table {
     );
     t.push(
         "mean_system_pkts",
-        f64s(ports.iter().map(|p| {
-            per_time(p.stats.queue_pkt_ps + p.stats.device_pkt_ps + p.busy_ps(now))
-        })),
+        f64s(
+            ports
+                .iter()
+                .map(|p| per_time(p.stats.queue_pkt_ps + p.stats.device_pkt_ps + p.busy_ps(now))),
+        ),
     );
     t.push(
         "mean_wait_s",

@@ -433,7 +433,12 @@ fn a_device_queue_holds_its_packets_apart_from_the_discipline() {
 fn a_device_queue_of_zero_keeps_results_byte_identical() {
     let plain = run(POISSON_OVERLOAD, &[]);
     let zero = run(POISSON_OVERLOAD, &["links[0].device_queue=0"]);
-    for column in ["drops_pkts", "departures_pkts", "mean_queue_pkts", "max_queue_pkts"] {
+    for column in [
+        "drops_pkts",
+        "departures_pkts",
+        "mean_queue_pkts",
+        "max_queue_pkts",
+    ] {
         assert_eq!(port(&plain, "a->b", column), port(&zero, "a->b", column));
     }
 }
