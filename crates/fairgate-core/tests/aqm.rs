@@ -447,27 +447,15 @@ fn a_device_queue_of_zero_keeps_results_byte_identical() {
 fn an_idle_link_takes_packets_past_an_empty_device_queue() {
     // Light load: one 1000-byte packet per 2 ms on 10 Mb/s (0.8 ms each): every packet finds
     // the link idle and goes straight to it, so the ring stays empty and RED never acts.
-    let light = r#"
-name = "red-ring"
-[simulation]
-duration = "2s"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-from = "a"
-to = "b"
-rate = "10Mbps"
-duplex = false
-device_queue = 1
-queue = { kind = "red", min_th = 0.5, max_th = 1.5, w_q = 0.5, max_p = 1.0 }
-[[flows]]
-src = "a"
-dst = "b"
-source = { kind = "cbr", rate = "4Mbps", size = 1000 }
-"#;
-    let r = run(light, &[]);
+    let r = run(
+        POISSON_OVERLOAD,
+        &[
+            "simulation.duration=\"2s\"",
+            "links[0].device_queue=1",
+            "flows[0].count=1",
+            "flows[0].source={kind=\"cbr\", rate=\"4Mbps\", size=1000}",
+        ],
+    );
     assert_eq!(port(&r, "a->b", "drops_pkts"), 0.0);
     assert_eq!(port(&r, "a->b", "max_device_pkts"), 0.0);
     assert_eq!(port(&r, "a->b", "departures_pkts"), 1001.0); // t = 0, 2 ms, ..., 2 s

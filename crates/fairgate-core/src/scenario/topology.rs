@@ -299,9 +299,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dumbbell_puts_rtt_on_sender_access() {
-        let d = DumbbellSpec {
+    /// Two senders with RTTs of 100 and 200 ms over a 10 ms bottleneck and 1 ms access links.
+    fn two_senders(rtt_split: RttSplit) -> DumbbellSpec {
+        DumbbellSpec {
             senders: 2,
             bottleneck: params(10.0),
             access: params(1.0),
@@ -309,9 +309,13 @@ mod tests {
                 Duration::from_secs(0.1),
                 Duration::from_secs(0.2),
             ])),
-            rtt_split: RttSplit::Sender,
-        };
-        let e = d.expand(1).unwrap();
+            rtt_split,
+        }
+    }
+
+    #[test]
+    fn dumbbell_puts_rtt_on_sender_access() {
+        let e = two_senders(RttSplit::Sender).expand(1).unwrap();
         assert_eq!(e.nodes.len(), 6);
         let s1 = &e.links[1].1;
         assert_eq!(s1.from, "s1");
@@ -321,17 +325,7 @@ mod tests {
 
     #[test]
     fn even_split_shares_the_extra_delay_between_both_access_links() {
-        let d = DumbbellSpec {
-            senders: 2,
-            bottleneck: params(10.0),
-            access: params(1.0),
-            rtt: Some(RttSpec::List(vec![
-                Duration::from_secs(0.1),
-                Duration::from_secs(0.2),
-            ])),
-            rtt_split: RttSplit::Even,
-        };
-        let e = d.expand(1).unwrap();
+        let e = two_senders(RttSplit::Even).expand(1).unwrap();
         // One way 100 ms: 10 bottleneck + 2 x 1 access, extra 88 split 44 + 44.
         let (sender, receiver) = (&e.links[1].1, &e.links[4].1);
         assert_eq!((sender.from.as_str(), receiver.to.as_str()), ("s1", "d1"));
