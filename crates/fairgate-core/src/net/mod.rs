@@ -2,7 +2,6 @@
 //! are wired above the disciplines, in [`crate::sim`].
 
 pub mod agent;
-pub mod device;
 pub mod link;
 pub mod node;
 pub mod packet;

@@ -2,16 +2,12 @@
 
 use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
-<<<<<<< HEAD
-use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
-use crate::net::device::DeviceQueue;
-=======
 use crate::config::error::ScenarioError;
 use crate::engine::rng;
->>>>>>> main
 use crate::net::link::Link;
 use crate::net::node::Node;
 use crate::qdisc::QdiscEnv;
+use crate::sim::device::DeviceQueue;
 use crate::sim::port::Port;
 use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;

@@ -5,11 +5,7 @@
 //! `busy_until`; a transmission-done event is scheduled only when packets wait behind the one
 //! being serialised, so an uncongested link costs one event per packet, not two.
 
-<<<<<<< HEAD:crates/fairgate-core/src/net/port.rs
 use super::device::DeviceQueue;
-use super::link::Link;
-=======
->>>>>>> main:crates/fairgate-core/src/sim/port.rs
 use crate::engine::{Rng, Time};
 use crate::net::link::Link;
 use crate::net::packet::PacketId;

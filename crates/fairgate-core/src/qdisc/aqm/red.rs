@@ -1,9 +1,9 @@
 //! RED: Random Early Detection [Floyd93], with gentle RED [Floyd00], byte mode [Floyd93, §4],
 //! adaptive RED [Floyd01] and the reference rules of ns-2 2.35 `red.cc` and ns-3
 //! `red-queue-disc.cc`, whose defaults are the defaults here (docs/models/red.md gives each
-//! default with its source).
+//! default with its source). Settings of the reproduced works: [Byun07, §2.1] (RED 1-4),
+//! [Chung06, §3] (gentle, 50/300, max_p 0.15), [Vaidyanathan99, §3.2] (5/15, max_p 1/50).
 //!
-<<<<<<< HEAD
 //! Decisions where the sources are silent (the full list is on the docs page):
 //! - `count_rule = "ns"` (default): the count grows on every arrival; when the average first
 //!   reaches min_th (with more than one packet queued) count restarts at 1 and that arrival is
@@ -18,34 +18,6 @@
 //!   initial one); adaptive RED runs on a timer every `adapt_interval` [Floyd01, Fig. 3].
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
-=======
-//! Sources: [Byun07, §2.1] (the pseudo-code with count spacing and idle decay, the RED 1-4
-//! settings); [Chung06, §3] (gentle, min 50, max 300, max_p 0.15, w_q 0.002);
-//! [Vaidyanathan99, §3.2] (drop the arrival, typical w_q 0.002, max_p 1/50, min_th 5, max_th 15).
-//!
-//! Decisions where the sources are silent:
-//! - Defaults are the 1993 paper's typical values (w_q 0.002, max_p 0.02, min_th 5, max_th 15)
-//!   with ns-2's buffer of 50 packets and mean packet size of 500 bytes.
-//! - The idle-time function is f(t) = t / s with s the transmission time of a `mean_packet_size`
-//!   packet on the link (the 1993 paper's "typical transmission time"); m is fractional, so the
-//!   decay (1 - w_q)^m is continuous. An idle period is decayed only once, even when the arrival
-//!   that ends it is dropped.
-//! - "Idle" means the watched link has nothing to send (`idle_since`); an empty queue with a
-//!   packet in transmission is averaged as q = 0.
-//! - Count spacing follows the text: count starts at -1, is incremented in the early region,
-//!   p_a = p_b / (1 - count p_b), clamped to 1 when count p_b >= 1; `count_spacing = false`
-//!   uses p_a = p_b (geometric spacing).
-//! - Gentle: p_b rises from max_p at max_th to 1 at 2 max_th, with count spacing; beyond, every
-//!   arrival is notified (Forced).
-//! - Byte mode: the average, the thresholds and the limit checks use bytes and
-//!   p_b is scaled by size / mean_packet_size before spacing (1993 paper, section 4).
-//! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
-//!   `mark_forced = true` (both readings occur: the text's pseudo-code "marks", ns-2 drops).
-//! - Adaptive RED: every `adapt_interval` (0.5 s) max_p += min(0.01, max_p / 4) when the
-//!   average is above min_th + 0.6 (max_th - min_th) and max_p <= 0.5; max_p *= 0.9 when below
-//!   min_th + 0.4 (max_th - min_th) and max_p >= 0.01. w_q stays as configured.
-//! - The reported congestion probability is the p_b of the current average (before spacing).
->>>>>>> main
 
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
 use crate::config::units::Duration;
