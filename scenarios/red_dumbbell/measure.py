@@ -1,10 +1,12 @@
 """Runs the RED dumbbells and prints bottleneck utilisation, mean queue and drop counts.
 
-    python scenarios/red_dumbbell/measure.py            # as written, and with the ns-3 set-up
+    python scenarios/red_dumbbell/measure.py            # as written, 1993 rules, ns-3 set-up
     python scenarios/red_dumbbell/measure.py --plain    # as written only (older builds)
 
-The ns-3 set-up adds a one-packet device queue under RED on the bottleneck (ns-3's
-point-to-point device) and splits each flow's extra delay evenly between its two access links.
+The 1993 rules switch RED's reference options back to the 1993 pseudo-code (the behaviour
+before they existed, so one build shows both). The ns-3 set-up adds a one-packet device queue
+under RED on the bottleneck (ns-3's point-to-point device) and splits each flow's extra delay
+evenly between its two access links.
 Run it with the interpreter of the build to measure (e.g. `.venv/bin/python`).
 """
 
@@ -18,6 +20,16 @@ import fairgate as fg
 HERE = Path(__file__).parent
 SCENARIOS = ("red_dumbbell_10.toml", "red_dumbbell_100.toml")
 NS3_SETUP = ("topology.bottleneck.device_queue=1", 'topology.rtt_split="even"')
+RED = "topology.bottleneck.queue."
+FLOYD93_RULES = tuple(
+    RED + option
+    for option in (
+        "wait=false",
+        "skip_short_queue=false",
+        'count_rule="floyd93"',
+        'idle_decay="floyd93"',
+    )
+)
 COLUMNS = ("utilisation", "mean_queue_pkts", "drops_early", "drops_forced", "drops_overflow")
 
 
@@ -35,12 +47,12 @@ def measure(path: Path, overrides: tuple[str, ...]) -> dict[str, float]:
 def main() -> None:
     """Prints one Markdown row per scenario and set-up."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--plain", action="store_true", help="skip the ns-3 set-up")
+    parser.add_argument("--plain", action="store_true", help="run the scenarios as written only")
     parser.add_argument("--duration", default=None, help="override simulation.duration")
     args = parser.parse_args()
     setups: list[tuple[str, tuple[str, ...]]] = [("as written", ())]
     if not args.plain:
-        setups.append(("ns-3 set-up", NS3_SETUP))
+        setups += [("1993 rules", FLOYD93_RULES), ("ns-3 set-up", NS3_SETUP)]
     extra = (f'simulation.duration="{args.duration}"',) if args.duration else ()
     header = ("scenario", "set-up", *COLUMNS, "timeouts", "fast_retransmits")
     print("| " + " | ".join(header) + " |")
