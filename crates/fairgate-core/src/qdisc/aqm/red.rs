@@ -15,7 +15,7 @@
 //! - `idle_decay = "ns"` (default): an idle period of t counts as m = floor(t / s) arrivals,
 //!   then the arrival itself is averaged in; `"floyd93"`: fractional m, decay only.
 //! - Gentle and adaptive RED use the current max_p (ns-3 keeps the gentle slope of the
-//!   initial one); adaptive RED runs on a timer every `adapt_interval` [Floyd01, Fig. 3].
+//!   initial one); adaptive RED runs on a timer every `adapt_interval` [Floyd01].
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
@@ -431,7 +431,7 @@ impl RedCore {
         Verdict::Accept
     }
 
-    /// Adaptive RED's periodic max_p adjustment [Floyd01, Fig. 3].
+    /// Adaptive RED's periodic max_p adjustment [Floyd01].
     pub fn adapt(&mut self) {
         let c = &self.cfg;
         let span = c.max_th - c.min_th;
