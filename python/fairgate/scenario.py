@@ -87,7 +87,10 @@ class Scenario:
         duplex: bool = True,
         reverse: Table | None = None,
         monitor: str | None = None,
+        device_queue: int | None = None,
     ) -> Scenario:
+        """A link (both directions unless ``duplex=False``); ``device_queue`` packets of
+        transmit ring under the discipline (default none)."""
         spec = {
             "from": src,
             "to": dst,
@@ -98,6 +101,7 @@ class Scenario:
             "duplex": duplex,
             "reverse": reverse,
             "monitor": monitor,
+            "device_queue": device_queue,
         }
         self._doc.setdefault("links", []).append(_clean(spec))
         return self
