@@ -19,7 +19,12 @@ pub mod scoreboard;
 pub mod tahoe;
 pub mod tcp;
 pub mod tcp_config;
+pub mod tcp_options;
 pub mod tcp_receiver;
+#[cfg(test)]
+mod tcp_reference_tests;
+#[cfg(test)]
+mod tcp_wire;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod timer;

@@ -31,10 +31,15 @@
 //!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
 //!   receiver that closes its window must send an update when it reopens.
 
+mod send_buffer;
+
+pub use send_buffer::SendBuffer;
+
 use super::app::{AppSpec, TransferLog};
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::rto::RtoEstimator;
 use super::tcp_config::TcpConfig;
+use super::tcp_options::option_bytes;
 use super::tcp_receiver::PROTO_TCP;
 use super::timer::LazyTimer;
 use crate::engine::{secs, to_secs, tx_time, Time};
@@ -90,6 +95,13 @@ pub struct TcpSender {
     cwr_pending: bool,
     control_sent_at: Option<Time>,
     traced: (u64, bool),
+    limited_transmit: bool,
+    timestamps: bool,
+    syn_rto: Time,
+    max_retries: u32,
+    /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
+    retries: u32,
+    pub(super) buffer: SendBuffer,
 }
 
 impl TcpSender {
@@ -106,7 +118,7 @@ impl TcpSender {
             rate_cap_bps: cfg.rate_cap.map(|r| r.bps()),
             handshake: cfg.handshake,
             state,
-            cc: cfg.cc.build(),
+            cc: cfg.cc.build(cfg),
             rto: RtoEstimator::new(cfg.rto_params()),
             rto_timer: LazyTimer::default(),
             pace_timer: LazyTimer::default(),
@@ -122,6 +134,12 @@ impl TcpSender {
             cwr_pending: false,
             control_sent_at: None,
             traced: (0, false),
+            limited_transmit: cfg.limited_transmit,
+            timestamps: cfg.timestamps,
+            syn_rto: cfg.syn_rto.0,
+            max_retries: cfg.max_retries,
+            retries: 0,
+            buffer: SendBuffer::new(cfg.send_buffer),
         }
     }
 
@@ -188,18 +206,29 @@ impl TcpSender {
     }
 
     fn control(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        let timeout = if kind == PacketKind::Syn {
+            self.syn_timeout()
+        } else {
+            self.rto.rto()
+        };
         ctx.send(Packet {
             flow: self.flow,
             dst: self.dst,
             dst_agent: self.dst_agent,
             proto: PROTO_TCP,
             kind,
-            size: self.header,
+            size: self.header + option_bytes(self.timestamps, 0),
             seq: self.state.snd_max,
             ..Default::default()
         });
         self.control_sent_at = self.control_sent_at.or(Some(ctx.now));
-        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        self.rto_timer.arm(ctx.now + timeout, RTO, ctx);
+    }
+
+    /// `syn_rto` doubled for each retransmission of the SYN, at most `max_rto`.
+    fn syn_timeout(&self) -> Time {
+        let doubled = self.syn_rto << self.retries.min(16);
+        doubled.min(secs(self.rto.max_rto()))
     }
 
     fn send_segment(&mut self, seq: u64, len: u64, ctx: &mut AgentCtx) {
@@ -211,7 +240,7 @@ impl TcpSender {
             dst_agent: self.dst_agent,
             proto: PROTO_TCP,
             kind: PacketKind::Data,
-            size: len as u32 + self.header,
+            size: len as u32 + self.header + option_bytes(self.timestamps, 0),
             seq,
             aux: len,
             ..Default::default()
@@ -224,7 +253,11 @@ impl TcpSender {
             ctx.flow(self.flow).retransmits += 1;
             self.rto.on_retransmit();
         } else {
-            self.rto.start_timing(seq + len, ctx.now);
+            if !self.timestamps {
+                self.rto.start_timing(seq + len, ctx.now);
+            }
+            let window_end = s.snd_una + s.cwnd;
+            s.lt_sent += (seq + len).saturating_sub(window_end).min(len);
             if std::mem::take(&mut self.cwr_pending) {
                 p.set(flags::CWR);
             }
@@ -273,7 +306,17 @@ impl TcpSender {
             s.snd_una = ack;
             s.snd_nxt = s.snd_nxt.max(ack);
             s.dupacks = 0;
-            if let Some(rtt) = self.rto.on_ack(ack, ctx.now) {
+            s.lt_allowance = 0;
+            s.lt_sent = 0;
+            self.retries = 0;
+            let rtt = if self.timestamps {
+                let rtt = to_secs(ctx.now.saturating_sub(p.echo));
+                self.rto.sample(rtt);
+                Some(rtt)
+            } else {
+                self.rto.on_ack(ack, ctx.now)
+            };
+            if let Some(rtt) = rtt {
                 ctx.flow(self.flow).record_rtt(rtt);
             }
             return Some((acked, false));
@@ -301,9 +344,26 @@ impl TcpSender {
         if p.has(flags::ECE) && self.ecn {
             self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
         }
+        self.allow_limited_transmit(duplicate);
         self.rearm(duplicate, &reaction, ctx);
         self.complete_transfers(ctx);
         self.send_more(ctx);
+    }
+
+    /// RFC 3042: on the first dupthresh - 1 duplicate ACKs outside recovery, one new segment
+    /// per duplicate beyond cwnd (new data only, within the receive window; cwnd unchanged).
+    fn allow_limited_transmit(&mut self, duplicate: bool) {
+        let s = &mut self.state;
+        let allowed = self.limited_transmit
+            && duplicate
+            && !self.cc.in_recovery()
+            && s.dupacks < s.dupthresh
+            && s.snd_nxt == s.snd_max;
+        s.lt_allowance = if allowed {
+            u64::from(s.dupacks) * s.mss
+        } else {
+            0
+        };
     }
 
     fn react(&mut self, reaction: &Reaction, ctx: &mut AgentCtx) {
@@ -371,6 +431,9 @@ impl TcpSender {
             Conn::Established if self.state.snd_una < self.state.snd_max => {}
             _ => return,
         }
+        if self.give_up(ctx) {
+            return;
+        }
         let first_expiry = self.rto.backoff() == 0;
         let s = &mut self.state;
         if first_expiry {
@@ -379,6 +442,8 @@ impl TcpSender {
         s.cwnd = s.mss;
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
+        s.lt_allowance = 0;
+        s.lt_sent = 0;
         s.recover = Some(s.snd_max);
         self.ecn_recover = Some(s.snd_max);
         self.cc.on_timeout(s);
@@ -392,15 +457,37 @@ impl TcpSender {
     }
 
     fn control_timeout(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        if self.give_up(ctx) {
+            return;
+        }
         self.rto.on_timeout();
         ctx.flow(self.flow).timeouts += 1;
         self.control(kind, ctx);
+    }
+
+    /// Counts one more expiry for the same segment; after `max_retries` retransmissions the
+    /// connection aborts: nothing more is sent and the flow is counted as aborted.
+    fn give_up(&mut self, ctx: &mut AgentCtx) -> bool {
+        if self.retries < self.max_retries {
+            self.retries += 1;
+            return false;
+        }
+        self.conn = Conn::Closed;
+        self.rto_timer.cancel();
+        self.pace_timer.cancel();
+        self.app_timer.cancel();
+        ctx.flow(self.flow).aborted = true;
+        if ctx.trace_every_change {
+            ctx.trace(self.flow, "aborted", 1.0);
+        }
+        true
     }
 
     fn on_syn_ack(&mut self, ctx: &mut AgentCtx) {
         if self.conn != Conn::SynSent {
             return;
         }
+        self.retries = 0;
         if let Some(sent) = self.control_sent_at.take() {
             if self.rto.backoff() == 0 {
                 let rtt = to_secs(ctx.now - sent);
@@ -462,6 +549,7 @@ impl Agent for TcpSender {
             _ => {}
         }
         self.trace(ctx);
+        self.note_room();
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
@@ -472,6 +560,7 @@ impl Agent for TcpSender {
             _ => {}
         }
         self.trace(ctx);
+        self.note_room();
     }
 
     fn sample(&self) -> Vec<(&'static str, f64)> {
