@@ -9,14 +9,20 @@
 //! gateway delaying the SYN-ACK), seed 001 §2.13 (long satellite paths with large windows).
 //!
 //! Decisions where the sources are silent:
-//! - Segments are `mss` payload bytes plus a `header` (40 B) on the wire; ACKs, SYNs and FINs
-//!   are `header` bytes. SYNs, pure ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are
-//!   never ECT.
+//! - Segments are `mss` payload bytes plus a `header` (40 B) plus option bytes (12 with
+//!   `timestamps`, RFC 7323); ACKs add their SACK blocks (`super::tcp_options`). SYNs, pure
+//!   ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are never ECT.
+//! - Limited Transmit (RFC 3042, `limited_transmit`, on as in ns-3): one new segment beyond
+//!   cwnd per duplicate before dupthresh; those bytes are left out of FlightSize for ssthresh.
+//! - With `timestamps` every ACK of new data gives an RTT sample (RFC 7323 §4.1), otherwise
+//!   one timed segment per window with Karn's rule.
+//! - The SYN waits `syn_rto` (ns-3's 3 s), doubled per retry; after `max_retries` timer
+//!   retransmissions of one segment the connection aborts (counted per flow).
 //! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
 //! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
 //!   is sent with the window the previous transfer left.
-//! - The handshake's third segment is the first data segment (no separate pure ACK). SYN and
-//!   FIN are retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
+//! - The handshake's third segment is the first data segment (no separate pure ACK). FIN is
+//!   retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
 //!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
 //! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
 //!   §3.1, later backed-off expiries keep it), cwnd = 1 MSS, go back to `snd_una`, and the

@@ -251,3 +251,24 @@ impl SourceConfig for TcpConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(body: &str) -> String {
+        let cfg: TcpConfig = toml::from_str(body).unwrap();
+        cfg.validate("flows[0].source").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reference_options_have_ns3_defaults_and_are_checked() {
+        let cfg: TcpConfig = toml::from_str("").unwrap();
+        assert!(cfg.limited_transmit && !cfg.timestamps && !cfg.rescue_retransmit);
+        assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
+        assert_eq!(cfg.send_buffer, None);
+        assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));
+        assert!(error("syn_rto = \"0s\"").contains("flows[0].source.syn_rto"));
+        assert!(error("send_buffer = 0").contains("flows[0].source.send_buffer"));
+    }
+}
