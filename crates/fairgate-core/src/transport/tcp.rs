@@ -262,8 +262,10 @@ impl TcpSender {
             if !self.timestamps {
                 self.rto.start_timing(seq + len, ctx.now);
             }
-            let window_end = s.snd_una + s.cwnd;
-            s.lt_sent += (seq + len).saturating_sub(window_end).min(len);
+            if s.lt_allowance > 0 {
+                let window_end = s.snd_una + s.cwnd;
+                s.lt_sent += (seq + len).saturating_sub(window_end).min(len);
+            }
             if std::mem::take(&mut self.cwr_pending) {
                 p.set(flags::CWR);
             }
@@ -442,6 +444,8 @@ impl TcpSender {
         }
         let first_expiry = self.rto.backoff() == 0;
         let s = &mut self.state;
+        // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
+        s.lt_sent = 0;
         if first_expiry {
             s.reduce_ssthresh();
         }
@@ -449,7 +453,6 @@ impl TcpSender {
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
         s.lt_allowance = 0;
-        s.lt_sent = 0;
         s.recover = Some(s.snd_max);
         self.ecn_recover = Some(s.snd_max);
         self.cc.on_timeout(s);

@@ -123,7 +123,8 @@ fn three_losses_per_variant() {
 }
 
 /// The fast retransmission of 6 is lost too: every variant waits for the timer, armed by the
-/// last new ACK (43 ms) and not restarted by the retransmission (RFC 6298 §5.1).
+/// last new ACK (43 ms) and not restarted by the retransmission (RFC 6298 §5.1); the timeout
+/// sets ssthresh from the whole FlightSize [RFC 5681, §3.1].
 #[test]
 fn lost_retransmission_times_out() {
     for cc in ["reno", "newreno", "sack"] {
@@ -131,6 +132,9 @@ fn lost_retransmission_times_out() {
         let expected = "46.000 retx 6 lost\n65.000 data 18\n66.000 data 19\n1043.000 retx 6";
         assert_eq!(sent, lines(expected), "{cc}");
         assert_eq!(outcome(&w), (2, 1, 1, 1064.0), "{cc}");
+        // ssthresh from the whole FlightSize at the expiry (6..20: 14 segments), the limited
+        // transmits and the new data sent in recovery included.
+        assert_eq!(w.sender.state().ssthresh, 7 * 960, "{cc}");
     }
 }
 
