@@ -14,9 +14,10 @@
 //!   `rescue_retransmit`, off by default as ns-3 leaves it out.
 //! - Sending in recovery is bounded by cwnd - pipe >= 1 MSS (§5 step C) and new data by the
 //!   receive window from `snd_una`, never by `snd_una + cwnd`.
-//! - After a timeout the scoreboard is cleared (the receiver may renege, RFC 6675 §5.1 allows
-//!   ignoring SACK information then) and the sender goes back to `snd_una`; SACK blocks that
-//!   arrive afterwards let the go-back-N skip data the receiver holds.
+//! - After a timeout the sender goes back to `snd_una` and skips what the scoreboard shows
+//!   SACKed. The scoreboard is kept (`keep_sack_on_rto`, as ns-3 does under RFC 6675 §5.1's
+//!   erratum 1610; no reneging is modelled) or cleared (RFC 2018 §8); later SACK blocks refill
+//!   it either way.
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::scoreboard::Scoreboard;
@@ -32,12 +33,15 @@ pub struct Sack {
     rescue_pending: Option<u64>,
     /// Whether rule 4 is used at all.
     rescue_enabled: bool,
+    /// Whether the scoreboard survives a retransmission timeout.
+    keep_on_rto: bool,
 }
 
 impl Sack {
-    pub fn new(rescue_enabled: bool) -> Self {
+    pub fn new(rescue_enabled: bool, keep_on_rto: bool) -> Self {
         Sack {
             rescue_enabled,
+            keep_on_rto,
             ..Default::default()
         }
     }
@@ -143,7 +147,9 @@ impl CongestionControl for Sack {
 
     fn on_timeout(&mut self, s: &mut TcpState) {
         self.in_recovery = false;
-        self.scoreboard.clear();
+        if !self.keep_on_rto {
+            self.scoreboard.clear();
+        }
         self.high_rxt = s.snd_una;
     }
 

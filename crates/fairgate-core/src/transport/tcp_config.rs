@@ -30,7 +30,7 @@ impl CcKind {
             CcKind::Tahoe => Box::new(Tahoe),
             CcKind::Reno => Box::<Reno>::default(),
             CcKind::Newreno => Box::<NewReno>::default(),
-            CcKind::Sack => Box::new(Sack::new(cfg.rescue_retransmit)),
+            CcKind::Sack => Box::new(Sack::new(cfg.rescue_retransmit, cfg.keep_sack_on_rto)),
         }
     }
 }
@@ -62,6 +62,7 @@ defaults! {
     default_limited_transmit: bool = true,
     default_syn_rto: Duration = seconds(3.0),
     default_max_retries: u32 = 6,
+    default_keep_sack_on_rto: bool = true,
 }
 
 /// `kind = "tcp"`.
@@ -136,6 +137,10 @@ pub struct TcpConfig {
     /// Off by default: ns-3's `TcpTxBuffer::NextSeg` leaves the SHOULD out.
     #[serde(default)]
     pub rescue_retransmit: bool,
+    /// Keep the SACK scoreboard across a retransmission timeout (`cc = "sack"`): ns-3 keeps it
+    /// (RFC 6675 §5.1 and its erratum 1610); false clears it as RFC 2018 §8 advises.
+    #[serde(default = "default_keep_sack_on_rto")]
+    pub keep_sack_on_rto: bool,
     /// Send buffer in bytes for data handed over and not yet sent (the `push` API); none =
     /// unlimited.
     #[serde(default)]
@@ -265,6 +270,7 @@ mod tests {
     fn reference_options_have_ns3_defaults_and_are_checked() {
         let cfg: TcpConfig = toml::from_str("").unwrap();
         assert!(cfg.limited_transmit && !cfg.timestamps && !cfg.rescue_retransmit);
+        assert!(cfg.keep_sack_on_rto);
         assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
         assert_eq!(cfg.send_buffer, None);
         assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));

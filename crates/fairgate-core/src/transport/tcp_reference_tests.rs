@@ -242,3 +242,21 @@ fn rescue_retransmission_saves_a_tail_timeout() {
     assert_eq!(sent, lines("68.000 retx 15\n1089.000 retx 19"));
     assert_eq!(outcome(&w), (2, 1, 1, 1110.0));
 }
+
+/// Five losses whose retransmissions are lost too (6, 8, 10, 12, 14): the timer fires at
+/// 1043 ms. Keeping the scoreboard (the default, as ns-3) resends only the holes; clearing it
+/// (RFC 2018 §8) resends 9 as well, as the ACK of 8 reports only the three latest blocks.
+#[test]
+fn scoreboard_across_a_timeout() {
+    let holes = |extra: &str| {
+        [6, 8, 10, 12, 14]
+            .into_iter()
+            .fold(wire("sack", extra), |w, s| w.lose_segment(s, 2))
+    };
+    let after = "1043.000 retx 6\n1064.000 retx 8\n1085.000 retx 10\n1085.000 retx 12\n1106.000 retx 14\n1107.000 data 18\n1127.000 data 19";
+    let (_, sent) = run_from(holes(""), 1000.0);
+    assert_eq!(sent, lines(after));
+    let (_, sent) = run_from(holes("keep_sack_on_rto = false"), 1000.0);
+    let cleared = after.replace("1064.000 retx 8", "1064.000 retx 8\n1064.000 retx 9");
+    assert_eq!(sent, lines(&cleared));
+}
