@@ -588,26 +588,30 @@ impl Agent for TcpSender {
     }
 }
 
+/// A sender of flow 0 (ACK flow 1) from node 0 agent 0 to node 1 agent 1, configured by the
+/// TOML body `config`, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_sender(config: &str) -> TcpSender {
+    let cfg: TcpConfig = toml::from_str(config).unwrap();
+    let env = SourceEnv {
+        flow: 0,
+        ack_flow: Some(1),
+        src_node: 0,
+        dst_node: 1,
+        sender_agent: 0,
+        receiver_agent: 1,
+        first_hop_rate_bps: 1,
+        start: 0,
+        stop: None,
+    };
+    TcpSender::new(&cfg, &env)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_sender as sender;
     use super::*;
     use crate::transport::testing::AgentHarness;
-
-    fn sender(extra: &str) -> TcpSender {
-        let cfg: TcpConfig = toml::from_str(extra).unwrap();
-        let env = SourceEnv {
-            flow: 0,
-            ack_flow: Some(1),
-            src_node: 0,
-            dst_node: 1,
-            sender_agent: 0,
-            receiver_agent: 1,
-            first_hop_rate_bps: 1,
-            start: 0,
-            stop: None,
-        };
-        TcpSender::new(&cfg, &env)
-    }
 
     fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
         Packet {

@@ -4,12 +4,11 @@
 //! n-th transmission of a data segment, the n-th SYN, the n-th ACK) and reordering. Every
 //! transmission is logged as a short line, so a test states the sequence it expects.
 
-use super::sender::TcpSender;
+use super::sender::{test_sender, TcpSender};
 use super::tcp_config::TcpConfig;
 use super::tcp_receiver::TcpReceiver;
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, Packet, PacketKind};
-use crate::traffic::SourceEnv;
 use crate::transport::testing::AgentHarness;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -55,24 +54,13 @@ impl Wire {
     /// source's TOML body.
     pub fn new(config: &str, rate_bps: u64, delay_ms: f64) -> Self {
         let cfg: TcpConfig = toml::from_str(config).unwrap();
-        let env = SourceEnv {
-            flow: 0,
-            ack_flow: Some(1),
-            src_node: 0,
-            dst_node: 1,
-            sender_agent: 0,
-            receiver_agent: 1,
-            first_hop_rate_bps: rate_bps,
-            start: 0,
-            stop: None,
-        };
         let reply = super::tcp_receiver::Reply {
             ack_flow: 1,
             dst: 0,
             dst_agent: 0,
         };
         Wire {
-            sender: TcpSender::new(&cfg, &env),
+            sender: test_sender(config),
             receiver: TcpReceiver::new(cfg.receiver_params(), reply),
             hs: AgentHarness::new(2),
             hr: AgentHarness::new(2),

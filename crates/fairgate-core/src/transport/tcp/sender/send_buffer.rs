@@ -90,27 +90,9 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::test_sender as sender;
     use crate::net::{Agent, Packet, PacketKind};
-    use crate::traffic::SourceEnv;
-    use crate::transport::tcp_config::TcpConfig;
     use crate::transport::testing::AgentHarness;
-
-    fn sender(extra: &str) -> TcpSender {
-        let cfg: TcpConfig = toml::from_str(extra).unwrap();
-        let env = SourceEnv {
-            flow: 0,
-            ack_flow: Some(1),
-            src_node: 0,
-            dst_node: 1,
-            sender_agent: 0,
-            receiver_agent: 1,
-            first_hop_rate_bps: 1,
-            start: 0,
-            stop: None,
-        };
-        TcpSender::new(&cfg, &env)
-    }
 
     fn ack(ack: u64) -> Packet {
         Packet {
