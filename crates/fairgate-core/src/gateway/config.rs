@@ -163,6 +163,12 @@ impl GatewaySpec {
                 ));
             }
         }
+        if self.rhs.send_buffer.is_some() {
+            return Err(ScenarioError::new(
+                join(&join(path, "rhs"), "send_buffer"),
+                "got a send buffer, expected none here (the gateway's `send_buffer` bounds it)",
+            ));
+        }
         if let Some(bytes) = self.send_buffer {
             check::positive_int(path, "send_buffer", bytes)?;
         }

@@ -253,7 +253,9 @@ impl SplitConnection {
                 ctx.set_timer(ctx.now + spec.flush_period.0, self.tokens | FLUSH_TIMER);
             }
         }
-        self.call_rhs(ctx, |s, ctx| s.push(bytes, ctx));
+        self.call_rhs(ctx, |s, ctx| {
+            s.push(bytes, ctx);
+        });
         self.after_rhs(spec, ctx);
     }
 

@@ -171,18 +171,12 @@ impl TcpSender {
     /// [`transfers`](Self::transfers). Sending starts at once if the connection is open.
     pub fn submit(&mut self, bytes: u64, ctx: &mut AgentCtx) -> usize {
         let id = self.log.submit(self.state.app_end, bytes, ctx.now);
-        self.push(bytes, ctx);
-        id
-    }
-
-    /// Hands `bytes` more to the connection without recording a transfer (a relay such as a
-    /// gateway's sending side, which tracks no completions).
-    pub fn push(&mut self, bytes: u64, ctx: &mut AgentCtx) {
         self.state.app_end += bytes;
         if self.conn == Conn::Established {
             self.send_more(ctx);
             self.trace(ctx);
         }
+        id
     }
 
     fn open(&mut self, ctx: &mut AgentCtx) {
