@@ -36,7 +36,10 @@ def test_fit_recovers_coefficients_under_noise() -> None:
 
 
 def test_coefficients_round_trip_through_json(tmp_path) -> None:
-    inputs = {"omega": fluid.fit_fourier(np.sin(np.arange(500.0) / 9.0) + 1.0), "delay": FourierSeries.constant(2.0)}
+    inputs = {
+        "omega": fluid.fit_fourier(np.sin(np.arange(500.0) / 9.0) + 1.0),
+        "delay": FourierSeries.constant(2.0),
+    }
     path = fluid.save_inputs(inputs, tmp_path / "fluid_inputs.json")
     assert fluid.load_inputs(path) == inputs
 
@@ -107,7 +110,9 @@ def test_red_settles_at_the_hand_computed_equilibrium() -> None:
 def test_marking_law_branches() -> None:
     prm = FluidParams()
     assert fluid.marking_rate("red", 0.3, 90.0, 0.0, 6.0, 0.0, prm) == pytest.approx(0.7 / 60 * 6.0)
-    assert fluid.marking_rate("avqred", 0.3, 0.0, 90.0, 0.0, 6.0, prm) == pytest.approx(1.0 / 60 * 6.0)
+    assert fluid.marking_rate("avqred", 0.3, 0.0, 90.0, 0.0, 6.0, prm) == pytest.approx(
+        1.0 / 60 * 6.0
+    )
     assert fluid.marking_rate("red", 0.3, 10.0, 0.0, 6.0, 0.0, prm) == pytest.approx(-0.3)
     assert fluid.marking_rate("red", 0.3, 130.0, 0.0, 6.0, 0.0, prm) == pytest.approx(0.7)
     assert fluid.marking_rate("avq", 0.3, 0.0, 29.0, 0.0, 0.0, prm) == pytest.approx(-0.3)
@@ -125,14 +130,19 @@ def test_chapter6_new_connection_rate_follows_its_first_order_law() -> None:
 
 
 def test_solutions_are_deterministic() -> None:
-    inputs = FluidInputs(omega=FourierSeries(50.0, 1.0, (0.2,), (0.1,)), delay=FourierSeries(50.0, 2.0, (0.5,), (0.0,)))
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.2,), (0.1,)),
+        delay=FourierSeries(50.0, 2.0, (0.5,), (0.0,)),
+    )
     prm = FluidParams(horizon=20.0)
     first = fluid.solve("red", prm, inputs)
     pd.testing.assert_frame_equal(first, fluid.solve("red", prm, inputs))
 
 
 def test_bad_parameters_name_the_field() -> None:
-    with pytest.raises(fg.ScenarioError, match=r"fluid\.scheme: expected one of red, avqred, avq, none"):
+    with pytest.raises(
+        fg.ScenarioError, match=r"fluid\.scheme: expected one of red, avqred, avq, none"
+    ):
         fluid.solve("blue")
     with pytest.raises(fg.ScenarioError, match=r"fluid\.chapter: expected 4 or 6"):
         fluid.solve("red", chapter=5)
@@ -163,7 +173,9 @@ def test_model_improvement_and_upsilon_ablation_report_every_row() -> None:
     prm = FluidParams(horizon=80.0)
     change = fluid.model_improvement(prm, _oscillating_inputs())
     assert set(change) == {"mean", "std"} and all(np.isfinite(list(change.values())))
-    table = fluid.upsilon_ablation(FluidParams(connections=500, horizon=80.0), _oscillating_inputs())
+    table = fluid.upsilon_ablation(
+        FluidParams(connections=500, horizon=80.0), _oscillating_inputs()
+    )
     assert set(zip(table["scheme"], table["upsilon"], strict=True)) == {
         ("red", "measured"),
         ("red", "zero"),

@@ -14,7 +14,12 @@ from fairgate.fluid.compare import (
     upsilon_ablation,
 )
 from fairgate.fluid.fourier import HARMONICS, FourierSeries, fit_fourier, load_inputs, save_inputs
-from fairgate.fluid.measure import measure_inputs, new_connection_fraction, offered_load_ratio, pep_delay
+from fairgate.fluid.measure import (
+    measure_inputs,
+    new_connection_fraction,
+    offered_load_ratio,
+    pep_delay,
+)
 from fairgate.fluid.model import SCHEMES, FluidInputs, FluidParams, marking_rate, solve
 from fairgate.fluid.plot import improvement_figure, solutions_figure
 

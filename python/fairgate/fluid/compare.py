@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fairgate._core import ScenarioError
 import pandas as pd
 
+from fairgate._core import ScenarioError
 from fairgate.fluid.model import FluidInputs, FluidParams, solve
 
 PAPER_IMPROVEMENT = {"mean": -50.6, "std": -17.2}
@@ -23,7 +23,9 @@ def queue_stats(solution: pd.DataFrame, warmup_s: float = WARMUP_S) -> dict[str,
     """Mean and standard deviation of the transmit queue q (packets) after ``warmup_s``."""
     q = solution.loc[solution["time_s"] >= warmup_s, "q"]
     if q.empty:
-        raise ScenarioError(f"warmup_s: {warmup_s} s leaves no samples in a run of {solution['time_s'].iloc[-1]} s")
+        raise ScenarioError(
+            f"warmup_s: {warmup_s} s leaves no samples in a run of {solution['time_s'].iloc[-1]} s"
+        )
     return {"mean": float(q.mean()), "std": float(q.std(ddof=0))}
 
 
@@ -62,14 +64,18 @@ def improvement_table(
     return pd.DataFrame(rows)
 
 
-def upsilon_ablation(params: FluidParams | None = None, inputs: FluidInputs | None = None) -> pd.DataFrame:
+def upsilon_ablation(
+    params: FluidParams | None = None, inputs: FluidInputs | None = None
+) -> pd.DataFrame:
     """Chapter 6, RED and AVQRED with the measured υ(t) and with υ ≡ 0: queue mean and std."""
     base = inputs or FluidInputs()
     rows = []
     for label, variant in (("measured", base), ("zero", base.without_new_connections())):
         for scheme in ("red", "avqred"):
             stats = queue_stats(solve(scheme, params, variant, chapter=6))
-            rows.append({"scheme": scheme, "upsilon": label, "q_mean": stats["mean"], "q_std": stats["std"]})
+            rows.append(
+                {"scheme": scheme, "upsilon": label, "q_mean": stats["mean"], "q_std": stats["std"]}
+            )
     return pd.DataFrame(rows)
 
 

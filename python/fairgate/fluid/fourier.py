@@ -8,13 +8,14 @@ source used (its ``fourier8`` model). Decisions and validation: ``docs/models/fl
 
 from __future__ import annotations
 
-from fairgate._core import ScenarioError
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from fairgate._core import ScenarioError
 
 HARMONICS = 8
 SAMPLE_UNITS = 1.0  # one sample per model time unit (100 ms)
@@ -32,7 +33,8 @@ class FourierSeries:
     def __post_init__(self) -> None:
         if len(self.cos) != len(self.sin):
             raise ScenarioError(
-                f"fourier: expected the same number of cosine and sine terms, got {len(self.cos)} and {len(self.sin)}"
+                "fourier: expected the same number of cosine and sine terms, "
+                f"got {len(self.cos)} and {len(self.sin)}"
             )
         if not self.period > 0:
             raise ScenarioError(f"fourier.period: expected a positive number, got {self.period}")
@@ -73,7 +75,9 @@ def fit_fourier(
     """
     values = np.asarray(series, dtype=float)
     if values.ndim != 1 or len(values) < 2 * harmonics + 1:
-        raise ScenarioError(f"need a 1-D series of at least {2 * harmonics + 1} samples, got {values.shape}")
+        raise ScenarioError(
+            f"need a 1-D series of at least {2 * harmonics + 1} samples, got {values.shape}"
+        )
     if not np.all(np.isfinite(values)):
         raise ScenarioError("the series to fit holds NaN or infinite values")
     period = len(values) * step

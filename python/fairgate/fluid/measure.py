@@ -9,10 +9,10 @@ Decisions: docs/models/fluid.md.
 
 from __future__ import annotations
 
-from fairgate._core import ScenarioError
 import numpy as np
 import pandas as pd
 
+from fairgate._core import ScenarioError
 from fairgate.fluid.fourier import FourierSeries, fit_fourier
 from fairgate.fluid.model import UNIT_S
 from fairgate.results import Results
@@ -49,7 +49,9 @@ def pep_delay(results: Results, gateway: str) -> pd.Series:
     traces = results.traces
     held = traces[traces["var"].astype(str) == f"{gateway}.pep_buffer"]
     if held.empty:
-        raise ScenarioError(f"results.traces: no '{gateway}.pep_buffer' samples; is '{gateway}' a gateway?")
+        raise ScenarioError(
+            f"results.traces: no '{gateway}.pep_buffer' samples; is '{gateway}' a gateway?"
+        )
     buffered = held.groupby("time_s", observed=True)["value"].sum()
     rate = delivered_rate(results)
     aligned = buffered.reindex(rate.index).fillna(0.0)
@@ -66,8 +68,12 @@ def new_connection_fraction(results: Results, connections: int | None = None) ->
     ends = delivered_rate(results).index.to_numpy(dtype=float)
     starts = np.sort(flows["start_s"].to_numpy(dtype=float))
     edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
-    counts = np.searchsorted(starts, edges[1:], side="right") - np.searchsorted(starts, edges[:-1], side="right")
-    return pd.Series(np.clip(counts / m, 0.0, 1.0), index=pd.Index(ends, name="time_s"), name="upsilon")
+    counts = np.searchsorted(starts, edges[1:], side="right") - np.searchsorted(
+        starts, edges[:-1], side="right"
+    )
+    return pd.Series(
+        np.clip(counts / m, 0.0, 1.0), index=pd.Index(ends, name="time_s"), name="upsilon"
+    )
 
 
 def sample_step_units(samples: pd.Series) -> float:
@@ -79,10 +85,12 @@ def sample_step_units(samples: pd.Series) -> float:
 
 
 def fit_window(samples: pd.Series, start_s: float = 0.0, points: int = POINTS) -> FourierSeries:
-    """Fits a Fourier series to ``points`` samples from ``start_s`` on (the source: 500 × 100 ms)."""
+    """Fits a Fourier series to ``points`` samples from ``start_s`` on (source: 500 × 100 ms)."""
     window = samples[samples.index >= start_s].iloc[:points]
     if len(window) < points:
-        raise ScenarioError(f"samples: expected {points} samples from {start_s} s, got {len(window)}")
+        raise ScenarioError(
+            f"samples: expected {points} samples from {start_s} s, got {len(window)}"
+        )
     return fit_fourier(window.to_numpy(), step=sample_step_units(window))
 
 

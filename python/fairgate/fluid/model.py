@@ -10,13 +10,13 @@ the band, the decrease term, units, projection onto q, v ≥ 0 and p ∈ [0, 1])
 
 from __future__ import annotations
 
-from fairgate._core import ScenarioError
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from fairgate._core import ScenarioError
 from fairgate.fluid.fourier import FourierSeries
 
 SCHEMES = ("red", "avqred", "avq", "none")
@@ -47,13 +47,21 @@ class FluidParams:
         positive = ("connections", "rtt", "service_rate", "step", "horizon", "red_weight")
         for name in positive:
             if not getattr(self, name) > 0:
-                raise ScenarioError(f"fluid.{name}: expected a positive number, got {getattr(self, name)}")
+                raise ScenarioError(
+                    f"fluid.{name}: expected a positive number, got {getattr(self, name)}"
+                )
         if not self.red_weight < 1:
-            raise ScenarioError(f"fluid.red_weight: expected a value in (0, 1), got {self.red_weight}")
+            raise ScenarioError(
+                f"fluid.red_weight: expected a value in (0, 1), got {self.red_weight}"
+            )
         if not self.min_th < self.max_th:
-            raise ScenarioError(f"fluid.max_th: expected more than min_th={self.min_th}, got {self.max_th}")
+            raise ScenarioError(
+                f"fluid.max_th: expected more than min_th={self.min_th}, got {self.max_th}"
+            )
         if self.step > self.horizon:
-            raise ScenarioError(f"fluid.step: expected at most horizon={self.horizon}, got {self.step}")
+            raise ScenarioError(
+                f"fluid.step: expected at most horizon={self.horizon}, got {self.step}"
+            )
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,9 @@ class FluidInputs:
         return FluidInputs(omega=self.omega, delay=self.delay, upsilon=FourierSeries.constant(0.0))
 
 
-def marking_rate(scheme: str, p: float, w: float, v: float, dw: float, dv: float, prm: FluidParams) -> float:
+def marking_rate(
+    scheme: str, p: float, w: float, v: float, dw: float, dv: float, prm: FluidParams
+) -> float:
     """dp/dt of (4.5): the linear-profile slope inside [min_th, max_th], relaxation outside."""
     if scheme == "none":
         return 0.0
@@ -130,7 +140,9 @@ def solve(
     omega = np.maximum(inp.omega(times), 0.0)
     omega_late = np.maximum(inp.omega(times - delay), 0.0)
     floor_upsilon = 1.0 - 1.0 / prm.connections
-    upsilon = np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
+    upsilon = (
+        np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
+    )
     state = _integrate(scheme, prm, chapter, times, delay, omega, omega_late, upsilon)
     frame = pd.DataFrame({"t": times, "time_s": times * UNIT_S, **state})
     if chapter == 6:
@@ -138,7 +150,16 @@ def solve(
     return frame
 
 
-def _integrate(scheme, prm, chapter, times, delay, omega, omega_late, upsilon) -> dict[str, np.ndarray]:
+def _integrate(
+    scheme: str,
+    prm: FluidParams,
+    chapter: int,
+    times: np.ndarray,
+    delay: np.ndarray,
+    omega: np.ndarray,
+    omega_late: np.ndarray,
+    upsilon: np.ndarray,
+) -> dict[str, np.ndarray]:
     steps, h = len(times) - 1, prm.step
     lam_hist = _History(steps, h, prm.target_utilisation * prm.service_rate)
     p_hist = _History(steps, h, 0.0)
@@ -167,7 +188,13 @@ def _integrate(scheme, prm, chapter, times, delay, omega, omega_late, upsilon) -
         p = min(max(p + h * dp, 0.0), 1.0)
         lam_hist.values[k + 1], p_hist.values[k + 1] = lam, p
         out["q"][k + 1], out["v"][k + 1], out["w"][k + 1], out["n"][k + 1] = q, v, w, n
-    state = {"lam": lam_hist.values, "q": out["q"], "v": out["v"], "w": out["w"], "p": p_hist.values}
+    state = {
+        "lam": lam_hist.values,
+        "q": out["q"],
+        "v": out["v"],
+        "w": out["w"],
+        "p": p_hist.values,
+    }
     if chapter == 6:
         state["n"] = out["n"]
     return state

@@ -44,7 +44,9 @@ def improvement_figure(table: pd.DataFrame, path: str | Path | None = None) -> F
     for offset, column in enumerate(columns):
         positions = [i + offset * width for i in range(len(table))]
         ax.bar(positions, table[column].fillna(0.0), width, label=column.removesuffix("_pct"))
-    ax.set_xticks([i + width * (len(columns) - 1) / 2 for i in range(len(table))], table["statistic"])
+    ax.set_xticks(
+        [i + width * (len(columns) - 1) / 2 for i in range(len(table))], table["statistic"]
+    )
     ax.axhline(0.0, color="black", linewidth=0.6)
     ax.set_ylabel("AVQRED vs RED, queue change (%)")
     ax.legend()
