@@ -2,6 +2,7 @@
 //! Python whole.
 
 pub mod series;
+pub mod transfers;
 
 use crate::engine::Time;
 use crate::qdisc::DropReason;
