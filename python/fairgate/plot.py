@@ -1,10 +1,12 @@
-"""The standard figures: queue length over time and per-flow throughput over time."""
+"""The standard figures: queue length over time, per-flow throughput over time, and the
+distribution of transfer times of the web and HTTP workloads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -43,6 +45,28 @@ def overview(results: Results, path: str | Path, title: str | None = None) -> Pa
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
+    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def transfer_time_cdf(results: Results, path: str | Path, title: str | None = None) -> Path:
+    """Writes a PNG of the empirical CDF of transfer times (request to last byte), one curve
+    per flow of the transfers table."""
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    transfers = results.transfers
+    for flow in transfers["flow"].unique():
+        times = np.sort(transfers.loc[transfers["flow"] == flow, "transfer_time_s"].to_numpy())
+        share = np.arange(1, len(times) + 1) / len(times)
+        ax.step(times, share, where="post", label=str(flow), lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("transfer time, request to last byte (s)")
+    ax.set_ylabel("fraction of transfers")
+    ax.grid(alpha=0.3)
+    if len(transfers):
+        ax.legend(loc="lower right", fontsize="small")
     fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
     out = Path(path)
     fig.savefig(out, dpi=120)

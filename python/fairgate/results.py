@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-TABLES = ("flows", "ports", "queue_series", "flow_series", "qdisc_state", "traces")
+TABLES = (
+    "flows",
+    "ports",
+    "queue_series",
+    "flow_series",
+    "qdisc_state",
+    "traces",
+    "transfers",
+)
 
 
 def _frame(columns: list[tuple[str, Any]]) -> pd.DataFrame:
@@ -42,6 +50,7 @@ class Results:
     flow_series: pd.DataFrame
     qdisc_state: pd.DataFrame
     traces: pd.DataFrame
+    transfers: pd.DataFrame
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:
