@@ -4,7 +4,7 @@
 //! form, and the mean of exponential think times.
 
 use fairgate_core::engine::rng;
-use fairgate_core::scenario::dist::Dist;
+use fairgate_core::config::dist::Dist;
 
 const DRAWS: usize = 1_000_000;
 

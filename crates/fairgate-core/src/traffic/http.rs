@@ -21,10 +21,10 @@ use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
 use crate::engine::{secs, Time};
 use crate::net::AgentCtx;
-use crate::scenario::dist::{Dist, DurationDist, SizeDist};
-use crate::scenario::error::{check, join, ScenarioError};
-use crate::scenario::units::{Duration, Rate};
-use crate::transport::tcp_config::{CcKind, TcpConfig};
+use crate::config::dist::{Dist, DurationDist, SizeDist};
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::{Duration, Rate};
+use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 
 fn default_connections() -> u32 {
