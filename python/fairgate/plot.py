@@ -52,6 +52,24 @@ def overview(results: Results, path: str | Path, title: str | None = None) -> Pa
     return out
 
 
+def class_throughput(results: Results, path: str | Path, title: str | None = None) -> Path:
+    """Writes a PNG of the goodput of each traffic class over time."""
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    rates = results.class_throughput()
+    for kind in rates.columns:
+        ax.plot(rates.index, rates[kind] / 1e6, label=str(kind), lw=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.grid(alpha=0.3)
+    if len(rates.columns):
+        ax.legend(loc="upper right", fontsize="small")
+    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
 def transfer_time_cdf(results: Results, path: str | Path, title: str | None = None) -> Path:
     """Writes a PNG of the empirical CDF of transfer times (request to last byte), one curve
     per flow of the transfers table."""

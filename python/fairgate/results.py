@@ -73,6 +73,13 @@ class Results:
         rates.columns = rates.columns.astype(str)
         return rates
 
+    def class_throughput(self) -> pd.DataFrame:
+        """Goodput (bit/s) between consecutive samples summed per class: the source kind of the
+        data flows (``tcp``, ``cbr``, ``web``, ``http``, ...)."""
+        rates = self.throughput()
+        kinds = dict(zip(self.flows["flow"].astype(str), self.flows["kind"], strict=True))
+        return rates.T.groupby(rates.columns.map(kinds)).sum().T
+
     def save(self, out_dir: str | Path) -> Path:
         """Writes summary.json and one Parquet file per table into ``out_dir``.
 

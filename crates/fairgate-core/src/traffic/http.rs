@@ -79,6 +79,10 @@ pub struct HttpConfig {
     pub ramp_pause: Duration,
     #[serde(default = "default_request_size")]
     pub request_size: u64,
+    /// Record each finished object in the transfers table (false: memory stays flat however
+    /// many objects a run makes).
+    #[serde(default = "yes")]
+    pub record_transfers: bool,
     #[serde(default = "default_http_tcp")]
     pub tcp: TcpConfig,
 }
@@ -107,7 +111,7 @@ impl SourceConfig for HttpConfig {
             births: 0,
             stopped: false,
         };
-        let conns = ConnTable::new(&self.tcp, self.request_size, env);
+        let conns = ConnTable::new(&self.tcp, self.request_size, self.record_transfers, env);
         endpoints(population, conns, ("http_server", "http_client"))
     }
 }

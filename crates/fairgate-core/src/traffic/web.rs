@@ -81,6 +81,10 @@ pub struct WebConfig {
     pub think: DurationDist,
     #[serde(default = "default_request_size")]
     pub request_size: u64,
+    /// Record each finished object in the transfers table (false: memory stays flat however
+    /// many objects a run makes).
+    #[serde(default = "yes")]
+    pub record_transfers: bool,
     /// The TCP of both connections (`app` and `handshake` are set by the workload).
     #[serde(default = "default_tcp")]
     pub tcp: TcpConfig,
@@ -108,9 +112,10 @@ impl SourceConfig for WebConfig {
         let sessions = WebSessions {
             cfg: self.clone(),
             sessions: vec![Session::default(); self.sessions as usize],
+            objects: 0,
             stopped: false,
         };
-        let conns = ConnTable::new(&self.tcp, self.request_size, env);
+        let conns = ConnTable::new(&self.tcp, self.request_size, self.record_transfers, env);
         endpoints(sessions, conns, ("web_server", "web_client"))
     }
 }
@@ -127,6 +132,8 @@ struct Session {
 struct WebSessions {
     cfg: WebConfig,
     sessions: Vec<Session>,
+    /// Objects requested so far.
+    objects: u64,
     stopped: bool,
 }
 
@@ -163,6 +170,7 @@ impl Workload for WebSessions {
             let bytes = self.object_bytes(ctx);
             conns.open(session as u32, page, bytes, ctx);
         }
+        self.objects += self.cfg.objects as u64;
     }
 
     fn on_received(&mut self, session: u32, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
@@ -181,5 +189,9 @@ impl Workload for WebSessions {
 
     fn stop(&mut self) {
         self.stopped = true;
+    }
+
+    fn sample(&self, _conns: &ConnTable) -> Vec<(&'static str, f64)> {
+        vec![("objects", self.objects as f64)]
     }
 }

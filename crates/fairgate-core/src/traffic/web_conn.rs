@@ -65,6 +65,8 @@ pub struct ConnTable {
     request_tcp: TcpConfig,
     response_tcp: TcpConfig,
     request_size: u64,
+    /// Whether finished objects become rows of the transfers table.
+    record: bool,
     request_env: SourceEnv,
     response_env: SourceEnv,
     finished: TransferTable,
@@ -72,8 +74,9 @@ pub struct ConnTable {
 
 impl ConnTable {
     /// Objects fetched with `tcp` (its `app` and `handshake` are set here), requests of
-    /// `request_size` bytes, responses from `env`'s source host to its destination host.
-    pub fn new(tcp: &TcpConfig, request_size: u64, env: &SourceEnv) -> Self {
+    /// `request_size` bytes, responses from `env`'s source host to its destination host;
+    /// finished objects are recorded as transfers if `record`.
+    pub fn new(tcp: &TcpConfig, request_size: u64, record: bool, env: &SourceEnv) -> Self {
         let mut tcp = tcp.clone();
         tcp.app = AppSpec::Manual;
         tcp.handshake = true;
@@ -96,6 +99,7 @@ impl ConnTable {
             response_tcp: tcp.clone(),
             request_tcp: tcp,
             request_size,
+            record,
             request_env,
             response_env: env.clone(),
             finished: TransferTable::default(),
@@ -265,7 +269,9 @@ impl ConnTable {
         self.index.remove(&o.row.conn);
         self.free.push(slot);
         self.open -= 1;
-        self.finished.push(o.row);
+        if self.record {
+            self.finished.push(o.row);
+        }
     }
 }
 
