@@ -10,11 +10,20 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from fairgate.results import Results  # noqa: E402
 
 MAX_PORTS = 4
 MAX_FLOWS = 12
+
+
+def _save(fig: Figure, results: Results, path: str | Path, title: str | None) -> Path:
+    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
 
 
 def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
@@ -45,11 +54,7 @@ def overview(results: Results, path: str | Path, title: str | None = None) -> Pa
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
-    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return _save(fig, results, path, title)
 
 
 def class_throughput(results: Results, path: str | Path, title: str | None = None) -> Path:
@@ -63,11 +68,7 @@ def class_throughput(results: Results, path: str | Path, title: str | None = Non
     ax.grid(alpha=0.3)
     if len(rates.columns):
         ax.legend(loc="upper right", fontsize="small")
-    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return _save(fig, results, path, title)
 
 
 def transfer_time_cdf(results: Results, path: str | Path, title: str | None = None) -> Path:
@@ -85,8 +86,4 @@ def transfer_time_cdf(results: Results, path: str | Path, title: str | None = No
     ax.grid(alpha=0.3)
     if len(transfers):
         ax.legend(loc="lower right", fontsize="small")
-    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return _save(fig, results, path, title)

@@ -2,8 +2,9 @@
 //! births per second equal to the target over the mean connection lifetime (Little's law),
 //! the ramp-up's schedule, and conservation.
 
-use fairgate_core::results::{collect, Column, Results, Table};
-use fairgate_core::scenario::{build, parse};
+mod workload_support;
+
+use workload_support::{f64s, run, trace};
 
 /// 40 connections of 25-55 KB pages and 10 s think time through a 2 Mb/s bottleneck.
 fn scenario(duration: &str, extra: &str) -> String {
@@ -39,36 +40,6 @@ dst = "client"
 source = {{ kind = "http", connections = 40, page_size = {{ dist = "uniform", min = 25000, max = 55000 }} {extra} }}
 "#
     )
-}
-
-fn run(text: &str) -> Results {
-    let scenario = parse(text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
-    let violations = sim.conservation_violations();
-    assert!(violations.is_empty(), "{violations:?}");
-    collect(&mut sim, &scenario.name, scenario.simulation.seed)
-}
-
-fn f64s<'a>(t: &'a Table, name: &str) -> &'a [f64] {
-    match t.column(name) {
-        Some(Column::F64(v)) => v,
-        _ => panic!("{name} is not a float column"),
-    }
-}
-
-/// (time, value) of the trace variable `var`.
-fn trace(r: &Results, var: &str) -> Vec<(f64, f64)> {
-    let t = &r.traces;
-    let (time, value) = (f64s(t, "time_s"), f64s(t, "value"));
-    let Some(Column::Cat { codes, categories }) = t.column("var") else {
-        panic!("no var column");
-    };
-    let code = categories.iter().position(|c| c == var).expect("traced") as u32;
-    (0..t.rows())
-        .filter(|&i| codes[i] == code)
-        .map(|i| (time[i], value[i]))
-        .collect()
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The web workload end to end: every object fetched and recorded, conservation per flow,
 //! determinism, session starts spread over the window, connections retired as they close.
 
-use fairgate_core::results::{collect, Column, Results, Table};
-use fairgate_core::scenario::{build, parse};
+mod workload_support;
+
+use fairgate_core::scenario::parse;
+
+use workload_support::{f64s, run, u64s};
 
 fn scenario(link: &str, sessions: u32, duration: &str, extra: &str) -> String {
     scenario_with_limit(link, 500, sessions, duration, extra)
@@ -46,29 +49,6 @@ dst = "client"
 source = {{ kind = "web", sessions = {sessions}, start_window = "30s" {extra} }}
 "#
     )
-}
-
-fn run(text: &str) -> Results {
-    let scenario = parse(text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
-    let violations = sim.conservation_violations();
-    assert!(violations.is_empty(), "{violations:?}");
-    collect(&mut sim, &scenario.name, scenario.simulation.seed)
-}
-
-fn f64s<'a>(t: &'a Table, name: &str) -> &'a [f64] {
-    match t.column(name) {
-        Some(Column::F64(v)) => v,
-        _ => panic!("{name} is not a float column"),
-    }
-}
-
-fn u64s<'a>(t: &'a Table, name: &str) -> &'a [u64] {
-    match t.column(name) {
-        Some(Column::U64(v)) => v,
-        _ => panic!("{name} is not an integer column"),
-    }
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! (`RandomVariable/Pareto`: scale = mean (shape - 1) / shape), the median against its closed
 //! form, and the mean of exponential think times.
 
-use fairgate_core::engine::rng;
 use fairgate_core::config::dist::Dist;
+use fairgate_core::engine::rng;
 
 const DRAWS: usize = 1_000_000;
 

@@ -2,8 +2,11 @@
 //! process at 10% of the run and at its end are within 10%, and the connection slots in use
 //! stay near the number of sessions. (The 10^6-object run is a slow Python test.)
 
-use fairgate_core::results::{collect, Column};
+mod workload_support;
+
+use fairgate_core::results::collect;
 use fairgate_core::scenario::{build, parse};
+use workload_support::trace;
 
 const SCENARIO: &str = r#"
 name = "churn"
@@ -30,7 +33,10 @@ source = { kind = "web", sessions = 1000, start_window = "1s", think = { dist = 
 
 fn rss_kib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS");
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -44,19 +50,15 @@ fn memory_is_flat_while_connections_come_and_go() {
     let late = rss_kib();
     assert!(sim.conservation_violations().is_empty());
     let r = collect(&mut sim, "churn", 2);
-    let (Some(Column::F64(value)), Some(Column::Cat { codes, categories })) =
-        (r.traces.column("value"), r.traces.column("var"))
-    else {
-        panic!("trace columns");
-    };
-    let of = |name: &str| -> Vec<f64> {
-        let code = categories.iter().position(|c| c == name).unwrap() as u32;
-        (0..codes.len()).filter(|&i| codes[i] == code).map(|i| value[i]).collect()
-    };
-    let objects = of("objects").last().copied().unwrap();
-    let open_max = of("open_connections").into_iter().fold(0.0, f64::max);
+    let objects = trace(&r, "objects").last().unwrap().1;
+    let open_max = trace(&r, "open_connections")
+        .into_iter()
+        .fold(0.0, |m, (_, v)| f64::max(m, v));
     eprintln!("{objects} objects, at most {open_max} open, RSS {early} -> {late} KiB");
     assert!(objects > 100_000.0, "{objects}");
     assert!(open_max < 2000.0 * 1.5, "{open_max} objects open at once");
-    assert!((late - early).abs() / early < 0.10, "RSS {early} -> {late} KiB");
+    assert!(
+        (late - early).abs() / early < 0.10,
+        "RSS {early} -> {late} KiB"
+    );
 }

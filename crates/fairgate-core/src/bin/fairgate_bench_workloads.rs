@@ -6,9 +6,12 @@
 //!
 //! Usage: `fairgate-bench-workloads [sfg|byun]` (default both). Build in release mode.
 
+mod support;
+
 use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 use std::time::Instant;
+use support::peak_rss_mib;
 
 /// Forward FTP groups (count, start s, stop s): nested so that the active count steps
 /// 10, 50, 100, 200, 400, 400, 200, 100, 50, 10 over ten 200 s phases.
@@ -89,13 +92,6 @@ src = "servers"
 dst = "clients"
 source = { kind = "http", connections = 400 }
 "#;
-
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
 
 fn run(label: &str, text: &str) {
     let scenario = parse(text, &[]).expect("the benchmark scenario is valid");

@@ -19,11 +19,11 @@
 use super::web_conn::ConnTable;
 use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
-use crate::engine::{secs, Time};
-use crate::net::AgentCtx;
 use crate::config::dist::{Dist, DurationDist, SizeDist};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
+use crate::engine::{secs, Time};
+use crate::net::AgentCtx;
 use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 
