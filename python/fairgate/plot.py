@@ -1,29 +1,17 @@
-"""The standard figures: queue length over time, per-flow throughput over time, and the
-distribution of transfer times of the web and HTTP workloads."""
+"""The standard figures: queue length over time, per-flow and per-class throughput over time,
+and the distribution of transfer times of the web and HTTP workloads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
 import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from fairgate.results import Results  # noqa: E402
+from fairgate.results import Results
 
 MAX_PORTS = 4
 MAX_FLOWS = 12
-
-
-def _save(fig: Figure, results: Results, path: str | Path, title: str | None) -> Path:
-    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
 
 
 def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
@@ -36,9 +24,14 @@ def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
     return [str(p) for p in ranked["port"].head(count)]
 
 
-def overview(results: Results, path: str | Path, title: str | None = None) -> Path:
-    """Writes a two-panel PNG: queue length of the busiest ports, throughput of each flow."""
-    fig, (ax_q, ax_t) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, layout="constrained")
+def overview(results: Results, path: str | Path | None = None, title: str | None = None) -> Figure:
+    """The two-panel figure: queue length of the busiest ports, throughput of each flow.
+
+    Returns the Figure (a notebook shows it); writes it to `path` (PNG) only when one is given.
+    Needs no pyplot and leaves the matplotlib backend to the caller.
+    """
+    fig = Figure(figsize=(9, 6.5), layout="constrained")
+    ax_q, ax_t = fig.subplots(2, 1, sharex=True)
     qs = results.queue_series
     for port in busiest_ports(results):
         series = qs[qs["port"] == port]
@@ -54,12 +47,22 @@ def overview(results: Results, path: str | Path, title: str | None = None) -> Pa
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
-    return _save(fig, results, path, title)
+    return _finish(fig, results, path, title)
 
 
-def class_throughput(results: Results, path: str | Path, title: str | None = None) -> Path:
-    """Writes a PNG of the goodput of each traffic class over time."""
-    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+def _finish(fig: Figure, results: Results, path: str | Path | None, title: str | None) -> Figure:
+    fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
+    if path is not None:
+        fig.savefig(Path(path), dpi=120)
+    return fig
+
+
+def class_throughput(
+    results: Results, path: str | Path | None = None, title: str | None = None
+) -> Figure:
+    """The goodput of each traffic class (source kind) over time; written to `path` if given."""
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax = fig.subplots()
     rates = results.class_throughput()
     for kind in rates.columns:
         ax.plot(rates.index, rates[kind] / 1e6, label=str(kind), lw=1)
@@ -68,13 +71,16 @@ def class_throughput(results: Results, path: str | Path, title: str | None = Non
     ax.grid(alpha=0.3)
     if len(rates.columns):
         ax.legend(loc="upper right", fontsize="small")
-    return _save(fig, results, path, title)
+    return _finish(fig, results, path, title)
 
 
-def transfer_time_cdf(results: Results, path: str | Path, title: str | None = None) -> Path:
-    """Writes a PNG of the empirical CDF of transfer times (request to last byte), one curve
-    per flow of the transfers table."""
-    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+def transfer_time_cdf(
+    results: Results, path: str | Path | None = None, title: str | None = None
+) -> Figure:
+    """The empirical CDF of transfer times (request to last byte), one curve per flow of the
+    transfers table; written to `path` if given."""
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
     transfers = results.transfers
     for flow in transfers["flow"].unique():
         times = np.sort(transfers.loc[transfers["flow"] == flow, "transfer_time_s"].to_numpy())
@@ -86,4 +92,4 @@ def transfer_time_cdf(results: Results, path: str | Path, title: str | None = No
     ax.grid(alpha=0.3)
     if len(transfers):
         ax.legend(loc="lower right", fontsize="small")
-    return _save(fig, results, path, title)
+    return _finish(fig, results, path, title)
