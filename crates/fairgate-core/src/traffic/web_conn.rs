@@ -321,7 +321,7 @@ fn tagged(
         ctx.packets.get_mut(packet).conn = id;
     }
     for timer in &mut ctx.effects.timers[timers_before..] {
-        timer.1 = (id as u64) << 8 | (endpoint as u64) << 4 | timer.1;
+        timer.1 |= (id as u64) << 8 | (endpoint as u64) << 4;
     }
     let (retx, timeouts) = losses(ctx);
     o.row.retransmits += retx - retx_before;
