@@ -439,6 +439,7 @@ fn transfer_table(sim: &mut Simulation) -> Table {
     t.push("transfer_time_s", f64s(rows.iter().map(duration)));
     t.push("retransmits", u64s(rows.iter().map(|r| r.retransmits)));
     t.push("timeouts", u64s(rows.iter().map(|r| r.timeouts)));
+    t.push("aborted", u64s(rows.iter().map(|r| r.aborted as u64)));
     t
 }
 

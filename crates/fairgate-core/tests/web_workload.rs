@@ -138,3 +138,19 @@ fn three_hundred_sessions_offer_a_few_megabits() {
     eprintln!("300 sessions offer {mbps:.2} Mb/s of objects");
     assert!((1.5..5.0).contains(&mbps), "{mbps} Mb/s");
 }
+
+/// Every request is lost (a link that drops all client-to-server packets): each object's
+/// request connection gives up after its retries, the row says so, and the sessions go on.
+#[test]
+fn aborted_objects_are_recorded_and_sessions_continue() {
+    let text = scenario("10Mbps", 5, "120s", ", tcp = { max_retries = 1 }").replace(
+        "delay = \"5ms\"\n[[flows]]",
+        "delay = \"5ms\"\nduplex = false\n[[links]]\nfrom = \"client\"\nto = \"r\"\n\
+         rate = \"1Gbps\"\nloss = 1.0\nduplex = false\n[[flows]]",
+    );
+    let r = run(&text);
+    let t = &r.transfers;
+    assert!(t.rows() > 10, "only {} objects", t.rows());
+    assert!(u64s(t, "aborted").iter().all(|&a| a == 1));
+    assert!(f64s(t, "last_byte_s").iter().all(|x| x.is_nan()));
+}

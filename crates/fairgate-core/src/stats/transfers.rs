@@ -25,6 +25,8 @@ pub struct TransferRecord {
     pub completed: Option<Time>,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// A connection of the object gave up after its retries (the user moved on without it).
+    pub aborted: bool,
 }
 
 /// Finished transfers, in completion order.

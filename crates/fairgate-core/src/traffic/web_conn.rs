@@ -13,7 +13,7 @@ use crate::net::Agent;
 use crate::net::{AgentCtx, Packet, PacketKind};
 use crate::stats::transfers::{TransferRecord, TransferTable};
 use crate::transport::app::AppSpec;
-use crate::transport::tcp::sender::TcpSender;
+use crate::transport::tcp::sender::{Conn, TcpSender};
 use crate::transport::tcp::tcp_config::TcpConfig;
 use crate::transport::tcp::tcp_receiver::{Reply, TcpReceiver};
 use std::collections::HashMap;
@@ -156,6 +156,7 @@ impl ConnTable {
             completed: None,
             retransmits: 0,
             timeouts: 0,
+            aborted: false,
         };
         let object = ObjectConn {
             row,
@@ -252,7 +253,8 @@ impl ConnTable {
     }
 
     /// Retires the object in `slot` once the request and the response are acknowledged
-    /// whole and the client holds the response (no FIN exchange, as ns-2's one-way TCP).
+    /// whole and the client holds the response (no FIN exchange, as ns-2's one-way TCP), or
+    /// once one of its connections aborted.
     pub fn retire_if_done(&mut self, slot: usize) {
         let Some(o) = self.slots[slot].as_ref() else {
             return;
@@ -262,7 +264,8 @@ impl ConnTable {
             .transfers()
             .iter()
             .all(|t| t.completed.is_some());
-        if !(request_done && o.row.completed.is_some() && o.row.last_byte.is_some()) {
+        let done = request_done && o.row.completed.is_some() && o.row.last_byte.is_some();
+        if !(done || o.row.aborted) {
             return;
         }
         let o = self.slots[slot].take().expect("checked");
@@ -276,9 +279,26 @@ impl ConnTable {
 }
 
 impl ObjectConn {
-    /// Records first byte, last byte and completion; returns the session when the client has
-    /// just received the last byte.
+    /// Records first byte, last byte, completion and abortion; returns the session when the
+    /// client has just received the last byte, or the object was just given up unreceived.
     fn note_progress(&mut self, now: Time) -> Option<u32> {
+        let received = self.note_bytes(now);
+        // Without a FIN exchange a sender is closed only when it aborted.
+        let aborted = self.request_tx.conn() == Conn::Closed
+            || self
+                .response_tx
+                .as_ref()
+                .is_some_and(|t| t.conn() == Conn::Closed);
+        if aborted && !self.row.aborted {
+            self.row.aborted = true;
+            if self.row.last_byte.is_none() {
+                return Some(self.row.session);
+            }
+        }
+        received
+    }
+
+    fn note_bytes(&mut self, now: Time) -> Option<u32> {
         let held = self.response_rx.rcv_nxt();
         if held > 0 && self.row.first_byte.is_none() {
             self.row.first_byte = Some(now);
