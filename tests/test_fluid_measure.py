@@ -63,3 +63,21 @@ def test_measuring_needs_the_gateway_and_enough_samples(satellite_run) -> None:
         fluid.pep_delay(satellite_run, "nowhere")
     with pytest.raises(fg.ScenarioError, match="expected 500 samples from 40"):
         fluid.measure_inputs(satellite_run, start_s=40.0)
+
+
+def test_new_connections_of_an_http_population_come_from_its_births() -> None:
+    sc = fg.Scenario("http-births", duration=30, seed=5, sample_interval="100ms")
+    sc.dumbbell(
+        senders=1,
+        bottleneck=fg.link_params("20Mbps", "20ms", fg.queue("fifo", limit=200)),
+        access=fg.link_params("100Mbps", "1ms"),
+    )
+    sc.flow("s0", "d0", fg.source("http", connections=20, page_size=20000), name="http")
+    run = sc.run()
+    births = fluid.measure.cumulative_births(run)
+    assert births is not None and births.iloc[-1] > 20
+    upsilon = fluid.new_connection_fraction(run, connections=20)
+    first = births[births.index <= upsilon.index[0] - 0.1]
+    opened = births.iloc[-1] - (first.iloc[-1] if len(first) else 0.0)
+    assert upsilon.sum() * 20 == pytest.approx(opened)
+    assert fluid.new_connection_fraction(run).index.equals(upsilon.index)

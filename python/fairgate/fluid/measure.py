@@ -3,7 +3,8 @@
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
 transmit queue, then fits Fourier series. Here: ω from the delivered data bytes per interval
 (actual over mean), d from the gateway's PEP buffer by Little's law (bytes held over bytes
-delivered per unit time), υ from the data connections that start in each interval over m.
+delivered per unit time), υ from the connections opened in each interval (births of an HTTP
+population, else flow starts) over m.
 Decisions: docs/models/fluid.md.
 """
 
@@ -59,21 +60,47 @@ def pep_delay(results: Results, gateway: str) -> pd.Series:
     return (seconds.fillna(0.0) / UNIT_S).rename("delay")
 
 
+def cumulative_births(results: Results) -> pd.Series | None:
+    """Connections opened so far by request/response workloads (their ``births`` traces), summed
+    over flows per sample time; None when the run has no such workload."""
+    traces = results.traces
+    births = traces[traces["var"].astype(str) == "births"]
+    if births.empty:
+        return None
+    wide = births.pivot_table(
+        index="time_s", columns="flow", values="value", aggfunc="last", observed=True
+    )
+    return wide.sort_index().ffill().fillna(0.0).sum(axis=1)
+
+
+def _default_connections(results: Results, flows: pd.DataFrame) -> int:
+    traces = results.traces
+    population = traces[traces["var"].astype(str) == "population"]
+    if population.empty:
+        return len(flows)
+    return int(population.groupby("time_s", observed=True)["value"].sum().max())
+
+
 def new_connection_fraction(results: Results, connections: int | None = None) -> pd.Series:
-    """υ samples: data connections starting in each interval over m (default: all data flows)."""
+    """υ samples: connections opened in each interval over m.
+
+    Openings are the ``births`` of request/response workloads when the run has them, else the
+    data flows' start times; m defaults to the largest population traced, else all data flows.
+    """
     flows = results.flows[results.flows["role"].astype(str) == "data"]
-    m = connections if connections is not None else len(flows)
+    m = connections if connections is not None else _default_connections(results, flows)
     if m <= 0:
         raise ScenarioError(f"connections: expected a positive count, got {m}")
     ends = delivered_rate(results).index.to_numpy(dtype=float)
-    starts = np.sort(flows["start_s"].to_numpy(dtype=float))
     edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
-    counts = np.searchsorted(starts, edges[1:], side="right") - np.searchsorted(
-        starts, edges[:-1], side="right"
-    )
-    return pd.Series(
-        np.clip(counts / m, 0.0, 1.0), index=pd.Index(ends, name="time_s"), name="upsilon"
-    )
+    births = cumulative_births(results)
+    if births is None:
+        starts = np.sort(flows["start_s"].to_numpy(dtype=float))
+        opened = np.searchsorted(starts, edges, side="right").astype(float)
+    else:
+        opened = births.reindex(edges, method="ffill").fillna(0.0).to_numpy()
+    fraction = np.clip(np.diff(opened) / m, 0.0, 1.0)
+    return pd.Series(fraction, index=pd.Index(ends, name="time_s"), name="upsilon")
 
 
 def sample_step_units(samples: pd.Series) -> float:
