@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod prefetch;
+pub mod progress;
 pub mod rng;
 pub mod time;
 

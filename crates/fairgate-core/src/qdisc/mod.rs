@@ -9,6 +9,7 @@ pub mod aqm;
 pub mod buffer;
 pub mod fifo;
 pub mod filter;
+pub mod leak;
 pub mod registry;
 pub mod sched;
 pub mod testing;
