@@ -608,6 +608,22 @@ impl Simulation {
         true
     }
 
+    /// Replaces agent `index` by `wrap(old)` before the run (tests drive the engine with
+    /// agents no scenario describes). False if there is no such agent.
+    pub fn wrap_agent(
+        &mut self,
+        index: usize,
+        wrap: impl FnOnce(Box<dyn Agent>) -> Box<dyn Agent>,
+    ) -> bool {
+        let Some(slot) = self.agents.get_mut(index) else {
+            return false;
+        };
+        let placeholder: Box<dyn Agent> = Box::new(crate::traffic::sink::Sink);
+        let old = std::mem::replace(&mut slot.agent, placeholder);
+        slot.agent = wrap(old);
+        true
+    }
+
     pub fn ports(&self) -> &[Port] {
         &self.ports
     }

@@ -259,6 +259,10 @@ impl SourceConfig for CbrConfig {
     }
 }
 
+/// A mean gap or period below the clock's 1 ps resolution would round every draw to 0 ps and
+/// keep the source sending at one instant.
+const MIN_MEAN_GAP_S: f64 = 1e-12;
+
 impl PoissonConfig {
     fn mean_gap_secs(&self) -> f64 {
         match (self.mean_gap, self.rate) {
@@ -307,10 +311,13 @@ impl SourceConfig for OnOffConfig {
         self.size.validate(&join(path, "size"))?;
         self.on.0.validate(&join(path, "on"))?;
         self.off.0.validate(&join(path, "off"))?;
-        if self.on.0.mean() <= 0.0 {
+        if self.on.0.mean() < MIN_MEAN_GAP_S {
             return Err(ScenarioError::new(
                 join(path, "on"),
-                "got 0, expected a positive on period",
+                format!(
+                    "got a mean of {} s, expected a mean on period of at least 1 ps",
+                    self.on.0.mean()
+                ),
             ));
         }
         Ok(())
@@ -351,10 +358,13 @@ impl SourceConfig for TelnetConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.size.validate(&join(path, "size"))?;
         self.gap.0.validate(&join(path, "gap"))?;
-        if self.gap.0.mean() <= 0.0 {
+        if self.gap.0.mean() < MIN_MEAN_GAP_S {
             return Err(ScenarioError::new(
                 join(path, "gap"),
-                "got 0, expected a positive mean gap",
+                format!(
+                    "got a mean of {} s, expected a mean gap of at least 1 ps",
+                    self.gap.0.mean()
+                ),
             ));
         }
         Ok(())
