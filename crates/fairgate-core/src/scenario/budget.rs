@@ -111,8 +111,7 @@ mod tests {
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "simulation.sample_interval");
         assert!(e.message.contains("memory limit of 4096 MiB"), "{e}");
-        let raised = format!("{text}");
-        let raised = raised.replace("duration", "memory_limit_mib = 100000000\nduration");
+        let raised = text.replace("duration", "memory_limit_mib = 100000000\nduration");
         assert!(parse(&raised, &[]).is_ok());
     }
 
