@@ -7,8 +7,8 @@
 
 use super::fifo::PacketFifo;
 use super::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_every() -> u64 {
