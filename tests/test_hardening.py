@@ -58,7 +58,7 @@ def test_a_scenario_without_flows_runs_and_prints_its_tables(tmp_path: Path):
 def test_an_unknown_study_is_bad_input():
     done = fairgate("study", "no-such-study")
     assert done.returncode == 2
-    assert "expected one of: keshav-buffers" in done.stderr
+    assert "expected one of:" in done.stderr and "keshav-buffers" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -159,6 +159,11 @@ DURATIONS = mostly(
     st.one_of(st.sampled_from(["10ms", "0s", "1ps", "2 ms"]), st.floats(0, 0.05)),
     st.one_of(st.sampled_from(["-1s", "10 parsecs", "5 min"]), st.just(math.nan)),
 )
+# Good gaps and on periods stay at or above 1 ms for the same reason.
+GAPS = mostly(
+    st.one_of(st.sampled_from(["10ms", "2 ms"]), st.floats(0.001, 0.05)),
+    st.sampled_from([0, "1ps", "-1s", math.nan]),
+)
 SIZES = mostly(st.integers(min_value=40, max_value=9000), st.sampled_from([0, -5, 2e6, math.nan]))
 QUEUES = st.builds(
     lambda kind, limit: fg.queue(kind, limit=limit) if kind == "fifo" else fg.queue(kind),
@@ -180,9 +185,9 @@ def scenarios(draw: st.DrawFn) -> fg.Scenario:
         params = {
             "cbr": {"rate": draw(RATES), "size": draw(SIZES)},
             "poisson": {"rate": draw(RATES)},
-            "telnet": {"gap": draw(DURATIONS)},
+            "telnet": {"gap": draw(GAPS)},
             "tcp": {"cc": draw(st.sampled_from(["newreno", "reno", "tahoe", "cubic"]))},
-            "onoff": {"rate": draw(RATES), "on": draw(DURATIONS), "off": draw(DURATIONS)},
+            "onoff": {"rate": draw(RATES), "on": draw(GAPS), "off": draw(GAPS)},
         }[kind]
         start = draw(mostly(st.sampled_from([0, "10ms", 0.1]), st.just(5)))
         sc.flow(f"s{i}", f"d{i}", fg.source(kind, **params), start=start)
@@ -205,7 +210,7 @@ def check_one(sc: fg.Scenario) -> None:
 PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@settings(PROPERTY, max_examples=300)
+@settings(PROPERTY, max_examples=300, derandomize=True)
 @given(scenarios())
 # The regression corpus: each case once broke a promise (noted beside it).
 @example(  # 1e17 b/s CBR: the gap rounded to 0 ps and the run never advanced.
@@ -217,6 +222,11 @@ PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     fg.Scenario("loop", duration=0.2)
     .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
     .flow("s0", "d0", fg.source("telnet", gap=0))
+)
+@example(  # telnet with a 1 ps gap: valid but 1e12 packets a second, the run never ended.
+    fg.Scenario("flood", duration=0.2)
+    .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
+    .flow("s0", "d0", fg.source("telnet", gap="1ps"))
 )
 @example(  # no flows: the CLI's table printing crashed.
     fg.Scenario("empty", duration=0.2).dumbbell(

@@ -100,12 +100,17 @@ fn zero_progress_values_are_refused_at_validation() {
         (
             r#"{ kind = "telnet", gap = 0 }"#,
             "flows[0].source.gap",
-            "at least 1 ps",
+            "mean gap of at least",
+        ),
+        (
+            r#"{ kind = "telnet", gap = "1ps" }"#,
+            "flows[0].source.gap",
+            "at most 1 Tbps",
         ),
         (
             r#"{ kind = "telnet", gap = 1e-15 }"#,
             "flows[0].source.gap",
-            "at least 1 ps",
+            "mean gap of at least",
         ),
         (
             r#"{ kind = "cbr", rate = "1Mbps", size = 2e6 }"#,
