@@ -1,10 +1,10 @@
 //! Static shortest-path routing by hop count, computed per destination on first use.
 //!
-//! Decisions: only routers forward transit traffic (a host is an end point, never an
-//! intermediate hop); among equal-length paths the next hop through the lowest-numbered port
+//! Decisions: only routers and gateways forward transit traffic (a host is an end point,
+//! never an intermediate hop); among equal-length paths the next hop through the lowest-numbered port
 //! (declaration order) wins, so routes never depend on hash order. A host whose only incoming
-//! link comes from one router (a stub, as in dumbbells and trees) is reached through that
-//! router: its route is the router's plus the last hop, so a scenario of N hosts behind a few
+//! link comes from one router or gateway (a stub, as in dumbbells and trees) is reached
+//! through that node: its route is the router's plus the last hop, so a scenario of N hosts behind a few
 //! routers keeps a few next-hop columns instead of an N x N table.
 
 use super::node::{Node, NodeKind};
@@ -103,7 +103,7 @@ fn anchor_of(dst: usize, nodes: &[Node], incoming: &[Vec<(u32, u32)>]) -> Anchor
     match incoming[dst][..] {
         [(router, last_port)]
             if nodes[dst].kind == NodeKind::Host
-                && nodes[router as usize].kind == NodeKind::Router =>
+                && nodes[router as usize].kind != NodeKind::Host =>
         {
             Anchor {
                 node: router,
@@ -124,7 +124,7 @@ fn hops_to(dst: usize, nodes: &[(NodeKind, Vec<u32>)], incoming: &[Vec<(u32, u32
     dist[dst] = 0;
     let mut frontier = VecDeque::from([dst]);
     while let Some(v) = frontier.pop_front() {
-        let may_forward = v == dst || nodes[v].0 == NodeKind::Router;
+        let may_forward = v == dst || nodes[v].0 != NodeKind::Host;
         if !may_forward {
             continue;
         }
