@@ -42,6 +42,7 @@ bench: bench-engine bench-scale bench-micro
 
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
+	cargo run --release -p fairgate-core --bin fairgate-bench-workloads
 
 # TCP dumbbells at 10 to 100,000 flows: build time, run time, events/s, peak RSS per flow.
 bench-scale:
