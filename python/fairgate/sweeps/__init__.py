@@ -49,9 +49,14 @@ def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
     return {"summary": results.summary, "flows": results.flows, "ports": results.ports}
 
 
-def _axes(spec: Mapping[str, Sequence[Any]] | None) -> list[Axis]:
+def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axis]:
+    """Axes from ``{path: values}`` (the column is named by the path) or given as Axis."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping):
+        return list(spec)
     axes = []
-    for name, values in (spec or {}).items():
+    for name, values in spec.items():
         if isinstance(values, str | bytes) or not isinstance(values, Sequence):
             raise ScenarioError(f"axis `{name}`: got {values!r}, expected a list of values")
         axes.append(Axis(name, name, tuple(values)))
@@ -165,8 +170,8 @@ def _point_tables(point: Point, value: Any, error: str | None, attempts: int) ->
 
 def prepare(
     scenario: Scenario | str | Path,
-    grid: Mapping[str, Sequence[Any]] | None = None,
-    zip: Sequence[Mapping[str, Sequence[Any]]] = (),  # noqa: A002 - the combination's name
+    grid: Mapping[str, Sequence[Any]] | Sequence[Axis] | None = None,
+    zip: Sequence[Mapping[str, Sequence[Any]] | Sequence[Axis]] = (),  # noqa: A002
     seeds: int | Sequence[int] = 1,
     overrides: Sequence[str] = (),
     out: str | Path | None = None,

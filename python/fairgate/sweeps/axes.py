@@ -140,8 +140,8 @@ def _paths(node: Any, prefix: str = "") -> Iterator[str]:
 
 def resolve_path(doc: dict[str, Any], path: str, axis: str) -> str:
     """The full path ``path`` names: itself if the scenario has it, else the unique path it
-    ends; a path the scenario lacks is passed on for the core to accept (a default) or
-    reject."""
+    ends. A key the scenario lacks is appended to its parent's full path and left for the
+    core to accept (a default) or reject (naming the key)."""
     known = list(_paths(doc))
     if path in known:
         return path
@@ -149,7 +149,14 @@ def resolve_path(doc: dict[str, Any], path: str, axis: str) -> str:
     if len(matches) > 1:
         shown = ", ".join(matches[:6])
         raise ScenarioError(f"axis `{axis}`: `{path}` is ambiguous, it ends {shown}")
-    return matches[0] if matches else path
+    if matches:
+        return matches[0]
+    parent, dot, leaf = path.rpartition(".")
+    if dot and "[" not in leaf:
+        resolved = resolve_path(doc, parent, axis)
+        if resolved in known:
+            return f"{resolved}.{leaf}"
+    return path
 
 
 def _value_kind(value: Any) -> str:

@@ -79,6 +79,7 @@ def local_client(workers: int | None = None) -> Any:
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP routes: loopback
             silence_logs=logging.CRITICAL,
         )
     _LOCAL = Client(cluster)
