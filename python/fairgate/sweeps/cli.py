@@ -95,7 +95,7 @@ def _prepared(args: argparse.Namespace) -> SweepRun:
 def _interval(table: pd.DataFrame, metric: str, scale: float = 1.0) -> pd.Series:
     mean = table[f"{metric}_mean"] * scale
     half = (table[f"{metric}_ci_high"] - table[f"{metric}_mean"]) * scale
-    text = mean.map("{:.4g}".format)
+    text = mean.map("{:.6g}".format)
     return text.where(half.isna(), text + " ± " + half.map("{:.2g}".format))
 
 

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from fairgate._core import ScenarioError
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
-CONNECT_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 5
 ATTEMPTS = 2
 """A task whose worker dies is run once more, then recorded as failed."""
 
