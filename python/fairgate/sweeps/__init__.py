@@ -19,7 +19,7 @@ import pandas as pd
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
-from fairgate.runner import run_text
+from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import store
 from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
@@ -71,8 +71,6 @@ def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> l
         return list(seeds)
     if seeds < 1:
         raise ScenarioError(f"seeds: got {seeds}, expected at least 1")
-    from fairgate.runner import validate_text
-
     first = int(validate_text(text, overrides)["simulation"]["seed"])
     return list(range(first, first + seeds))
 

@@ -164,6 +164,8 @@ def client_of(args: argparse.Namespace) -> Any:
 
 def run_seeds(args: argparse.Namespace) -> int:
     """``fairgate run SCENARIO --seeds N``: a sweep without axes into --out."""
+    if args.plot:
+        raise ScenarioError("--plot: plots one run; with --seeds, run the seed of interest alone")
     sweep_args = argparse.Namespace(
         file=args.scenario,
         grid=[],

@@ -11,6 +11,7 @@ the second loss records the task as failed. Outcomes arrive in completion order.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import os
@@ -164,7 +165,10 @@ def _collect(future: Any, task: Task, attempt: int) -> Outcome | None:
     if future.status == "finished":
         value, error = future.result()
         return Outcome(task.key, value, error, attempt)
-    err = future.exception()
+    try:
+        err = future.exception()
+    except (Exception, asyncio.CancelledError) as lost:  # cancelled with its cluster
+        err = lost
     if attempt < ATTEMPTS:
         return None
     return Outcome(task.key, None, f"worker lost ({type(err).__name__}: {err})", attempt)
