@@ -4,8 +4,10 @@ store (atomic, resumable, readable by pandas and DuckDB) and repetition statisti
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
+import cloudpickle
 import duckdb
 import numpy as np
 import pandas as pd
@@ -16,6 +18,8 @@ import fairgate as fg
 from fairgate.sweeps import prepare, repetitions, store
 from fairgate.sweeps.axes import Axis, parse_cli_axis, toml_literal
 from fairgate.sweeps.execute import local_client
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
 
 LIMIT = "queue.limit"
 
@@ -193,3 +197,18 @@ def test_repetitions_give_mean_std_and_student_t_interval():
     assert one["x_mean"] == 5.0 and math.isnan(one["x_ci_low"])
     overall = repetitions(frame, [], ["x"])
     assert overall["runs"].tolist() == [5] and overall["x_mean"].iloc[0] == pytest.approx(3.0)
+
+
+def _square_or_fail(x: int) -> int:
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return x * x
+
+
+def test_reproduction_cases_come_back_in_case_order_with_errors_apart(client):
+    from fairgate.repro.cases import Case, run_cases
+
+    cases = [Case(f"c{x}", _square_or_fail, (x,)) for x in (3, -1, 2, 1)]
+    values, errors = run_cases(cases, client)
+    assert list(values) == ["c3", "c2", "c1"] and list(values.values()) == [9, 4, 1]
+    assert list(errors) == ["c-1"] and errors["c-1"].startswith("ValueError: negative: -1")
