@@ -4,6 +4,8 @@ store (atomic, resumable, readable by pandas and DuckDB) and repetition statisti
 from __future__ import annotations
 
 import math
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -212,3 +214,23 @@ def test_reproduction_cases_come_back_in_case_order_with_errors_apart(client):
     values, errors = run_cases(cases, client)
     assert list(values) == ["c3", "c2", "c1"] and list(values.values()) == [9, 4, 1]
     assert list(errors) == ["c-1"] and errors["c-1"].startswith("ValueError: negative: -1")
+
+
+def test_ctrl_c_during_a_commit_is_delivered_after_the_whole_point(tmp_path: Path, monkeypatch):
+    real_replace = os.replace
+
+    def replace_then_interrupt(src, dst):
+        real_replace(src, dst)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(store.os, "replace", replace_then_interrupt)
+    tables = {
+        "flows": pd.DataFrame({"flow": ["f"]}),
+        "ports": pd.DataFrame({"port": ["a->b"]}),
+        "summary": store.summary_table({}, {"seed": 1, "status": "ok"}),
+    }
+    with pytest.raises(KeyboardInterrupt):
+        store.commit(tmp_path, "k", tables)
+    for table in store.TABLES:
+        assert (tmp_path / table / "point=k" / "part-0.parquet").is_file()
+    assert store.finished_keys(tmp_path) == {"k"}
