@@ -19,6 +19,7 @@ import pandas as pd
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
+from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import store
@@ -27,7 +28,16 @@ from fairgate.sweeps.execute import Task, execute, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
 
-__all__ = ["Axis", "SweepRun", "query", "repetitions", "run_point", "sweep", "scenario_text"]
+__all__ = [
+    "Axis",
+    "SweepRun",
+    "prepare",
+    "query",
+    "repetitions",
+    "run_point",
+    "scenario_text",
+    "sweep",
+]
 
 TABLES = ("summary", "flows", "ports")
 
@@ -37,9 +47,7 @@ def scenario_text(scenario: Scenario | str | Path) -> str:
     if isinstance(scenario, Scenario):
         return scenario.to_toml()
     if isinstance(scenario, Path) or ("\n" not in scenario and scenario.endswith(".toml")):
-        from fairgate.runner import _read
-
-        return _read(scenario)
+        return read_scenario(scenario)
     return scenario
 
 
