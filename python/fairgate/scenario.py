@@ -154,9 +154,6 @@ class Scenario:
     def to_dict(self) -> Table:
         return json.loads(json.dumps(self._doc))
 
-    def to_json(self) -> str:
-        return json.dumps(self._doc, sort_keys=True)
-
     def to_toml(self) -> str:
         return tomli_w.dumps(self._doc)
 
