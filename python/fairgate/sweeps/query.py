@@ -35,7 +35,15 @@ def _views(root: Path) -> dict[str, str]:
                     "WHERE point IN (SELECT point FROM summary)"
                 )
         return views
-    for table in ("flows", "ports", "queue_series", "flow_series", "qdisc_state", "traces"):
+    for table in (
+        "flows",
+        "ports",
+        "queue_series",
+        "flow_series",
+        "qdisc_state",
+        "traces",
+        "transfers",
+    ):
         if (root / f"{table}.parquet").is_file():
             views[table] = f"SELECT * FROM read_parquet({_literal(root / f'{table}.parquet')})"
     return views
