@@ -5,6 +5,7 @@
 //! (counters and series), [`scenario`] (the config schema and builder), [`results`] (what a run
 //! reports).
 
+pub mod atm;
 pub mod classify;
 pub mod engine;
 pub mod net;

@@ -237,6 +237,21 @@ fn keshav_study<'py>(
     Ok(out)
 }
 
+/// Runs a cell-level GFR network (`fairgate_core::atm`) from its JSON config; returns the
+/// results as JSON text.
+#[pyfunction]
+fn atm_run(py: Python<'_>, config: &str) -> PyResult<String> {
+    let config = fairgate_core::atm::AtmConfig::from_json(config).map_err(scenario_err)?;
+    let results = py
+        .detach(|| {
+            guarded("running the cell network", || {
+                fairgate_core::atm::run(&config)
+            })
+        })?
+        .map_err(SimulationError::new_err)?;
+    serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
 /// Registered queue disciplines and sources.
 #[pyfunction]
 fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -256,6 +271,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_json, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
+    m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
