@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test build lint rust-test py-test bench bench-engine bench-micro clean
+.PHONY: demo test build lint rust-test py-test bench bench-engine bench-atm bench-micro clean
 
 $(STAMP): requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -38,10 +38,13 @@ py-test: build
 
 test: lint rust-test py-test
 
-bench: bench-engine bench-micro
+bench: bench-engine bench-atm bench-micro
 
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
+
+bench-atm:
+	cargo run --release -p fairgate-core --bin fairgate-atm-bench
 
 bench-micro:
 	cargo bench -p fairgate-core -- --warm-up-time 1 --measurement-time 3
