@@ -13,6 +13,7 @@ Decisions where the paper is silent (docs/reproductions/dfba.md):
   cell payload rate times 1460 / (32 x 48), 128.90 Mb/s.
 - E6a/E6b (Table 6: configuration not stated) run 100 TCPs and 25k cells, like E3.
 - Full: 30 s runs with 5 s warm-up; quick: 2.5 s with 1 s warm-up (wider spread expected).
+- One seed for every table, so E1 and E2 are the same run (same W_i/W, same TCP count).
 """
 
 from __future__ import annotations
@@ -429,6 +430,11 @@ def run(
     write_side_tables(report, results, tables, out_dir)
     figure = "E3" if "E3" in tables else next(iter(tables))
     report.figures.append(occupancy_figure(tables[figure], figure, out_dir))
+    if {"E1", "E2"} <= tables.keys():
+        report.notes.append(
+            "E1 and E2 are the same run: DFBA sees MCRs only through W_i/W and sets A and B are "
+            "both 1:2:3:4:5; only the MCR subtracted for the excess differs"
+        )
     duration, warmup = timing(quick)
     report.notes.append(
         f"runs of {duration:g} s, measured after {warmup:g} s; L = {LOW:g} K, H = {HIGH:g} K; "
