@@ -99,3 +99,4 @@ def test_full_reproduction(tmp_path):
     frame = report.frame()
     assert len(frame[frame["experiment"].str.startswith("check")]) >= 14
     assert (tmp_path / "dfba_disciplines.csv").exists()
+    assert (tmp_path / "dfba_tagging.csv").exists()

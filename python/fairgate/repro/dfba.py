@@ -161,6 +161,8 @@ def cases(experiment: str | None, quick: bool) -> list[Case]:
         for d in DISCIPLINES:
             buffer = {**d, "limit": e3.buffer_cells}
             out.append(Case("discipline", d["kind"], config(e3, buffer, quick)))
+        tagged = {**config(e3, dfba_buffer(e3.buffer_cells), quick), "tagging": {}}
+        out.append(Case("tagging", "E3 F-GCRA tagged", tagged))
     return out
 
 
@@ -327,6 +329,19 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
                 AtLeast(bound=0.8),
             )
         )
+    if "E6b" in runs:
+        ratios = runs["E6b"].vcs["excess_over_mcr"]
+        spread = float(ratios.max() / ratios.min()) if ratios.min() > 0 else math.inf
+        paper_ratios = PAPER["E6b"]["ratio"]
+        report.add(
+            Row(
+                "check E6b",
+                "Z rule: max/min excess/MCR",
+                max(paper_ratios) / min(paper_ratios),
+                spread,
+                AtMost(bound=3.0),
+            )
+        )
     if "E6a" in runs and "E6b" in runs:
         a = jain(list(runs["E6a"].vcs["excess_over_mcr"]))
         b = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
@@ -351,16 +366,25 @@ def side_table(
         for vc in run.vcs.itertuples(index=False):
             row[f"{vc.name}_excess_over_mcr"] = vc.excess_over_mcr
         row["min_achieved_over_mcr"] = float((run.vcs["goodput_mbps"] / run.vcs["mcr_mbps"]).min())
+        row["tagged_frames"] = int(run.vcs["tagged_frames"].sum())
+        row["clp1_cells_dropped"] = int(run.vcs["cells_dropped_clp1"].sum())
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-EXTRA_LABEL = {"discipline": "dfba L=0.5K H=0.9K", "lh": "L=0.5K H=0.9K", "seed": "seed 1"}
+EXTRA_LABEL = {
+    "discipline": "dfba L=0.5K H=0.9K",
+    "lh": "L=0.5K H=0.9K",
+    "seed": "seed 1",
+    "tagging": "E3 untagged",
+}
 
 
-def drops_table(runs: dict[str, AtmRun]) -> pd.DataFrame:
+def drops_table(results: dict[tuple[str, str], AtmRun]) -> pd.DataFrame:
     frames = []
-    for name, run in runs.items():
+    for (group, name), run in results.items():
+        if group not in ("table", "tagging"):
+            continue
         refused = run.refused.copy()
         refused.insert(0, "experiment", name)
         frames.append(refused)
@@ -405,8 +429,13 @@ def write_side_tables(
             "E3 with other seeds",
         ),
         (
+            "dfba_tagging.csv",
+            lambda: side_table(results, "tagging", tables.get("E3")),
+            "E3 with F-GCRA tagging at the edges",
+        ),
+        (
             "dfba_refused_frames.csv",
-            lambda: drops_table(tables),
+            lambda: drops_table(results),
             "refused frames by VC, DFBA region and CLP",
         ),
     ]
