@@ -1,4 +1,4 @@
-"""Seed 004 scenario 4's firewall property with flow-controlled traffic: an FTP (Generic,
+"""[Keshav91] scenario 4's firewall property with flow-controlled traffic: an FTP (Generic,
 window 5) shares a 10 pkt/s FQ line with a source sending at line rate. Without charging
 dropped packets to its finish number the ill-behaved source gets about its fair share (seed:
 4.9-5.0 pkt/s); with charging its bids run ahead of the FTP's and it falls toward zero (the

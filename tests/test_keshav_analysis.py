@@ -1,4 +1,4 @@
-"""Keshav analytics against numbers computed by hand (seed 004 Ch2, Ch5)."""
+"""Keshav analytics against numbers computed by hand ([Keshav91, ch. 2, ch. 5])."""
 
 from __future__ import annotations
 

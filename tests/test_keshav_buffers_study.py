@@ -1,5 +1,5 @@
-"""Seed 004 chapter 3's buffer-structure study over the (N, B) plane with Tahoe sources: the
-seed's qualitative findings hold on the full 35-point sweep."""
+"""[Keshav91, ch. 3]'s buffer-structure study over the (N, B) plane with Tahoe sources: the
+text's qualitative findings hold on the full 35-point sweep."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Seed 004 chapter 6 reproduction (`fairgate reproduce keshav`): quick runs of every scenario
-with the acceptance checks of spec section 4.2 (tolerances doubled in quick mode), and the full
+"""[Keshav91, ch. 6] reproduction (`fairgate reproduce keshav`): quick runs of every scenario
+with the reproduction's acceptance tolerances (tolerances doubled in quick mode), and the full
 run under the `slow` marker. Rows that miss are listed in docs/reproductions/keshav.md; the
 tests pin the rows that pass and the behaviour behind the misses that stay."""
 
@@ -70,7 +70,7 @@ def test_s2_decbit_and_pp_get_the_fair_share() -> None:
     for pair in ("DEC/DEC", "PP/FQ"):
         frame = rows(report, f"S2 {pair}", "throughput")
         ftp = frame[~frame["experiment"].str.endswith(("src 7", "src 8"))]["fairgate"]
-        # (10 pkt/s - two Telnets at 0.2) / 6 = 1.6, the seed's 1.66 within 6%.
+        # (10 pkt/s - two Telnets at 0.2) / 6 = 1.6, the text's 1.66 within 6%.
         assert len(ftp) == 6 and ftp.min() > 1.66 * 0.94
     assert_all_ok(rows(report, "S2 PP/FQ src 7", "rtt"))  # Telnet behind one FTP packet at most
 
@@ -169,8 +169,9 @@ def test_pairs_substitute_sources_and_queues() -> None:
 
 
 def test_fq_switches_choose_the_victim_before_admission() -> None:
-    # Seed 2.1 read literally ("the conversation currently using the most buffer space"): every
-    # FQ and FQbit switch of the pairs and of the scenario files (run alone as PP/FQ).
+    # [Keshav91, §2.1] read literally ("the conversation currently using the most buffer
+    # space"): every FQ and FQbit switch of the pairs and of the scenario files (run alone as
+    # PP/FQ).
     pairs = keshav.load_pairs()["pairs"]
     fair = [p["queue"] for p in pairs.values() if p["queue"]["kind"] in ("fq", "fqbit")]
     assert len(fair) == 4 and all(q["victim"] == "before_admission" for q in fair)

@@ -1,4 +1,4 @@
-"""Checks of the SFG analytic helpers against the numbers of seed 003 section 3."""
+"""Checks of the SFG analytic helpers against the numbers of [Chung06, §3]."""
 
 import math
 

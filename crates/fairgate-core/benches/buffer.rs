@@ -1,7 +1,8 @@
-//! Per-packet cost of SFG, the buffer managers for per-flow schedulers, and the seed-002 frame
+//! Per-packet cost of SFG, the buffer managers for per-flow schedulers, and the [Goyal98] frame
 //! disciplines. Each iteration is one arrival (and, for queue disciplines, one departure).
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use fairgate_core::config::units::Rate;
 use fairgate_core::qdisc::buffer::dfba::DfbaConfig;
 use fairgate_core::qdisc::buffer::drop_front::DropFromFrontConfig;
 use fairgate_core::qdisc::buffer::lqd::LqdConfig;
@@ -13,7 +14,6 @@ use fairgate_core::qdisc::buffer::{BufferConfig, BufferManager, FlowQueues};
 use fairgate_core::qdisc::filter::sfg::SfgConfig;
 use fairgate_core::qdisc::testing::Harness;
 use fairgate_core::qdisc::{Effects, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use fairgate_core::scenario::units::Rate;
 use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fairgate_core::scenario::{build, parse};
-use fairgate_core::transport::fuzzy::{FuzzyConfig, FuzzyPredictor};
+use fairgate_core::transport::keshav::fuzzy::{FuzzyConfig, FuzzyPredictor};
 use std::hint::black_box;
 
 fn dumbbell(source: &str) -> String {

@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fairgate_core::scenario::{build, parse};
-use fairgate_core::transport::scoreboard::Scoreboard;
+use fairgate_core::transport::tcp::scoreboard::Scoreboard;
 use std::hint::black_box;
 
 fn dumbbell(source: &str) -> String {

@@ -1,7 +1,7 @@
-//! Prints seed 004's data-structure study (figures 3.5-3.7) on the open-loop stand-in
+//! Prints Keshav's data-structure study (figures 3.5-3.7) on the open-loop stand-in
 //! workload as a Markdown table: `cargo run -p fairgate-core --example keshav_study`.
 
-use fairgate_core::qdisc::sched::keshav::study::{onoff_workload, sweep};
+use fairgate_core::studies::keshav_buffers::study::{onoff_workload, sweep};
 
 /// An axis of the (N, B) plane: name, window W, offered load, points (N, B).
 type Axis = (&'static str, u32, f64, &'static [(u32, u32)]);

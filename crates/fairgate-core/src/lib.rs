@@ -1,20 +1,50 @@
 //! fairgate-core: a packet-level simulator of congestion control at routers and gateways.
 //!
-//! Layers: [`engine`] (time, events, the run loop), [`net`] (packets, links, ports, routing,
-//! agents), [`qdisc`] (queue disciplines), [`traffic`] (sources and transports), [`stats`]
-//! (counters and series), [`scenario`] (the config schema and builder), [`results`] (what a run
-//! reports).
+//! # Layers
+//!
+//! Each layer uses only the layers above it in this list (a test checks the imports):
+//!
+//! 1. Ground: [`engine`] (simulated time, the event queue, random-number streams) and
+//!    [`config`] (units, distributions, tagged `kind = "..."` configs, [`ScenarioError`]).
+//! 2. The network: [`net`] (packets, links, nodes, routing, the [`net::Agent`] interface) and
+//!    [`stats`] (per-flow and per-port counters, series, drop reasons).
+//! 3. The algorithms, one per file, each with its config: [`qdisc`] (schedulers, AQMs, buffer
+//!    managers, filters, and the structures and flow classification they share),
+//!    [`transport`] (the TCP family and Keshav's sources) and [`traffic`] (open-loop sources,
+//!    sinks and the source registry). Gateway nodes that split connections (performance
+//!    enhancing proxies) are neither a queue discipline nor a host transport: they go in a
+//!    `gateway` module of this layer, beside `transport`, and are wired by [`sim`] like hosts.
+//! 4. The simulation: [`sim`] (a [`sim::port::Port`] is one discipline plus one link; the
+//!    [`Simulation`] dispatches every event to the port or agent it concerns); [`atm`] is the
+//!    cell-level counterpart for ATM GFR networks: AAL5 edges, cell ports and links, TCPs on
+//!    named VCs).
+//! 5. The top: [`scenario`] (the schema, its validation and building a [`Simulation`] from
+//!    it), [`results`] (what a run reports) and [`studies`] (cost and data-structure studies).
+//!
+//! # A packet's path
+//!
+//! A source agent ([`traffic`], [`transport`]) hands a packet to its [`net::AgentCtx`]. The
+//! [`Simulation`] looks up the next hop in the node's routing table ([`net::routing`]) and
+//! offers the packet to that output [`sim::port::Port`], whose discipline ([`qdisc::Qdisc`])
+//! accepts, drops or marks it; every drop is counted by reason in [`stats`]. When the link is
+//! free the port dequeues the next packet, which arrives at the next node after its
+//! transmission and propagation time ([`net::link`]); at its destination the receiving agent
+//! takes it and may answer (an ACK) along the reverse route. Each packet is at every moment
+//! delivered, dropped or held by exactly one port or link: conservation is checked at the end.
 
 pub mod atm;
-pub mod classify;
+pub mod config;
 pub mod engine;
 pub mod net;
 pub mod qdisc;
 pub mod results;
 pub mod scenario;
+pub mod sim;
 pub mod stats;
+pub mod studies;
 pub mod traffic;
 pub mod transport;
 
-pub use engine::Simulation;
-pub use scenario::{Scenario, ScenarioError};
+pub use config::ScenarioError;
+pub use scenario::Scenario;
+pub use sim::Simulation;

@@ -4,8 +4,9 @@
 //! built from the same flow and port tables, so it and the Parquet files always agree.
 //! The schema is documented in `docs/results.md`.
 
-use crate::engine::{to_secs, FlowRole, Simulation};
+use crate::engine::to_secs;
 use crate::qdisc::DropReason;
+use crate::sim::{FlowRole, Simulation};
 use crate::stats::jain_index;
 use crate::stats::series::VarSeries;
 use serde_json::{json, Map, Value};

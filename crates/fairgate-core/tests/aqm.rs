@@ -146,7 +146,7 @@ fn poisson_loss(r: &Results) -> f64 {
 
 #[test]
 fn sfb_penalises_an_unresponsive_cbr_flow() {
-    // Faster BLUE steps than seed 003's (0.005 per 100 ms needs 20 s to reach 1).
+    // Faster BLUE steps than the SFG paper's (0.005 per 100 ms needs 20 s to reach 1).
     let r = run(
         CBR_AMONG_POISSON,
         &["links[0].queue={kind=\"sfb\", increment=0.02, decrement=0.002, freeze_time=\"20ms\"}"],
@@ -291,7 +291,7 @@ fn every_aqm_is_deterministic_and_conserves_packets() {
     }
 }
 
-/// Seed 001's gateway: the AQM drops at the receive side (a->b) while watching the congested
+/// Byun's gateway: the AQM drops at the receive side (a->b) while watching the congested
 /// transmit queue (b->c).
 const MONITORED: &str = r#"
 name = "aqm-monitor"

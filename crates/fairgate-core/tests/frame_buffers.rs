@@ -1,4 +1,4 @@
-//! End-to-end runs of the seed-002 frame disciplines on packets (one-cell frames): conservation,
+//! End-to-end runs of the [Goyal98] frame disciplines on packets (one-cell frames): conservation,
 //! determinism, and DFBA's MCR-weighted sharing of an overloaded FIFO.
 
 use fairgate_core::results::{collect, Column, Results};

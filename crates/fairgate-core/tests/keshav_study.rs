@@ -1,10 +1,10 @@
-//! Keshav's buffer data structures (seed 004 chapter 3): identical decisions on the same
+//! Keshav's buffer data structures ([Keshav91, ch. 3]): identical decisions on the same
 //! trace, and the orderings of figures 3.5-3.7 on open-loop workloads.
 
-use fairgate_core::qdisc::sched::keshav::study::{
+use fairgate_core::studies::keshav_buffers::study::{
     fq_trace, onoff_workload, record_port, replay, sweep, StudyRow, Workload,
 };
-use fairgate_core::qdisc::sched::keshav::STRUCTURES;
+use fairgate_core::studies::keshav_buffers::STRUCTURES;
 
 fn bursty(n: u32, b: u32, window: u32, load: f64) -> Workload {
     onoff_workload(n, b, window, load, 4.0).unwrap_or_else(|e| panic!("{e}"))
@@ -69,7 +69,7 @@ fn orderings_of_seed_004_figures_3_5_to_3_7() {
 
 #[test]
 fn tahoe_workload_orders_the_structures_as_seed_004_does() {
-    use fairgate_core::qdisc::sched::keshav::study::tahoe_workload;
+    use fairgate_core::studies::keshav_buffers::study::tahoe_workload;
     let points = [(4, 64), (16, 24)];
     let rows = sweep(&points, |n, b| tahoe_workload(n, b, 8, 200.0)).unwrap();
     let at = |n: u32, name: &str| {

@@ -1,4 +1,4 @@
-//! Packet-Pair end to end on a deterministic chain (seed 004 Ch4, Lemma 5; Ch5 §5.7).
+//! Packet-Pair end to end on a deterministic chain ([Keshav91, ch. 4], Lemma 5; §5.7).
 
 mod transport_support;
 
@@ -252,7 +252,7 @@ fn packet_pair_configs_round_trip_through_toml_and_json() {
     }
 }
 
-/// Seed 004 scenario 2 without its Telnets: six PP_CTH sources (window 5) on 100 pkt/s lines
+/// [Keshav91] scenario 2 without its Telnets: six PP_CTH sources (window 5) on 100 pkt/s lines
 /// into one FQ switch with `limit` buffers and a 10 pkt/s line; `options` go into each source.
 fn six_pp_cth(options: &str, limit: u64) -> String {
     let mut text = String::from(
@@ -357,7 +357,7 @@ fn unpaired_packets_shift_a_source_off_the_fq_round_and_its_probes_read_short() 
         early.probes.len()
     );
     // Karn's rule spirals at X = 3 (no sample from a retransmitted packet, so r_t never learns
-    // the queueing delay; 200 s: 893 timeouts); the seed's Generic rule, a sample from the
+    // the queueing delay; 200 s: 893 timeouts); the text's Generic rule, a sample from the
     // first transmission, does not (36).
     let karn = run_six("retx_sample = \"karn\"", 25);
     let first = run_six("retx_sample = \"first_sent\"", 25);

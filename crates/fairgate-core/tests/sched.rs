@@ -1,5 +1,5 @@
 //! Per-flow schedulers against numbers: service within one maximum packet of the bit-by-bit
-//! ideal, weighted shares, DRR's per-round equality, the Telnet delay of seed 004 section
+//! ideal, weighted shares, DRR's per-round equality, the Telnet delay of [Keshav91] section
 //! 2.2.3, protection from an ill-behaved source, conservation and determinism.
 
 use fairgate_core::engine::time::tx_time;
@@ -223,7 +223,7 @@ start = "0.0005s"
 source = { kind = "cbr", rate = "5Mbps", size = 1000 }
 "#;
 
-/// Seed 004 section 2.2.3, non-preemptive FQ with delta = 0: N = 4, P_F = 8000 bits, P_T =
+/// [Keshav91, §2.2.3], non-preemptive FQ with delta = 0: N = 4, P_F = 8000 bits, P_T =
 /// 320 bits, so P_T = P_F (k + eps) / N with k = 0, eps = 0.16, and P_T < (P_F/2)(1 + 1/N):
 /// P_F/2 <= A(P) <= (P_F/2)(1 + (k^2 + k(2 eps - 1))/N) = P_F/2. The Telnet packet waits on
 /// average half an FTP packet, 4000 bit times = 400 us, then takes its own 32 us. Under FCFS

@@ -185,7 +185,7 @@ fn load_json(text: &str) -> PyResult<Simulation> {
     build(s)
 }
 
-/// Seed 004 chapter 3's data-structure study at each (N, B) point with N Tahoe sources of
+/// [Keshav91, ch. 3]'s data-structure study at each (N, B) point with N Tahoe sources of
 /// window `window` (or the windowless on/off stand-in): one dict per structure and point.
 #[pyfunction]
 #[pyo3(signature = (points, window, duration_s, workload = "tahoe", load = 0.9))]
@@ -197,7 +197,7 @@ fn keshav_study<'py>(
     workload: &str,
     load: f64,
 ) -> PyResult<Bound<'py, PyList>> {
-    use fairgate_core::qdisc::sched::keshav::study::{onoff_workload, sweep, tahoe_workload};
+    use fairgate_core::studies::keshav_buffers::study::{onoff_workload, sweep, tahoe_workload};
     let rows = match workload {
         "tahoe" => py.detach(|| {
             guarded("running the study", || {
@@ -252,6 +252,63 @@ fn atm_run(py: Python<'_>, config: &str) -> PyResult<String> {
     serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
+/// [Vaidyanathan99, §2.3-2.6]'s per-packet cost of WFQ, start-time FQ, DRR and stochastic FQ
+/// from the active flows at `port` of the scenario `text`, sampled every `interval_s`: one dict
+/// per sample and discipline.
+#[pyfunction]
+#[pyo3(signature = (text, port, key = "flow", timeout_s = 0.0, interval_s = 0.1, efficiency = 1.0, mean_colliding = 1.0))]
+#[allow(clippy::too_many_arguments)]
+fn fq_cost_study<'py>(
+    py: Python<'py>,
+    text: &str,
+    port: &str,
+    key: &str,
+    timeout_s: f64,
+    interval_s: f64,
+    efficiency: f64,
+    mean_colliding: f64,
+) -> PyResult<Bound<'py, PyList>> {
+    use fairgate_core::studies::cost_model::{flow_key, port_cost_series, Classification};
+    let key = flow_key(key).map_err(scenario_err)?;
+    let duration = |field: &str, s: f64| {
+        if s.is_finite() && s >= 0.0 {
+            Ok(secs(s))
+        } else {
+            Err(ScenarioError::new_err(format!(
+                "`{field}`: got {s}, expected seconds >= 0"
+            )))
+        }
+    };
+    let timeout = duration("study.timeout", timeout_s)?;
+    let interval = duration("study.interval", interval_s)?;
+    let classification = Classification::LinearSearch {
+        efficiency,
+        mean_colliding,
+    };
+    let scenario = guarded("parsing", || scenario::parse(text, &[]))?.map_err(scenario_err)?;
+    let samples = py
+        .detach(|| {
+            guarded("running the study", || {
+                port_cost_series(&scenario, port, key, timeout, interval, classification)
+            })
+        })?
+        .map_err(scenario_err)?;
+    let out = PyList::empty(py);
+    for s in samples {
+        let d = PyDict::new(py);
+        d.set_item("time_s", s.time_s)?;
+        d.set_item("active", s.active)?;
+        d.set_item("discipline", s.discipline)?;
+        d.set_item("classification", s.cost.classification)?;
+        d.set_item("tagging", s.cost.tagging)?;
+        d.set_item("flow_state", s.cost.flow_state)?;
+        d.set_item("service", s.cost.service)?;
+        d.set_item("total", s.cost.total())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Registered queue disciplines and sources.
 #[pyfunction]
 fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -272,6 +329,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;
+    m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,8 +1,7 @@
-"""Analytics of Keshav's thesis (seed 004, ``004_69e3e87eb3f3727b.txt``; spec
-``004_keshav_fq.md`` §1.1 and §1.8): Telnet delay bounds at an FQ switch (Ch2 §2.2.3), the
-closed-loop poles of the Packet-Pair control law (Ch5 §5.4), the appendix 5.A recurrence, the
-discrete epoch law with gain alpha, and the Kalman estimator of §5.5 (with the corrected G of
-A8). Pure Python; see ``docs/models/keshav_analysis.md`` for the decisions.
+"""Analytics of Keshav's thesis [Keshav91]: Telnet delay bounds at an FQ switch (§2.2.3), the
+closed-loop poles of the Packet-Pair control law (§5.4), the appendix 5.A recurrence, the
+discrete epoch law with gain alpha, and the Kalman estimator of §5.5 (with a corrected G).
+Pure Python; see ``docs/models/keshav_analysis.md`` for the decisions.
 """
 
 from __future__ import annotations
@@ -125,7 +124,7 @@ def _add(a: Matrix, b: Matrix, sign: float = 1.0) -> Matrix:
 
 @dataclass
 class KalmanEstimator:
-    """x = [n_b, mu, mu_-1]; x(k+1) = G x + H u + v1, y = C x + v2 (§5.5, G corrected per A8).
+    """x = [n_b, mu, mu_-1]; x(k+1) = G x + H u + v1, y = C x + v2 (§5.5, G corrected).
 
     ``omega_var`` = E[omega^2] and ``obs_var`` = E[v2^2] must be supplied: the thesis shows they
     cannot be separated from observations.

@@ -1,5 +1,4 @@
-"""Analytic helpers for the Stochastic Fairness Guardian (seed 003, section 3; spec
-``003_sfg.md`` section 1.6).
+"""Analytic helpers for the Stochastic Fairness Guardian [Chung06, §3].
 
 * :func:`false_positive_probability` -- P_fp(L, N, B) by equation 2 (onto-map counting).
 * :func:`false_positive_probability_closed` -- the same by ``(1 - (1 - 1/N)**B)**L``.
@@ -56,7 +55,7 @@ def tcp_friendly_rate(packet_bytes: float, rtt_s: float, loss_rate: float) -> fl
 def bins_for_capacity(
     capacity_bps: float, packet_bytes: float = 1500.0, rtt_s: float = 0.3, loss_rate: float = 0.01
 ) -> int:
-    """N = C / T_tcp rounded to the nearest integer (seed 003: 10 Mb/s -> 20)."""
+    """N = C / T_tcp rounded to the nearest integer ([Chung06]: 10 Mb/s -> 20)."""
     if not (math.isfinite(capacity_bps) and capacity_bps > 0):
         raise ValueError(f"capacity_bps must be a positive number, got {capacity_bps}")
     return max(1, round(capacity_bps / tcp_friendly_rate(packet_bytes, rtt_s, loss_rate)))

@@ -1,4 +1,4 @@
-"""The seed 004 measurement method: per-interval means, the first interval discarded, then the
+"""The [Keshav91] measurement method: per-interval means, the first interval discarded, then the
 mean of the interval means and their standard deviation."""
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""Seed 004 (Keshav 1991, "Congestion Control in Computer Networks", chapter 6): the eight
-scenarios with the protocol pairs of table 6.1, measured as the seed does.
+"""[Keshav91] (Keshav 1991, "Congestion Control in Computer Networks", chapter 6): the eight
+scenarios with the protocol pairs of table 6.1, measured as the text does.
 
 Scenario files: ``s1.toml`` ... ``s8.toml`` (each runnable alone with PP/FQ), the pairs in
 ``pairs.toml`` and the paper's numbers in ``paper_results.csv``, shipped with the package in
 ``fairgate/data/keshav`` (``scenarios/keshav`` in the source tree links there). A run is split
 into intervals, the first discarded; a metric is the mean of the interval means with their
-standard deviation (seed section 6.6).
+standard deviation ([Keshav91, §6.6]).
 
-Decisions where the seed is silent (see docs/reproductions/keshav.md):
+Decisions where the text is silent (see docs/reproductions/keshav.md):
 - Interval lengths: 200 s x 7 (S1, S2, S4-S8); S3 one 300 s phase each, background off =
   [300, 600), on = [600, 900] (the first on-phase holds the start-up). Quick mode: 4 intervals
   of 50 s (S7, S8: 4 of 100 s, S3 unchanged).
@@ -42,7 +42,7 @@ from fairgate.results import Results  # noqa: E402
 from fairgate.runner import run_text  # noqa: E402
 
 TITLE = "Keshav 1991, chapter 6: eight scenarios, seven protocol pairs"
-SOURCE = "Seed 004 (004_69e3e87eb3f3727b.txt), tables 6.2-6.11; spec 004 sections 2 and 4.2"
+SOURCE = "[Keshav91, tab. 6.2-6.11]"
 EXPERIMENTS = ["1", "2", "3", "4", "5", "6", "7", "8"]
 PAIRS = ["G/FCFS", "G/FQ", "JK/FCFS", "JK/FQ", "DEC/DEC", "DEC/FQB", "PP/FQ"]
 FQ_PAIRS = {"G/FQ", "JK/FQ", "DEC/FQB", "PP/FQ"}
@@ -182,7 +182,7 @@ def source_number(flow: str) -> str:
 
 
 def tolerance(paper_row: Any, quick: bool) -> Tolerance | None:
-    """The acceptance criteria of spec section 4.2; None = reported for comparison only."""
+    """The acceptance tolerances of this reproduction; None = reported for comparison only."""
     widen = 2.0 if quick else 1.0
     s, pair, src, metric = paper_row.scenario, paper_row.pair, paper_row.source, paper_row.metric
     telnet = src in TELNET.get(s, set())
@@ -259,7 +259,7 @@ def add_rows(report: Report, paper: pd.DataFrame, runs: dict, quick: bool) -> No
 
 
 def utility_figure(scenario: int, runs: dict, out_dir: Path) -> Path | None:
-    """Throughput (x) against RTT (y), a box of +-3 SD per source (the seed's 95% CI)."""
+    """Throughput (x) against RTT (y), a box of +-3 SD per source (the text's 95% CI)."""
     entries = [(pair, stats) for (s, pair), stats in runs.items() if s == scenario]
     if not entries:
         return None

@@ -6,6 +6,7 @@ import importlib
 from types import ModuleType
 
 STUDIES: dict[str, str] = {
+    "fq-cost": "fairgate.studies.fq_cost",
     "keshav-buffers": "fairgate.studies.keshav_buffers",
 }
 

@@ -1,11 +1,11 @@
-"""Seed 004 chapter 3: the cost of Keshav's four buffer structures for Fair Queueing.
+"""[Keshav91, ch. 3]: the cost of Keshav's four buffer structures for Fair Queueing.
 
 N Tahoe sources of maximum window W share one FQ trunk with B buffers; the arrivals and
 departures are replayed through LINK (ordered list scanned from the tail), TREE (unbalanced
 binary tree), HEAP (double heap) and PERC (per-conversation queues with head and tail heaps),
 counting elementary operations (link traversals or heap exchanges) per insertion.
 
-The seed does not list its 35 (N, B) points (spec A11); the axes below follow its figure 3.4:
+The text does not list its 35 (N, B) points; the axes below follow its figure 3.4:
 A entirely underloaded (W N < B), B entirely overloaded, C, D and E crossing the locus W N = B.
 """
 
@@ -50,7 +50,7 @@ def sweep(window: int = WINDOW, trace_s: float = TRACE_S) -> pd.DataFrame:
 
 
 def findings(table: pd.DataFrame) -> list[tuple[str, bool]]:
-    """The seed's qualitative findings, checked on the sweep."""
+    """The text's qualitative findings, checked on the sweep."""
     wide = table.pivot_table(
         index=["axis", "conversations", "buffers"],
         columns="structure",
@@ -120,7 +120,7 @@ def run(out_dir: Path, quick: bool = False, window: int = WINDOW) -> str:
         wide.round(3).to_string(),
         "```",
         "",
-        "## Findings of seed 004 chapter 3",
+        "## Findings of [Keshav91, ch. 3]",
         "",
     ]
     lines += [f"- {'holds' if ok else 'DOES NOT HOLD'}: {text}" for text, ok in checks]

@@ -7,15 +7,15 @@
 //! `start_spread` seconds.
 
 use super::gfr::{TaggingConfig, VcConfig};
+use crate::config::error::{check, join, ScenarioError};
 use crate::qdisc::buffer::dfba::DfbaConfig;
 use crate::qdisc::buffer::epd::EpdConfig;
 use crate::qdisc::buffer::fba::FbaConfig;
 use crate::qdisc::buffer::ppd::PpdConfig;
 use crate::qdisc::buffer::selective_drop::SelectiveDropConfig;
 use crate::qdisc::QdiscConfig;
-use crate::scenario::error::{check, join, ScenarioError};
 use crate::traffic::SourceConfig;
-use crate::transport::tcp_config::{CcKind, TcpConfig};
+use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 

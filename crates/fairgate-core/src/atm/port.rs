@@ -7,7 +7,6 @@
 //! The backbone `fifo` is cell drop-tail with no frame awareness.
 
 use super::config::BackboneBuffer;
-use crate::classify::FlowKey;
 use crate::engine::{Rng, Time};
 use crate::net::packet::{PacketArena, PacketId};
 use crate::qdisc::buffer::dfba::{region, DfbaPolicy, Region};
@@ -18,6 +17,7 @@ use crate::qdisc::buffer::frame_fifo::{
 };
 use crate::qdisc::buffer::ppd::AcceptAll;
 use crate::qdisc::buffer::selective_drop::SelectiveDropPolicy;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Effects, QdiscCtx};
 use std::collections::VecDeque;
 

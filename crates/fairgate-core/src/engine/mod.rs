@@ -8,5 +8,3 @@ pub mod time;
 pub use events::{Event, EventQueue};
 pub use rng::Rng;
 pub use time::{secs, to_secs, tx_time, Time, PS_PER_SEC};
-pub mod sim;
-pub use sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};

@@ -1,11 +1,11 @@
 //! Simplex links: rate, propagation delay (fixed, or drawn per packet or per flow) and an
 //! optional loss model (Bernoulli, Gilbert-Elliott, or a deterministic pattern).
 
+use crate::config::dist::{Dist, DurationDist};
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::{secs, Rng, Time};
 use crate::net::packet::{Packet, PacketKind};
-use crate::scenario::dist::{Dist, DurationDist};
-use crate::scenario::error::{check, join, ScenarioError};
-use crate::scenario::units::Duration;
 use rand::Rng as _;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -102,7 +102,7 @@ pub enum LossSpec {
     Seqs(SeqsLoss),
 }
 
-crate::scenario::tagged::deserialize_by_kind!(LossSpec, {
+crate::config::tagged::deserialize_by_kind!(LossSpec, {
     "bernoulli" => Bernoulli,
     "gilbert_elliott" => GilbertElliott,
     "pattern" => Pattern,
@@ -161,7 +161,7 @@ pub fn deserialize_loss<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LossSp
     match value {
         toml::Value::Float(p) => Ok(Some(LossSpec::Bernoulli(BernoulliLoss { p }))),
         toml::Value::Integer(p) => Ok(Some(LossSpec::Bernoulli(BernoulliLoss { p: p as f64 }))),
-        other => crate::scenario::error::deserialize_nested::<LossSpec, D::Error>(other).map(Some),
+        other => crate::config::error::deserialize_nested::<LossSpec, D::Error>(other).map(Some),
     }
 }
 

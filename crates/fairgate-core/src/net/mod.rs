@@ -1,10 +1,10 @@
-//! Packets, nodes, links, ports, routing and agents.
+//! Packets, nodes, links, routing and the agent interface. Ports (a discipline plus a link)
+//! are wired above the disciplines, in [`crate::sim`].
 
 pub mod agent;
 pub mod link;
 pub mod node;
 pub mod packet;
-pub mod port;
 pub mod routing;
 
 pub use agent::{Agent, AgentCtx};

@@ -1,8 +1,8 @@
 //! FIFO queues: drop-tail and drop-from-front.
 //!
-//! Sources: every seed uses drop-tail FIFO as the baseline (seed 004 "FCFS", seed 003
-//! "Drop-Tail", seed 001's PEP queues). Drop-from-front: Lakshman, Neidhardt and Ott, "The drop
-//! from front strategy in TCP and in TCP over ATM", INFOCOM 1996; seed 000 section 3.2 lists it.
+//! Sources: every source work uses drop-tail FIFO as the baseline ([Keshav91] "FCFS", [Chung06]
+//! "Drop-Tail", Byun's PEP queues). Drop-from-front: Lakshman, Neidhardt and Ott, "The drop
+//! from front strategy in TCP and in TCP over ATM", INFOCOM 1996; [Vaidyanathan99, §3.2] lists it.
 //!
 //! Decisions:
 //! - The limit is in packets (`limit`, default 50 as ns-2's `Queue/DropTail`) and optionally
@@ -11,8 +11,8 @@
 //!   whole byte limit is itself dropped as overflow.
 
 use super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

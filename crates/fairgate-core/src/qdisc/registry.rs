@@ -5,7 +5,7 @@
 //! [`QdiscConfig`](super::QdiscConfig) plus the [`Qdisc`](super::Qdisc)) and add one line below.
 
 use super::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
+use crate::config::ScenarioError;
 
 macro_rules! qdisc_registry {
     ($( $kind:literal => $variant:ident($config:ty) ),* $(,)?) => {
@@ -19,9 +19,9 @@ macro_rules! qdisc_registry {
         impl<'de> serde::Deserialize<'de> for QdiscSpec {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
-                let (kind, rest) = crate::scenario::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
+                let (kind, rest) = crate::config::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
                 match kind.as_str() {
-                    $( $kind => crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    $( $kind => crate::config::error::deserialize_nested(rest).map(Self::$variant), )*
                     _ => unreachable!("split_kind checked the kind"),
                 }
             }

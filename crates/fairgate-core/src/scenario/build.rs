@@ -1,13 +1,14 @@
 //! Turning a validated scenario into a running simulation.
 
-use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
-use crate::engine::{rng, AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
+use crate::config::error::ScenarioError;
+use crate::engine::rng;
 use crate::net::link::Link;
 use crate::net::node::Node;
-use crate::net::port::Port;
 use crate::qdisc::QdiscEnv;
+use crate::sim::port::Port;
+use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;
 use crate::traffic::SourceEnv;
 

@@ -1,8 +1,8 @@
 //! Reading a scenario: TOML text, `--set key.path=value` overrides, then the typed schema with
 //! errors that name the field path.
 
-use super::error::ScenarioError;
 use super::schema::Scenario;
+use crate::config::error::ScenarioError;
 
 /// Parses TOML text, applies overrides, deserializes and validates.
 pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
@@ -32,8 +32,8 @@ pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let outer = e.path().to_string();
             let outer = if outer == "." { String::new() } else { outer };
-            let (inner, message) = super::error::split_marked(e.into_inner().message());
-            ScenarioError::new(super::error::join(&outer, &inner), message)
+            let (inner, message) = crate::config::error::split_marked(e.into_inner().message());
+            ScenarioError::new(crate::config::error::join(&outer, &inner), message)
         })?;
     super::validate::validate(&scenario)?;
     Ok(scenario)
@@ -75,7 +75,7 @@ fn json_to_toml(value: serde_json::Value, path: &str) -> Result<toml::Value, Sce
         J::Object(map) => {
             let mut t = toml::Table::new();
             for (k, v) in map.into_iter().filter(|(_, v)| !v.is_null()) {
-                let p = super::error::join(path, &k);
+                let p = crate::config::error::join(path, &k);
                 t.insert(k, json_to_toml(v, &p)?);
             }
             toml::Value::Table(t)
@@ -150,7 +150,7 @@ fn set_path(
     };
     match step {
         Step::Key(k) => {
-            let here = super::error::join(walked, k);
+            let here = crate::config::error::join(walked, k);
             let t = node
                 .as_table_mut()
                 .ok_or_else(|| format!("`{walked}` is not a table, so it has no key `{k}`"))?;

@@ -2,16 +2,13 @@
 //! simulation from it.
 
 pub mod build;
-pub mod dist;
-pub mod error;
 pub mod load;
 pub mod schema;
-pub mod tagged;
 pub mod topology;
-pub mod units;
 pub mod validate;
 
+// The configuration primitives moved to the ground layer; these names keep working.
+pub use crate::config::{check, dist, error, tagged, units, ScenarioError};
 pub use build::build;
-pub use error::{check, ScenarioError};
 pub use load::{parse, parse_json};
 pub use schema::Scenario;

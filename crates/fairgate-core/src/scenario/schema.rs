@@ -1,8 +1,8 @@
 //! The scenario schema: the single source of truth for TOML files and Python builders.
 
-use super::dist::DurationDist;
 use super::topology::TopologySpec;
-use super::units::{Duration, Rate};
+use crate::config::dist::DurationDist;
+use crate::config::units::{Duration, Rate};
 use crate::net::link::{deserialize_loss, DelaySpec, LossSpec};
 use crate::net::node::NodeKind;
 use crate::qdisc::QdiscSpec;
@@ -125,7 +125,7 @@ pub struct StartSpec(pub DurationDist);
 
 impl Default for StartSpec {
     fn default() -> Self {
-        StartSpec(DurationDist(super::dist::Dist::constant(0.0)))
+        StartSpec(DurationDist(crate::config::dist::Dist::constant(0.0)))
     }
 }
 

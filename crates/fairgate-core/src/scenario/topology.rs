@@ -1,10 +1,10 @@
 //! Topology builders: a dumbbell, a chain (parking lot) and the general graph, all expanded
 //! into nodes and links before the network is built.
 
-use super::dist::DurationDist;
-use super::error::{join, ScenarioError};
 use super::schema::{LinkOverride, LinkParams, LinkSpec, NodeSpec};
-use super::units::Duration;
+use crate::config::dist::DurationDist;
+use crate::config::error::{join, ScenarioError};
+use crate::config::units::Duration;
 use crate::engine::rng;
 use crate::net::link::DelaySpec;
 use crate::net::node::NodeKind;
@@ -24,7 +24,7 @@ pub enum TopologySpec {
     Graph(GraphSpec),
 }
 
-super::tagged::deserialize_by_kind!(TopologySpec, {
+crate::config::tagged::deserialize_by_kind!(TopologySpec, {
     "dumbbell" => Dumbbell,
     "chain" => Chain,
     "graph" => Graph,
@@ -240,7 +240,7 @@ impl ChainSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::dist::Dist;
+    use crate::config::dist::Dist;
 
     fn constant(s: f64) -> DurationDist {
         DurationDist(Dist::constant(s))
@@ -248,7 +248,7 @@ mod tests {
 
     fn params(delay_ms: f64) -> LinkParams {
         LinkParams {
-            rate: super::super::units::Rate(10_000_000),
+            rate: crate::config::units::Rate(10_000_000),
             delay: DelaySpec::Fixed(Duration::from_secs(delay_ms / 1000.0)),
             loss: None,
             queue: Default::default(),

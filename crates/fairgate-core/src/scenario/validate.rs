@@ -1,7 +1,7 @@
 //! Semantic checks and name resolution: everything that serde's types cannot say.
 
-use super::error::{join, ScenarioError};
 use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
+use crate::config::error::{join, ScenarioError};
 use crate::engine::{rng, secs, Time};
 use crate::net::link::{DelaySpec, LossSpec};
 use crate::net::node::{Node, NodeKind};

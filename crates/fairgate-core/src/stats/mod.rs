@@ -1,10 +1,12 @@
 //! Counters, time series and fairness indices, kept in columnar buffers that are handed to
 //! Python whole.
 
+pub mod reason;
 pub mod series;
 
+pub use reason::DropReason;
+
 use crate::engine::Time;
-use crate::qdisc::DropReason;
 
 /// Per-flow counters. "Offered" counts packets a source hands to the network (retransmissions
 /// included); "goodput" counts unique application bytes the receiver accepted.

@@ -7,9 +7,9 @@ pub mod sink;
 
 pub use registry::SourceSpec;
 
+use crate::config::ScenarioError;
 use crate::engine::Time;
 use crate::net::Agent;
-use crate::scenario::ScenarioError;
 
 /// What a source's config learns about where it runs.
 #[derive(Clone, Debug)]

@@ -1,9 +1,9 @@
 //! Traffic without flow control: CBR, Poisson, on/off, the line-rate "malicious" source and
 //! Telnet-like sources.
 //!
-//! Sources: seed 004 section 6.2 (Telnet: 40-byte packets with exponential gaps of mean 5 s;
+//! Sources: [Keshav91, §6.2] (Telnet: 40-byte packets with exponential gaps of mean 5 s;
 //! Poisson sources; the ill-behaved source that sends at the outgoing line rate; the on/off
-//! background source of scenario 3), seed 001 and 003 (UDP CBR flows), seed 002 (none).
+//! background source of scenario 3), [Byun07] and [Chung06] (UDP CBR flows), [Goyal98] (none).
 //!
 //! Decisions:
 //! - The first packet leaves at the start time; later gaps follow the model.
@@ -15,11 +15,11 @@
 
 use super::sink::Sink;
 use super::{AgentPair, SourceConfig, SourceEnv};
+use crate::config::dist::{Dist, DurationDist, SizeDist};
+use crate::config::error::{join, ScenarioError};
+use crate::config::units::{Duration, Rate};
 use crate::engine::{secs, tx_time, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::scenario::dist::{Dist, DurationDist, SizeDist};
-use crate::scenario::error::{join, ScenarioError};
-use crate::scenario::units::{Duration, Rate};
 use serde::{Deserialize, Serialize};
 
 fn default_size() -> SizeDist {

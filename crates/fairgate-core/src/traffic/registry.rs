@@ -4,7 +4,7 @@
 //! [`SourceConfig`](super::SourceConfig) and its agents) and add one line below.
 
 use super::{AgentPair, SourceConfig, SourceEnv};
-use crate::scenario::ScenarioError;
+use crate::config::ScenarioError;
 
 macro_rules! source_registry {
     ($( $kind:literal => $variant:ident($config:ty) ),* $(,)?) => {
@@ -18,9 +18,9 @@ macro_rules! source_registry {
         impl<'de> serde::Deserialize<'de> for SourceSpec {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let value = <toml::Value as serde::Deserialize>::deserialize(d)?;
-                let (kind, rest) = crate::scenario::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
+                let (kind, rest) = crate::config::tagged::split_kind::<D::Error>(value, Self::KINDS)?;
                 match kind.as_str() {
-                    $( $kind => crate::scenario::error::deserialize_nested(rest).map(Self::$variant), )*
+                    $( $kind => crate::config::error::deserialize_nested(rest).map(Self::$variant), )*
                     _ => unreachable!("split_kind checked the kind"),
                 }
             }
@@ -54,9 +54,9 @@ source_registry! {
     "onoff" => OnOff(super::open_loop::OnOffConfig),
     "malicious" => Malicious(super::open_loop::MaliciousConfig),
     "telnet" => Telnet(super::open_loop::TelnetConfig),
-    "tcp" => Tcp(crate::transport::tcp_config::TcpConfig),
-    "generic" => Generic(crate::transport::generic::GenericConfig),
-    "decbit" => Decbit(crate::transport::decbit::DecbitConfig),
-    "packet_pair" => PacketPair(crate::transport::packet_pair::PacketPairConfig),
-    "pp_cth" => PpCth(crate::transport::pp_cth::PpCthConfig),
+    "tcp" => Tcp(crate::transport::tcp::tcp_config::TcpConfig),
+    "generic" => Generic(crate::transport::keshav::generic::GenericConfig),
+    "decbit" => Decbit(crate::transport::keshav::decbit::DecbitConfig),
+    "packet_pair" => PacketPair(crate::transport::keshav::packet_pair::PacketPairConfig),
+    "pp_cth" => PpCth(crate::transport::keshav::pp_cth::PpCthConfig),
 }

@@ -1,17 +1,17 @@
 //! Applications on top of a reliable transport: bulk (FTP), one finite file, and a sequence of
 //! request/response transfers; plus the transfer record a later HTTP or web workload reads.
 //!
-//! Sources: seed 004 §6.2 (FTP: an infinite source); seed 003 §4.1 and seed 001 §2.13 (finite
-//! web transfers whose completion times are measured).
+//! Sources: [Keshav91, §6.2] (FTP: an infinite source); [Chung06, §4.1] and [Byun07, §2.13]
+//! (finite web transfers whose completion times are measured).
 //!
 //! Decisions where the sources are silent:
 //! - A transfer is complete when the sender receives the cumulative ACK of its last byte
 //!   (the sender is where completion is known without extra signalling).
 //! - In `requests`, the next transfer is submitted `gap` after the previous one completed.
 
+use crate::config::dist::{DurationDist, SizeDist};
+use crate::config::error::{check, join, ScenarioError};
 use crate::engine::Time;
-use crate::scenario::dist::{DurationDist, SizeDist};
-use crate::scenario::error::{check, join, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// What the application above the transport does (`app = { kind = "..." }`).
@@ -24,7 +24,7 @@ pub enum AppSpec {
     /// One transfer of `size` bytes starting at the flow's start.
     File { size: u64 },
     /// No transfers of its own: a workload owning the sender submits them
-    /// ([`TcpSender::submit`](super::tcp::TcpSender::submit)).
+    /// ([`TcpSender::submit`](super::tcp::sender::TcpSender::submit)).
     Manual,
     /// `count` transfers of `size` bytes, each `gap` after the previous one completed.
     Requests {

@@ -1,25 +1,9 @@
-//! Transport protocols, one per file: the TCP family (one congestion-control variant per file
-//! over a shared sender, receiver, RTO estimator and SACK scoreboard), Keshav's Generic and
-//! DECbit sources over a shared packet-counting window, and the applications above them.
+//! Transport protocols: the TCP family ([`tcp`]), the other sources of Keshav's experiments
+//! ([`keshav`]), the applications above them ([`app`]) and the lazy timer both use.
 
 pub mod app;
-pub mod cc;
-pub mod decbit;
-pub mod fuzzy;
-pub mod generic;
-pub mod newreno;
-pub mod packet_pair;
-pub mod packet_window;
-pub mod pair_core;
-pub mod pp_cth;
-pub mod reno;
-pub mod rto;
-pub mod sack;
-pub mod scoreboard;
-pub mod tahoe;
+pub mod keshav;
 pub mod tcp;
-pub mod tcp_config;
-pub mod tcp_receiver;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod timer;

@@ -2,7 +2,7 @@
 //! virtual queue (AVQ) algorithm for active queue management", SIGCOMM 2001), after Gibbens
 //! and Kelly's virtual queue.
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.6): the
+//! Source: [Byun07, §2]: the
 //! pseudo-code, gamma = 100 %, B = 123,750 bytes (33 ms at 20 Mb/s plus half), C = 20 Mb/s,
 //! alpha "arbitrary".
 //!
@@ -15,21 +15,21 @@
 //! - C' and C are in bytes/s and b in bytes, so alpha is per second of C' growth and the
 //!   equilibrium arrival rate is gamma C whatever alpha; C' starts at gamma C.
 //! - alpha defaults to 0.15 (Kunniyur and Srikant); alpha = 0 keeps C' = gamma C fixed, the
-//!   seed's reading ("our optimal virtual capacity is pre-determined").
-//! - `vq_counts = "accepted"` (default, the original AVQ and spec 001's recommendation) adds
-//!   only packets not notified; `"all"` adds every arrival (the seed's printed indentation).
+//!   text's reading ("our optimal virtual capacity is pre-determined").
+//! - `vq_counts = "accepted"` (default, the original AVQ, and our reading of [Byun07, §2]) adds
+//!   only packets not notified; `"all"` adds every arrival (the text's printed indentation).
 //!   A marked (ECN) packet enters the real queue but is not added in `accepted` mode.
 //! - C is `capacity` when given, else the monitored port's link rate when a monitor is set,
 //!   else this port's link rate.
 //! - Notifications are `early`; the real queue has its own drop-tail `limit`.
 
 use super::{check_open_unit, notify, Buffer};
+use crate::config::units::Rate;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Rate;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which arrivals enter the virtual queue.

@@ -1,9 +1,8 @@
 //! AVQRED: a virtual queue drained at the desired service rate, whose size (not an EWMA)
 //! drives RED's count-spaced marking; monitoring and marking both at the receive queue.
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, chapters 4-5 / spec 001 sections 2.9 and 2.11,
-//! ambiguities 7.1-7.4): Byun and Baras. Emulation parameters: min_th 60, max_th 120 packets,
-//! min_capacity = max_capacity = 20 Mb/s (100 % target), AvgPktSize 1400 bytes.
+//! Source: [Byun07, ch. 4-5], Byun and Baras. Emulation parameters: min_th 60, max_th 120
+//! packets,//! min_capacity = max_capacity = 20 Mb/s (100 % target), AvgPktSize 1400 bytes.
 //!
 //! Per arrival of b bytes:
 //!   if more than `update_interval` (1 ms) since the last update:
@@ -17,25 +16,25 @@
 //!   VQ += b (see `vq_counts`)
 //!
 //! Decisions where the sources are silent:
-//! - The seed's `p_a / (1 - count p_b)` is read as p_b / (...); p_a is clamped to [0, 1].
+//! - The text's `p_a / (1 - count p_b)` is read as p_b / (...); p_a is clamped to [0, 1].
 //! - `vq_counts = "accepted"` (default) adds packets that enter the real queue (in drop mode:
-//!   the non-dropped ones; with ECN: marked ones too, like the seed's buffer-flow-control mode);
+//!   the non-dropped ones; with ECN: marked ones too, like the text's buffer-flow-control mode);
 //!   `"all"` adds every arrival.
 //! - min/max capacity default to the link rate (the monitored link's if `monitor` is set);
-//!   v_capacity starts at max_capacity; alpha (the seed's "arbitrary" LPF weight) defaults 0.5.
+//!   v_capacity starts at max_capacity; alpha (the text's "arbitrary" LPF weight) defaults 0.5.
 //! - "bytes_transmitted" is what this discipline has dequeued (the engine exposes no departure
-//!   counter of a monitored port); with min = max capacity, as in the seed, it does not matter.
+//!   counter of a monitored port); with min = max capacity, as in the text, it does not matter.
 //! - Notifications: `early` in (min_th, max_th), `forced` above; ECN marks ECT packets when on.
 
 use super::avq::VqCounts;
 use super::red::Verdict;
 use super::{notify, uniform, Buffer};
+use crate::config::units::{Duration, Rate};
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::{Duration, Rate};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

@@ -3,7 +3,7 @@
 //! p_m, raised on packet loss (or a queue above a threshold) and lowered when the link goes
 //! idle, each change at most once per freeze time.
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 4 / spec 003 section 3.5): the BLUE
+//! Source: [Chung06, §4]: the BLUE
 //! inside each SFB bin uses increment 0.005, decrement 0.001, freeze time 100 ms; those are the
 //! defaults here too.
 //!
@@ -20,12 +20,12 @@
 //! - An overflowing arrival raises p_m before it is dropped; p_m is clamped to [0, 1].
 
 use super::{notify, uniform, Buffer};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// BLUE's probability with its freeze time; also the per-bin state of SFB.

@@ -1,11 +1,10 @@
 //! CHOKe: "CHOose and Keep for responsive flows, CHOose and Kill for unresponsive flows" (Pan,
 //! Prabhakar, Psounis, "CHOKe: a stateless active queue management scheme for approximating
-//! fair bandwidth allocation", INFOCOM 2000), and seed 003's extension with 2i+1 draws in
+//! fair bandwidth allocation", INFOCOM 2000), and the SFG paper's extension with 2i+1 draws in
 //! sub-region i of [min_th, max_th].
 //!
-//! Sources: seed 001 (`001_09697fe6ede601c3.txt`, section 2.4 / spec 001 section 2.4: the
-//! classic pseudo-code); seed 003 (`003_b3dc755b26a5bf69.txt`, section 3 / spec 003 section 3.4:
-//! five even sub-regions, 1, 3, 5, 7, 9 draws, RED 50/300 with gentle).
+//! Sources: [Byun07, §2.4] (the classic pseudo-code); [Chung06, §3] (five even sub-regions,
+//! 1, 3, 5, 7, 9 draws, RED 50/300 with gentle).
 //!
 //! On each arrival (RED's average updated first): below min_th admit; else draw `d` packets
 //! uniformly from the queue; every drawn packet of the arrival's flow is dropped together with
@@ -16,20 +15,20 @@
 //!   i = floor(n (avg - min_th)/(max_th - min_th)) gets 2i + 1 draws, and above max_th (also the
 //!   gentle band) the top region's 2(n - 1) + 1 draws.
 //! - The sub-region uses RED's average (`region_queue = "average"`) or the instantaneous queue
-//!   (`"instantaneous"`), both plausible readings of spec 003 section 7.5.
+//!   (`"instantaneous"`), both plausible readings of [Chung06, §3].
 //! - Draws are with replacement; a packet drawn twice is dropped once. Matched victims are
 //!   counted as `pushout`, the arrival as `early`; matches always drop (never mark).
 //! - Above the forced threshold the comparison still happens (Pan et al.'s flow chart:
-//!   `compare_above_max = true`); `false` gives seed 001's "else drop arriving packet".
+//!   `compare_above_max = true`); `false` gives Byun's "else drop arriving packet".
 //! - Draws come from this discipline's own queue even when the average watches another port.
 //! - Flows are compared by `key` (default: the simulator's flow id).
 
 use super::red::{Red, RedConfig, RedCore};
 use super::watched;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

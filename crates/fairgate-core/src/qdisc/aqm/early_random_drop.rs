@@ -2,23 +2,23 @@
 //! LCS TR-465, 1989): once the instantaneous queue reaches a threshold, drop with a fixed
 //! probability.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`, section 3.2 / spec 000 section 1.7): "Drop with
-//! a fixed probability once the instantaneous queue passes a threshold"; the seed says "a
+//! Source: [Vaidyanathan99, §3.2]: "Drop with
+//! a fixed probability once the instantaneous queue passes a threshold"; the text says "a
 //! packet from the buffer", Hashem's original drops the arrival. Both readings are selectable
 //! (`victim = "arrival"`, the default, or `"queued"`, a uniformly chosen queued packet).
 //!
 //! Decisions where the sources are silent:
-//! - Defaults: threshold = half of the 50-packet buffer, drop probability 0.02 (the seed and
+//! - Defaults: threshold = half of the 50-packet buffer, drop probability 0.02 (the text and
 //!   the spec give no values).
 //! - "Passes" means q >= threshold, q the watched queue (own or monitored) before the arrival.
 //! - Early drops are `early` (marks ECT with `ecn` when the arrival is the victim); overflow
 //!   stays drop-tail.
 
 use super::{notify, uniform, watched, Buffer};
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

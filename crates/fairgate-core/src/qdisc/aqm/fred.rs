@@ -1,7 +1,7 @@
 //! FRED: Flow Random Early Drop (Lin and Morris, "Dynamics of random early detection",
 //! SIGCOMM 1997).
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`, section 3.2 / spec 000 section 1.7): per-flow
+//! Source: [Vaidyanathan99, §3.2]: per-flow
 //! min_q and max_q, avgcq = avg / number of active flows, flows above avgcq penalised, the
 //! average updated at arrival and departure, the arrival dropped. The algorithm (Lin and Morris,
 //! figure 5), per arrival of flow i with qlen_i queued packets and strike_i:
@@ -24,11 +24,11 @@
 
 use super::red::{RedConfig, RedCore, Verdict};
 use super::{notify, uniform, watched, Buffer, FlowMap};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

@@ -1,6 +1,6 @@
 //! Single-queue active queue management: one algorithm per file.
 //!
-//! Every AQM here can watch one queue and act at another (seed 001's gateway averages its
+//! Every AQM here can watch one queue and act at another (Byun's gateway averages its
 //! transmit queue and drops at its receive queue): when the scenario sets `monitor` on the
 //! link, [`watched`] returns the monitored port's view, else the discipline's own queue. The
 //! queue-length AQMs (RED, PI, CHOKe, BLUE, RED-PD, SRED, FRED, Early Random Drop, Yellow, VRC,
@@ -31,9 +31,9 @@ pub mod yellow;
 
 use super::fifo::PacketFifo;
 use super::{DropReason, QdiscCtx};
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// The queue an AQM bases its decisions on.
@@ -125,7 +125,7 @@ pub struct FlowHasher(u64);
 
 impl std::hash::Hasher for FlowHasher {
     fn finish(&self) -> u64 {
-        crate::classify::mix(self.0, 0x9e37)
+        crate::qdisc::classify::mix(self.0, 0x9e37)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {

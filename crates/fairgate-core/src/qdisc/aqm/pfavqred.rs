@@ -1,7 +1,6 @@
 //! PFAVQRED: AVQRED with a per-flow weight on its marking probability, for fair sharing.
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, chapter 5 / spec 001 section 2.10, ambiguity
-//! 7.6): Byun and Baras. No extra parameters in the seed; AVQRED's are reused.
+//! Source: [Byun07, ch. 5], Byun and Baras. No extra parameters in the text; AVQRED's are reused.
 //!
 //!   pf_weight    = 0                              if the flow is at most 100 ms old
 //!                = (pf_rate / pf_fair_rate)^2     otherwise
@@ -9,7 +8,7 @@
 //!   pf_fair_rate = v_capacity / total_number_of_flows
 //!   p_a          = p_a * pf_weight
 //!
-//! Decisions where the sources are silent (spec 001 section 7.6):
+//! Decisions where the sources are silent:
 //! - bytes_transmitted counts the flow's bytes this discipline has dequeued
 //!   (`rate_basis = "transmitted"`) or accepted (`"accepted"`); duration is the time since the
 //!   flow's first arrival.
@@ -24,13 +23,13 @@ use super::avq::VqCounts;
 use super::avqred::{apply, capacity_link, AvqRedConfig, AvqRedCore};
 use super::red::Verdict;
 use super::{later, uniform, Buffer, FlowMap};
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! PI: the proportional-integral AQM of Hollot, Misra, Towsley and Gong ("On designing improved
 //! controllers for AQM routers supporting TCP flows", INFOCOM 2001).
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 3 / spec 003 sections 2 and 3.6):
+//! Source: [Chung06, §3]:
 //! K_p = 0.71e-5, K_i = 2.8116e-5, q_0 = 0, ECN marking of ECT packets and dropping of the rest
 //! with the same probability.
 //!
@@ -9,27 +9,27 @@
 //!   p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref),  p clamped to [0, 1]
 //! with b = K_p and a = K_p + K_i / f_s when K_i is per second (`ki_unit = "per_second"`, the
 //! reading of Hollot's C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i when K_i is per sample
-//! (`ki_unit = "per_sample"`). Both readings of the seed's constants are selectable.
+//! (`ki_unit = "per_sample"`). Both readings of the text's constants are selectable.
 //!
 //! Decisions where the sources are silent:
-//! - Sampling frequency 170 Hz (ns-2's PI default); the queue in packets (seed 003's 1000-byte
+//! - Sampling frequency 170 Hz (ns-2's PI default); the queue in packets (the SFG paper's 1000-byte
 //!   packets); byte mode divides bytes by `mean_packet_size`.
 //! - The clamp to [0, 1] is the only anti-windup, as in ns-2.
 //! - `a` and `b` may be given directly, overriding the gains (Hollot's example a = 1.822e-5,
 //!   b = 1.816e-5 at 160 Hz).
-//! - ECN is on by default (the seed's PI marks); notifications are Early.
+//! - ECN is on by default (the text's PI marks); notifications are Early.
 //! - The first sample uses q[-1] = q_ref.
 
 use super::red::QueueUnit;
 use super::{later, notify, uniform, watched, Buffer};
+use crate::config::{check, ScenarioError};
 use crate::engine::{secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
-/// How the seed's K_i is read.
+/// How the text's K_i is read.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum KiUnit {

@@ -1,21 +1,21 @@
 //! Random Drop (Mankin, "Random drop congestion control", SIGCOMM 1990; Hashem 1989): when an
 //! arrival finds the buffer full, a packet chosen at random is dropped instead of the arrival.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`, section 3.2 / spec 000 section 1.7): "On
+//! Source: [Vaidyanathan99, §3.2]: "On
 //! overflow, drop a packet at a random position in the buffer (expensive)."
 //!
 //! Decisions where the sources are silent:
 //! - The victim is uniform over the queued packets and the arrival (`include_arrival = true`,
 //!   Mankin's reading: the arrival is one of the N + 1 candidates) or over the queued packets
-//!   only (`false`, the seed's wording).
+//!   only (`false`, the text's wording).
 //! - A queued victim counts as `pushout`, the arrival as `overflow`; with a byte limit, victims
 //!   are drawn until the arrival fits (or the arrival itself is drawn).
 
 use super::{uniform, Buffer};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

@@ -2,11 +2,9 @@
 //! Congestion Avoidance", IEEE/ACM ToN 1(4), 1993), with gentle RED (Floyd 2000), byte mode
 //! (the 1993 paper, section 4) and adaptive RED (Floyd, Gummadi, Shenker, "Adaptive RED", 2001).
 //!
-//! Sources: seed 001 (`001_09697fe6ede601c3.txt`, section 2.1 / spec 001 section 2.1: the
-//! pseudo-code with count spacing and idle decay, the RED 1-4 settings); seed 003
-//! (`003_b3dc755b26a5bf69.txt`, section 3 / spec 003 section 3.2: gentle, min 50, max 300,
-//! max_p 0.15, w_q 0.002); seed 000 (`000_901d88a0570d144f.txt`, section 3.2 / spec 000 section
-//! 1.7: drop the arrival, typical w_q 0.002, max_p 1/50, min_th 5, max_th 15).
+//! Sources: [Byun07, §2.1] (the pseudo-code with count spacing and idle decay, the RED 1-4
+//! settings); [Chung06, §3] (gentle, min 50, max 300, max_p 0.15, w_q 0.002);
+//! [Vaidyanathan99, §3.2] (drop the arrival, typical w_q 0.002, max_p 1/50, min_th 5, max_th 15).
 //!
 //! Decisions where the sources are silent:
 //! - Defaults are the 1993 paper's typical values (w_q 0.002, max_p 0.02, min_th 5, max_th 15)
@@ -17,7 +15,7 @@
 //!   that ends it is dropped.
 //! - "Idle" means the watched link has nothing to send (`idle_since`); an empty queue with a
 //!   packet in transmission is averaged as q = 0.
-//! - Count spacing follows the seed: count starts at -1, is incremented in the early region,
+//! - Count spacing follows the text: count starts at -1, is incremented in the early region,
 //!   p_a = p_b / (1 - count p_b), clamped to 1 when count p_b >= 1; `count_spacing = false`
 //!   uses p_a = p_b (geometric spacing).
 //! - Gentle: p_b rises from max_p at max_th to 1 at 2 max_th, with count spacing; beyond, every
@@ -25,19 +23,19 @@
 //! - Byte mode: the average, the thresholds and the limit checks use bytes and
 //!   p_b is scaled by size / mean_packet_size before spacing (1993 paper, section 4).
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
-//!   `mark_forced = true` (both readings occur: the seed's pseudo-code "marks", ns-2 drops).
+//!   `mark_forced = true` (both readings occur: the text's pseudo-code "marks", ns-2 drops).
 //! - Adaptive RED: every `adapt_interval` (0.5 s) max_p += min(0.01, max_p / 4) when the
 //!   average is above min_th + 0.6 (max_th - min_th) and max_p <= 0.5; max_p *= 0.9 when below
 //!   min_th + 0.4 (max_th - min_th) and max_p >= 0.01. w_q stays as configured.
 //! - The reported congestion probability is the p_b of the current average (before spacing).
 
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// What RED's queue length and thresholds count.

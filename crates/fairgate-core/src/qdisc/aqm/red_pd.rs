@@ -1,7 +1,7 @@
 //! RED-PD: RED with Preferential Dropping (Mahajan, Floyd, Wetherall, "Controlling
 //! high-bandwidth flows at the congested router", ICNP 2001).
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 4 / spec 003 section 3.3): target RTT
+//! Source: [Chung06, §4]: target RTT
 //! R = 100 ms (epoch length and TCP-friendly rate), history of 5 drop lists, un-monitor after
 //! at least 15 s below a drop probability of 0.005, maximum increment step 0.05; RED 50/300,
 //! max_p 0.15, w_q 0.002, gentle.
@@ -27,13 +27,13 @@
 
 use super::red::{RedConfig, RedCore};
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, FlowMap};
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{secs, to_secs, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -2,7 +2,7 @@
 //! flow control" for satellite gateways): instead of dropping, a packet RED would notify is
 //! held and tried again after a retry time T.
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.8), described
+//! Source: [Byun07, §2], described
 //! but not simulated there:
 //!   per arrival: compute avg; avg < min_th: transmit; min_th <= avg <= max_th: RED's p_a;
 //!   if not transmitted: wait T, then try again.
@@ -19,12 +19,12 @@
 
 use super::red::{RedConfig, RedCore, Verdict};
 use super::{later, uniform, watched};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -1,7 +1,7 @@
 //! SFB: Stochastic Fair Blue (Feng, Kandlur, Saha, Shin, "Stochastic Fair Blue: a queue
 //! management algorithm for enforcing fairness", INFOCOM 2001).
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`, section 4 / spec 003 section 3.5): L = 3
+//! Source: [Chung06, §4]: L = 3
 //! levels, N = 20 bins, BLUE per bin with increment 0.005, decrement 0.001, freeze 100 ms,
 //! unresponsive-flow threshold 0.98 on the minimum probability, penalty box time 15 ms, hash
 //! functions switched every 20 s.
@@ -24,13 +24,13 @@
 
 use super::blue::BlueProbability;
 use super::{later, notify, uniform, Buffer};
-use crate::classify::{mix, FlowKey};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -1,13 +1,12 @@
-//! SRED: Stabilized RED (Ott, Lakshman, Wong, "SRED: Stabilized RED", INFOCOM 1999), and seed
-//! 001's modified version.
+//! SRED: Stabilized RED (Ott, Lakshman, Wong, "SRED: Stabilized RED", INFOCOM 1999), and
+//! Byun's modified version [Byun07, §2].
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.2, ambiguity
-//! 7.7): zombie list of M recently seen flows, Hit = 1 when the arrival's flow matches a random
-//! zombie, P = (1 - alpha) P + alpha Hit.
+//! Source: [Byun07, §2]: zombie list of M recently seen flows, Hit = 1 when the arrival's flow
+//! matches a random zombie, P = (1 - alpha) P + alpha Hit.
 //! - `variant = "original"`: p_sred(q) = p_max for B/3 <= q, p_max/4 for B/6 <= q < B/3, 0
 //!   below (q the instantaneous queue, B the buffer), and
 //!   p_zap = p_sred min(1, 1/(256 P)^2) (1 + Hit/P).
-//! - `variant = "modified"` (seed 001, used in all its emulations): RED's count-spaced p_a
+//! - `variant = "modified"` ([Byun07], used in all its emulations): RED's count-spaced p_a
 //!   (RED 4: 60/120, w_q 0.1, max_p 0.7) times (1 + Hit/P); M = 500, alpha = 0.1, and 1
 //!   (SRED 1) or 50 (SRED 2) lookups per arrival.
 //!
@@ -24,11 +23,11 @@
 
 use super::red::{RedConfig, RedCore, Verdict};
 use super::{check_open_unit, notify, uniform, watched, Buffer};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

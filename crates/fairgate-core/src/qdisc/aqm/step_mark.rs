@@ -13,8 +13,8 @@
 
 use super::super::fifo::PacketFifo;
 use super::super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_k() -> u64 {

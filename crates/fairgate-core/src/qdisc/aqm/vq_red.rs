@@ -2,7 +2,7 @@
 //! efficient virtual queue management approach to improve fairness in infrastructure WLAN",
 //! 2005).
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.7), described
+//! Source: [Byun07, §2], described
 //! but not simulated there:
 //!   every period: rate = 0.1 rate + 0.9 avg_rate_per_conn
 //!   every inactivity period: delete inactive virtual queues
@@ -20,13 +20,13 @@
 //! - Drops above max_th are `forced`, probabilistic ones `early` (marks ECT with `ecn`).
 
 use super::{later, notify, uniform, Buffer, FlowMap};
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

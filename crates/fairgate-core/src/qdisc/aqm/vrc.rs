@@ -1,14 +1,14 @@
 //! VRC: Virtual Rate Control (Park, Lim, Park, Choi, "Virtual rate control algorithm for active
 //! queue management in TCP networks", Electronics Letters 40(12), 2004).
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.5), described
+//! Source: [Byun07, §2], described
 //! but not simulated there. Every sampling interval T_s:
 //!   x_r  = C + gamma (q_r - q)        target rate
 //!   dx_v = dx_v + beta (x - x_r)      integrator
 //!   x_v  = x_r - dx_v                 virtual target rate
 //!   p    = [alpha (x - x_v)]          clipped to [0, 1]
 //!
-//! Decisions where the sources are silent (the seed gives no values):
+//! Decisions where the sources are silent (the text gives no values):
 //! - Rates are in packets/s of `mean_packet_size` bytes (C = link rate / 8 / mean size), x is
 //!   the arrival rate over the last interval, q the watched queue in packets.
 //! - Defaults: T_s 10 ms, q_r 50 packets, gamma 10 /s (a queue error is worked off in 0.1 s),
@@ -16,12 +16,12 @@
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
 use super::{later, notify, uniform, watched, Buffer};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::to_secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

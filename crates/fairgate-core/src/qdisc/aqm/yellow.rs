@@ -1,7 +1,7 @@
 //! Yellow (Long, Zhao, Shen, Shi, Zhang, "The Yellow active queue management algorithm",
 //! Computer Networks 47(4), 2005): a load-factor AQM with a queue-controlled virtual capacity.
 //!
-//! Source: seed 001 (`001_09697fe6ede601c3.txt`, section 2 / spec 001 section 2.3), described
+//! Source: [Byun07, §2], described
 //! but not simulated there:
 //!   c'(q) = f(q) c,  f(q) = max(ODLF, gamma alpha q_ref / ((alpha - 1) q + q_ref))  if q > q_ref
 //!                          gamma beta q_ref / ((beta - 1) q + q_ref)              if q <= q_ref
@@ -9,7 +9,7 @@
 //!   z >= 1 + delta and now - last_update > freeze_time: p += d z,  last_update = now
 //!   z < 1          and now - last_update > freeze_time: p -= d / z, last_update = now
 //!
-//! Decisions where the sources are silent (the seed gives no values):
+//! Decisions where the sources are silent (the text gives no values):
 //! - The offered load is the arrival rate (bits/s) over each `interval` (10 ms); z and p are
 //!   updated at the end of each interval with the watched queue q (packets) at that moment.
 //! - Defaults: gamma 0.98, alpha 1.2, beta 1.05, ODLF 0.9, q_ref 50 packets, d 0.001,
@@ -18,12 +18,12 @@
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
 use super::{check_at_least, check_open_unit, later, notify, uniform, watched, Buffer};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

@@ -1,7 +1,7 @@
 //! DFBA — Differential Fair Buffer Allocation for GFR virtual circuits.
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), the DFBA section (regions figure, drop
-//! probability, pseudo-code); spec `002_dfba.md` sections 2 and 7. Paper: R. Goyal, R. Jain,
+//! Source: [Goyal98], the DFBA section (regions figure, drop
+//! probability, pseudo-code). Paper: R. Goyal, R. Jain,
 //! S. Fahmy, B. Vandalore, "Buffer management for the GFR service" (DFBA), 1998.
 //!
 //! At the first cell of a frame of VC i (CLP bit `clp`), with X the buffer occupancy, X_i the
@@ -12,8 +12,8 @@
 //! - region 2, X_i > X * W_i / W: drop if CLP = 1, else drop with probability
 //!   P = Z_i * ( alpha * (X_i - X W_i/W) / (X (1 - W_i/W)) + (1 - alpha) * (X - L) / (H - L) ).
 //!
-//! Decisions (spec section 7):
-//! - L = `low` * K, H = `high` * K, with `low` = 0.5 and `high` = 0.9 (not given in the seed).
+//! Decisions:
+//! - L = `low` * K, H = `high` * K, with `low` = 0.5 and `high` = 0.9 (not given in the text).
 //! - Boundaries: X < L accept, X > H EPD, X_i > fair share is region 2.
 //! - Weights from MCRs: `mcrs` lists the MCR of each VC id (the flow id with the default
 //!   `vc = "flow"`); W_i/W = MCR_i / sum of all configured MCRs (configured, not only active,
@@ -27,11 +27,11 @@
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
 use super::ppd::default_limit;
-use crate::classify::FlowKey;
+use crate::config::units::Rate;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::units::Rate;
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +78,7 @@ pub struct DfbaConfig {
     /// H as a fraction of K.
     #[serde(default = "default_high")]
     pub high: f64,
-    /// Weight of the fairness term against the efficiency term. Seed 002: 0.5.
+    /// Weight of the fairness term against the efficiency term. [Goyal98]: 0.5.
     #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// MCR of each VC id.
@@ -166,7 +166,7 @@ impl QdiscConfig for DfbaConfig {
     }
 }
 
-/// The four operating regions of the seed's figure.
+/// The four operating regions of the text's figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Region {
     /// 1: X < L.

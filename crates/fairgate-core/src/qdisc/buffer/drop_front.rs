@@ -1,18 +1,17 @@
 //! Drop-from-front for per-flow schedulers: on overflow, discard the head of the arriving
 //! flow's queue instead of the arrival.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.2; spec
-//! `000_hybrid_gateways.md` section 1.7. Paper: T. V. Lakshman, A. Neidhardt, T. J. Ott,
+//! Source: [Vaidyanathan99, §3.2]. Paper: T. V. Lakshman, A. Neidhardt, T. J. Ott,
 //! "The drop from front strategy in TCP and in TCP over ATM", INFOCOM 1996.
 //!
-//! Decision: the seed describes drop-from-front for one FIFO (drop the oldest packet). With
+//! Decision: the thesis describes drop-from-front for one FIFO (drop the oldest packet). With
 //! per-flow queues the manager cannot see packet ages, so it drops the head of the arrival's
 //! own queue: that flow learns of the loss one queue-drain time earlier, as in the FIFO case,
 //! and the choice is O(1). (The head of the longest queue is LQD.)
 
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

@@ -1,9 +1,9 @@
 //! Drop-tail buffer management for per-flow schedulers: when the shared buffer is full the
-//! arrival is refused. The baseline every seed compares against.
+//! arrival is refused. The baseline every source work compares against.
 
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

@@ -2,20 +2,20 @@
 //! static threshold R; frames already accepted continue (and are cut by PPD if the buffer
 //! fills).
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), buffer management schemes (EPD / PPD,
-//! SA-ST, static, deterministic, not tag-sensitive); spec `002_dfba.md` sections 3.1 and 7
+//! Source: [Goyal98], buffer management schemes (EPD / PPD,
+//! SA-ST, static, deterministic, not tag-sensitive)
 //! item 8. Paper: A. Romanow, S. Floyd, IEEE JSAC 1995.
 //!
-//! Decisions: R = `threshold` * K with `threshold` = 0.8 (not given in the seed); a new frame
+//! Decisions: R = `threshold` * K with `threshold` = 0.8 (not given in the text); a new frame
 //! is refused when X > R at its first cell; CLP is ignored; a refused frame is discarded
 //! whole (EOM too unless `keep_eom`); K defaults to 25,000 cells.
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
 use super::ppd::default_limit;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_threshold() -> f64 {

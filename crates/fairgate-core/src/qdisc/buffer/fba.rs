@@ -1,21 +1,21 @@
 //! Fair Buffer Allocation (FBA): like Selective Drop, with a bar that falls as the buffer
 //! fills: refuse a new frame of VC i when X > R and X_i * N_a / X > Z * (K - R) / (X - R).
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), buffer management schemes (MA-ST, dynamic,
-//! deterministic); spec `002_dfba.md` sections 3.1 and 7. Paper: J. Heinanen, K. Kilkki,
+//! Source: [Goyal98], buffer management schemes (MA-ST, dynamic,
+//! deterministic). Paper: J. Heinanen, K. Kilkki,
 //! "A fair buffer allocation scheme", unpublished manuscript, 1995.
 //!
-//! Decisions: R = `threshold` * K with `threshold` = 0.5 and Z = 0.8 (not given in the seed);
+//! Decisions: R = `threshold` * K with `threshold` = 0.5 and Z = 0.8 (not given in the text);
 //! N_a counts VCs with at least one cell queued, before the arrival; CLP is ignored; frames and
 //! K as in `frame_fifo.rs` (K = 25,000 cells by default).
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, Frames};
 use super::ppd::default_limit;
 use super::selective_drop::{load_ratio, SelectiveDropConfig};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 fn default_threshold() -> f64 {

@@ -1,9 +1,8 @@
 //! The shared FIFO buffer with per-VC accounting and frame-level decisions under the frame
-//! disciplines of seed 002 (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
+//! disciplines of [Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
 //! [`FramePolicy`] in its own file that decides once per frame, at its first cell.
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), sections 2-3; spec `002_dfba.md` sections
-//! 2.5, 3 and 7 items 4, 6, 8 and 14.
+//! Source: [Goyal98, §2-3].
 //!
 //! Units: a "cell" is one packet of the simulation, so the same code runs on ATM cells and on
 //! packets; X (total) and X_i (per VC) count cells, `limit` (K) is in cells.
@@ -24,12 +23,12 @@
 //! - Per-frame policy drops are counted as `frame` (refused frames) and draws use the port's
 //!   RNG, one uniform per frame.
 
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
 use crate::net::packet::{flags, PacketId};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -114,11 +113,11 @@ impl Hasher for VcHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = crate::classify::mix(self.0 ^ b as u64, 0);
+            self.0 = crate::qdisc::classify::mix(self.0 ^ b as u64, 0);
         }
     }
     fn write_u64(&mut self, value: u64) {
-        self.0 = crate::classify::mix(value, self.0);
+        self.0 = crate::qdisc::classify::mix(value, self.0);
     }
 }
 

@@ -1,21 +1,20 @@
 //! Longest Queue Drop (LQD): on overflow, push out the head of the queue that exceeds its
 //! share most.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.2; spec
-//! `000_hybrid_gateways.md` section 1.7. Paper: B. Suter, T. V. Lakshman, D. Stiliadis,
+//! Source: [Vaidyanathan99, §3.2]. Paper: B. Suter, T. V. Lakshman, D. Stiliadis,
 //! A. Choudhury, "Design considerations for supporting TCP with per-flow queueing",
 //! INFOCOM 1998.
 //!
 //! Decisions: soft thresholds b = B/n are equal, so the queue exceeding its share most is the
 //! longest, in packets, judged by instantaneous length; ties go to the first backlogged
-//! queue; the victim is the head (the seed: "drop from the head"). `thresholds = "rtt"` uses
+//! queue; the victim is the head (the text: "drop from the head"). `thresholds = "rtt"` uses
 //! the RTT-proportional shares of `soft_threshold.rs`, as for PFD.
 
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

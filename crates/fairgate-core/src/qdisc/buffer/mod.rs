@@ -35,7 +35,7 @@ pub(crate) mod testing;
 pub use registry::BufferSpec;
 
 use super::{DropReason, QdiscCtx};
-use crate::scenario::ScenarioError;
+use crate::config::ScenarioError;
 
 /// Which end of a flow queue a victim is taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

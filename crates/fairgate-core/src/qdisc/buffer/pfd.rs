@@ -1,8 +1,8 @@
 //! Probabilistic Fair Drop (PFD): early, probabilistic push-out from the head of the queue
 //! with the largest normalised occupancy.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.3 (Fig. 3.3) and 3.4.3 (RTT
-//! soft thresholds); spec `000_hybrid_gateways.md` sections 1.8, 1.9 and 5 items 7-8.
+//! Source: [Vaidyanathan99, §3.3] (fig. 3.3) and [Vaidyanathan99, §3.4.3] (RTT soft
+//! thresholds).
 //!
 //! After the arrival is appended (total occupancy q_size):
 //! - q_size > B: push out the head of argmax_i n_i (hard overflow);
@@ -13,7 +13,7 @@
 //! (`thresholds = "rtt"`, `rtts = ["20ms", "40ms", ...]` indexed by flow id); see
 //! `soft_threshold.rs` for how n_i is computed.
 //!
-//! Decisions (spec section 5, item 7):
+//! Decisions:
 //! - Occupancy in packets; B = `limit`; with `limit_bytes` set, the byte total is checked too
 //!   (above thresh * limit_bytes counts as above the threshold, above limit_bytes as overflow).
 //! - n counts the backlogged queues including the arrival's; the arrival is already queued, so
@@ -23,9 +23,9 @@
 
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -48,10 +48,10 @@ pub struct PfdConfig {
     pub limit: u64,
     #[serde(default)]
     pub limit_bytes: Option<u64>,
-    /// Early-drop threshold as a fraction of B. Seed 000: 0.2.
+    /// Early-drop threshold as a fraction of B. [Vaidyanathan99]: 0.2.
     #[serde(default = "default_thresh")]
     pub thresh: f64,
-    /// Early-drop probability. Seed 000: 0.02.
+    /// Early-drop probability. [Vaidyanathan99]: 0.02.
     #[serde(default = "default_p")]
     pub p: f64,
     #[serde(default)]

@@ -1,19 +1,19 @@
 //! PPD — Partial Packet Discard: accept every frame; once a cell of a frame is lost to a full
 //! buffer, discard the rest of that frame, keeping its EOM cell to delimit it.
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), section on buffer management schemes (EPD /
-//! PPD, SA-ST, static, deterministic); spec `002_dfba.md` sections 3.1 and 7 item 8. Paper:
+//! Source: [Goyal98], section on buffer management schemes (EPD / PPD, SA-ST, static,
+//! deterministic). Paper:
 //! A. Romanow, S. Floyd, "Dynamics of TCP traffic over ATM networks", IEEE JSAC 1995.
 //!
 //! The frame machinery (per-VC accounting, frame boundaries, PPD on a full buffer) is in
 //! `frame_fifo.rs`; PPD adds no admission rule of its own.
-//! Decision: K defaults to 25,000 cells, the seed's largest buffer.
+//! Decision: K defaults to 25,000 cells, the largest buffer of [Goyal98].
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 pub fn default_limit() -> u64 {

@@ -1,8 +1,7 @@
 //! Quasi-pushout PFD: PFD's drop decisions with the O(1) discard-queue estimate of
 //! quasi-pushout instead of an argmax over all queues.
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.5; spec
-//! `000_hybrid_gateways.md` sections 1.10 and 5 item 9. Quasi-pushout: Y.-S. Lin and
+//! Source: [Vaidyanathan99, §3.5]. Quasi-pushout: Y.-S. Lin and
 //! C. B. Shung, "Quasi-pushout cell discarding", IEEE Communications Letters, 1997.
 //!
 //! On every enqueue, dequeue and discard touching queue a:
@@ -25,9 +24,9 @@
 use super::pfd::{EarlyRegion, PfdConfig};
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
+use crate::config::units::Duration;
+use crate::config::ScenarioError;
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::units::Duration;
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// What to push out when the discard queue has drained.

@@ -1,8 +1,7 @@
 //! RND: on overflow, push out the head of a queue drawn uniformly among the non-conformant
 //! ones (q_i > B/n).
 //!
-//! Source: seed 000 (`000_901d88a0570d144f.txt`), section 3.2; spec
-//! `000_hybrid_gateways.md` section 1.7. Paper: Suter, Lakshman, Stiliadis, Choudhury,
+//! Source: [Vaidyanathan99, §3.2]. Paper: Suter, Lakshman, Stiliadis, Choudhury,
 //! INFOCOM 1998.
 //!
 //! Decisions: occupancy and B in packets; n = backlogged queues including the arrival's (it is
@@ -12,8 +11,8 @@
 
 use super::soft_threshold::longest;
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 

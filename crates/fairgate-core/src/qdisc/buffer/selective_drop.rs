@@ -1,23 +1,23 @@
 //! Selective Drop (SD): above a global threshold R, refuse a new frame of a VC whose buffer
 //! occupancy exceeds Z times its equal share X / N_a.
 //!
-//! Source: seed 002 (`002_ef6dc77ca416d695.txt`), buffer management schemes (MA-ST, dynamic,
-//! deterministic); spec `002_dfba.md` sections 3.1 and 7. Paper: R. Goyal, R. Jain et al.,
+//! Source: [Goyal98], buffer management schemes (MA-ST, dynamic,
+//! deterministic). Paper: R. Goyal, R. Jain et al.,
 //! "Improving the performance of TCP over the ATM-UBR service", Computer Communications 1998.
 //!
 //! Rule at the first cell of a frame of VC i: drop if X > R and X_i * N_a / X > Z.
 //!
-//! Decisions: R = `threshold` * K (the seed states R as a fraction of K but uses it in cells);
-//! `threshold` = 0.9 and Z = 0.8 are not given in the seed (values from the UBR+ literature);
+//! Decisions: R = `threshold` * K (the text states R as a fraction of K but uses it in cells);
+//! `threshold` = 0.9 and Z = 0.8 are not given in the text (values from the UBR+ literature);
 //! N_a counts VCs with at least one cell queued, before the arrival; CLP is ignored (not
 //! tag-sensitive); frames and K as in `frame_fifo.rs` (K = 25,000 cells by default).
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
 use super::ppd::default_limit;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_threshold() -> f64 {

@@ -1,9 +1,9 @@
-//! Soft thresholds b_i for the buffer managers of seed 000 (LQD, RND, PFD, quasi-pushout PFD):
-//! equal shares b_i = B/n, or RTT-proportional shares b_i = RTT_i / sum_j RTT_j * B (seed 000
-//! section 3.4.3, spec `000_hybrid_gateways.md` section 1.9).
+//! Soft thresholds b_i for the buffer managers of [Vaidyanathan99] (LQD, RND, PFD,
+//! quasi-pushout PFD): equal shares b_i = B/n, or RTT-proportional shares
+//! b_i = RTT_i / sum_j RTT_j * B ([Vaidyanathan99, §3.4.3]).
 //!
 //! Decisions:
-//! - Occupancy is counted in packets (the seed's pseudo-code counts `q_size += 1`).
+//! - Occupancy is counted in packets (the text's pseudo-code counts `q_size += 1`).
 //! - A queue's normalised occupancy is kept as q_i / s_i, where s_i is its share weight (1 for
 //!   equal shares, RTT_i for RTT shares): n_i = q_i / b_i = (q_i / s_i) * (sum_j s_j / B), and
 //!   the factor in brackets is the same for every queue at a given instant, so the argmax is
@@ -15,8 +15,8 @@
 //! - Ties go to the first queue in `FlowQueues::backlogged` order.
 
 use super::FlowQueues;
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// How the soft thresholds are shared out.
@@ -62,7 +62,7 @@ impl SoftThresholds {
         }
         if kind == Thresholds::Rtt && rtts.is_empty() {
             return Err(ScenarioError::new(
-                crate::scenario::error::join(path, "rtts"),
+                crate::config::error::join(path, "rtts"),
                 "got an empty list, expected one RTT per flow id when thresholds = \"rtt\"",
             ));
         }

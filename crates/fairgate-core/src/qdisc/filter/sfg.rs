@@ -1,16 +1,16 @@
 //! Stochastic Fairness Guardian (SFG): a pre-queue filter that caps every hash bin at C/N.
 //!
-//! Source: seed 003 (`003_b3dc755b26a5bf69.txt`), sections 2-3 (Algorithm 1, the re-hashing
-//! enhancement, the congestion-notification-rate on/off control, Eq. 3); spec
-//! `/work/shared/spec/003_sfg.md` sections 1 and 7. Paper: J. Chung, M. Claypool, R. Kinicki,
-//! "Stochastic Fair Traffic Management for Efficient and Robust IP Networking".
+//! Source: [Chung06, §2-3] (Algorithm 1, the re-hashing
+//! enhancement, the congestion-notification-rate on/off control, Eq. 3). Paper: J. Chung,
+//! M. Claypool, R. Kinicki, "Stochastic Fair Traffic Management for Efficient and Robust IP
+//! Networking".
 //!
 //! Every arrival is hashed into one bin in each of L levels (N bins per level). Each bin counts
 //! the bytes that arrive in a d_s-second epoch; at the epoch boundary its drop probability
 //! becomes `(bytes - d_s*C/N) / bytes`, so that the bin keeps at most C/N if its rate persists.
 //! An arrival is dropped with the minimum probability over its L bins, then handed to `inner`.
 //!
-//! Decisions where the sources are silent (spec section 7, items 2 and 3):
+//! Decisions where the sources are silent:
 //! - Per-bin probability: 0 when the bin saw no bytes, clamped to [0, 1]; all 0 in the first
 //!   epoch (measurement only). Bytes are counted before the drop decision (offered load),
 //!   every packet is filtered (ACKs and SYNs too), and `size` is the whole packet.
@@ -30,12 +30,12 @@
 //! - `congestion_probability()` reports the last epoch's p_n, for a filter stacked in front.
 //! - Timers: the inner discipline's timer requests are multiplexed with the epoch timer.
 
-use crate::classify::{mix, FlowKey};
+use crate::config::units::{Duration, Rate};
+use crate::config::{check, ScenarioError};
 use crate::engine::{Rng, Time};
 use crate::net::packet::PacketId;
+use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv, QdiscSpec};
-use crate::scenario::units::{Duration, Rate};
-use crate::scenario::{check, ScenarioError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -87,31 +87,31 @@ const MAX_BINS: u64 = 100_000_000;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SfgConfig {
-    /// L, the number of levels (independent hashes). Seed 003: 3.
+    /// L, the number of levels (independent hashes). [Chung06]: 3.
     #[serde(default = "default_levels")]
     pub levels: u32,
-    /// N, bins per level; each bin may keep C/N. Seed 003: 20.
+    /// N, bins per level; each bin may keep C/N. [Chung06]: 20.
     #[serde(default = "default_bins")]
     pub bins: u32,
-    /// d_s, the measurement and control epoch. Seed 003: 2 s.
+    /// d_s, the measurement and control epoch. [Chung06]: 2 s.
     #[serde(default = "default_epoch")]
     pub epoch: Duration,
     /// C; the link rate when absent.
     #[serde(default)]
     pub capacity: Option<Rate>,
-    /// The two-hash re-hashing variant (seed 003 section 2).
+    /// The two-hash re-hashing variant ([Chung06, §2]).
     #[serde(default = "default_true")]
     pub rehash: bool,
-    /// What a flow is for hashing. Seed 003: the 5-tuple.
+    /// What a flow is for hashing. [Chung06]: the 5-tuple.
     #[serde(default = "default_key")]
     pub key: FlowKey,
-    /// m_h: SFG switches on when avgCNR rises above it. Seed 003: 0.02.
+    /// m_h: SFG switches on when avgCNR rises above it. [Chung06]: 0.02.
     #[serde(default = "default_high")]
     pub high_watermark: f64,
-    /// m_l: SFG switches off when avgCNR falls below it. Seed 003: 0.01.
+    /// m_l: SFG switches off when avgCNR falls below it. [Chung06]: 0.01.
     #[serde(default = "default_low")]
     pub low_watermark: f64,
-    /// EWMA weight of p_n in avgCNR, per epoch (not given in the seed).
+    /// EWMA weight of p_n in avgCNR, per epoch (not given in the text).
     #[serde(default = "default_weight")]
     pub cnr_weight: f64,
     #[serde(default)]
@@ -150,7 +150,7 @@ impl QdiscConfig for SfgConfig {
         let cells = self.levels as u64 * self.bins as u64;
         if cells > MAX_BINS {
             return Err(ScenarioError::new(
-                crate::scenario::error::join(path, "bins"),
+                crate::config::error::join(path, "bins"),
                 format!(
                     "got {} levels x {} bins = {cells}, expected at most {MAX_BINS} bins in all",
                     self.levels, self.bins
@@ -172,7 +172,7 @@ impl QdiscConfig for SfgConfig {
         )?;
         check::in_range(path, "cnr_weight", self.cnr_weight, f64::MIN_POSITIVE, 1.0)?;
         self.inner
-            .validate(&crate::scenario::error::join(path, "inner"))
+            .validate(&crate::config::error::join(path, "inner"))
     }
 
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {

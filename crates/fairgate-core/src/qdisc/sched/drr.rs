@@ -1,5 +1,5 @@
 //! Deficit Round Robin, M. Shreedhar and G. Varghese, "Efficient fair queuing using deficit
-//! round robin", SIGCOMM 1995 / ToN 1996; seed 000 (`000_901d88a0570d144f.txt`) section 2.2.
+//! round robin", SIGCOMM 1995 / ToN 1996; [Vaidyanathan99, §2.2].
 //!
 //! Backlogged queues are visited in round-robin order. On each visit the queue's deficit
 //! counter grows by its quantum (`quantum x weight`), and head packets are sent while their
@@ -14,14 +14,14 @@
 //!   discard loses its deficit when it next reaches the front.
 //! - Default classification `flow`; weights multiply the quantum.
 
-use super::flow_table::{
-    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
-};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, FlowQueues, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
+};
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_quantum() -> u64 {

@@ -1,4 +1,4 @@
-//! Fair Queueing of Demers, Keshav and Shenker, as seed 004 (`004_69e3e87eb3f3727b.txt`)
+//! Fair Queueing of Demers, Keshav and Shenker, as [Keshav91]
 //! chapter 2 (the bit-by-bit round-robin model, bid numbers with promptness delta) and chapter 3
 //! section 3.2 (the implementation). Paper: A. Demers, S. Keshav, S. Shenker, "Analysis and
 //! simulation of a fair queueing algorithm", SIGCOMM 1989.
@@ -17,13 +17,12 @@
 //! Only a tail victim (the conversation's latest arrival) is uncharged: taking back a head
 //! packet's charge could give the next arrival a bid below the packets still queued.
 //!
-//! Decisions (sources silent or conflicting, see spec 004 section 5):
-//! - Default drop policy `longest_tail` without charging (A1: what the chapter 6 simulations
+//! Decisions (sources silent or conflicting; docs/models/fq.md gives the reasons):
+//! - Default drop policy `longest_tail` without charging (what the chapter 6 simulations
 //!   did); default delta 0 (all simulations); default classification `conversation`.
 //! - delta is one value for all conversations (chapter 3's per-conversation delta^a comes with
-//!   no rule for setting it, A3); it is in bits, the unit of R; `inf` gives full history.
-//! - R advances at the link rate in bits per picosecond; R is frozen while nothing is active
-//!   (A2).
+//!   no rule for setting it); it is in bits, the unit of R; `inf` gives full history.
+//! - R advances at the link rate in bits per picosecond; R is frozen while nothing is active.
 //! - The buffer limit is in packets (`limit`, default 50) and optionally bytes. A packet larger
 //!   than the whole byte limit is refused on arrival. A victim that is the arrival counts as
 //!   `overflow`, any other as `pushout`. "The conversation currently using the most buffer
@@ -49,29 +48,31 @@
 //!   - The default keeps every existing scenario's results; the Keshav reproduction sets
 //!     `"before_admission"` in its data files.
 //! - Weighted FQ: `weights` indexed by class id; N_ac is the sum of active weights and a packet
-//!   counts as P/w bits (seed 004 section 2.2).
+//!   counts as P/w bits ([Keshav91, §2.2]).
 //! - FQbit (`mark_fraction`): the DECbit is set on an arriving packet when its conversation's
 //!   queue, the arrival included, exceeds `mark_fraction` of its fair buffer share
 //!   `limit / (number of backlogged conversations)` (see `fqbit.rs`).
 
-use super::flow_table::{apply_buffer_manager, validate_weights, FlowTable, Managed};
-use super::round_number::RoundNumber;
-use super::tagged::TaggedQueues;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::net::packet::{flags, PacketId};
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, validate_weights, FlowTable, Managed,
+};
+use crate::qdisc::structures::round_number::RoundNumber;
+use crate::qdisc::structures::tagged::TaggedQueues;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which packet FQ drops when its buffer is full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FqDrop {
-    /// Tail of the conversation using the most buffer space (seed 004 chapter 2).
+    /// Tail of the conversation using the most buffer space ([Keshav91, ch. 2]).
     #[default]
     LongestTail,
-    /// Largest bid number first (seed 004 chapter 3).
+    /// Largest bid number first ([Keshav91, ch. 3]).
     LargestBid,
     /// The pluggable buffer manager (`buffer`).
     Buffer,
@@ -86,7 +87,7 @@ pub enum FqVictim {
     /// counts towards its conversation's share and ties go to the lowest conversation index.
     #[default]
     AfterAdmission,
-    /// Seed 004 section 2.1 read literally: judge the buffer as it is when the packet arrives;
+    /// [Keshav91, §2.1] read literally: judge the buffer as it is when the packet arrives;
     /// the arrival is dropped when its own conversation is (one of) the victims, else the
     /// victim's last queued packet is pushed out and the arrival admitted.
     BeforeAdmission,
@@ -104,7 +105,7 @@ pub struct FqConfig {
     pub limit: u64,
     #[serde(default)]
     pub limit_bytes: Option<u64>,
-    /// Promptness parameter in bits (0 in every seed 004 simulation).
+    /// Promptness parameter in bits (0 in every [Keshav91] simulation).
     #[serde(default)]
     pub delta: f64,
     #[serde(default)]
@@ -369,7 +370,7 @@ impl Qdisc for Fq {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let (q, packet) = self.queues.pop_min(ctx)?;
         if self.config.drop == FqDrop::Buffer {
-            super::flow_table::notify(self, q);
+            crate::qdisc::structures::flow_table::notify(self, q);
         }
         Some(packet)
     }

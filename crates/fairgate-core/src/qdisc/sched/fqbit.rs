@@ -1,4 +1,4 @@
-//! FQbit, seed 004 (`004_69e3e87eb3f3727b.txt`) chapter 6 section 6.5: a fair-queueing switch
+//! FQbit, [Keshav91, §6.5]: a fair-queueing switch
 //! for DECbit sources that sets the congestion bit on a packet whenever its conversation's
 //! queue exceeds one third of its fair share of buffer space (an ad hoc constant the thesis
 //! says was tuned). Everything else is FQ ([`super::fq`]).
@@ -11,10 +11,10 @@
 //! - Every FQ key applies, `victim` included; a packet dropped on arrival is never marked.
 
 use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn one_third() -> f64 {

@@ -1,21 +1,21 @@
 //! Nagle's fair queueing: one FIFO per source host, served round robin one packet per visit,
-//! skipping empty queues; on overflow the tail of the longest queue is dropped. Seed 000
-//! (`000_901d88a0570d144f.txt`) section 2.2 and seed 004 chapter 2 (which notes that it is
+//! skipping empty queues; on overflow the tail of the longest queue is dropped. [Vaidyanathan99]
+//! section 2.2 and [Keshav91, ch. 2] (which notes that it is
 //! unfair to sources with small packets and violates the continuity requirement). Paper:
 //! J. Nagle, "On packet switches with infinite storage", IEEE Trans. Commun. 35(4), 1987.
 //!
 //! Decisions:
-//! - Buffer `limit` in packets (default 50); "longest" is counted in packets (the seed does
+//! - Buffer `limit` in packets (default 50); "longest" is counted in packets (the text does
 //!   not say bytes or packets; Nagle's switch counted packets).
 //! - `classify` defaults to `source`; any other key may be chosen.
 //! - `drop = "buffer"` hands dropping to the `buffer` manager instead.
 
-use super::flow_table::FlowTable;
 use super::wrr::Wrr;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::FlowTable;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// Which rule decides what Nagle's round robin drops.

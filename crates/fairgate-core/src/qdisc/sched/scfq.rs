@@ -1,18 +1,18 @@
 //! Self-Clocked Fair Queueing, S. J. Golestani, "A self-clocked fair queueing scheme for
-//! broadband applications", INFOCOM 1994; seed 000 (`000_901d88a0570d144f.txt`) section 2.2:
+//! broadband applications", INFOCOM 1994; [Vaidyanathan99, §2.2]:
 //! tags computed from the packet in service only, O(1) per packet.
 //!
 //! F = max(F_prev, v) + L/w, where v is the finish tag of the packet in service; packets are
 //! served in increasing F.
 //!
 //! Decisions: v keeps the finish tag of the last packet sent after the system empties (the
-//! seed is silent; Golestani resets v and all tags to 0 at the end of a busy period, which
+//! text is silent; Golestani resets v and all tags to 0 at the end of a busy period, which
 //! gives the same order since every F_prev <= v then). Shared decisions in `virtual_time.rs`.
 
-use super::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
+use crate::qdisc::structures::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 
 impl QdiscConfig for ScfqConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
@@ -82,7 +82,7 @@ impl Qdisc for Scfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::sched::virtual_time::VirtualTimeConfig;
+    use crate::qdisc::structures::virtual_time::VirtualTimeConfig;
     use crate::qdisc::testing::Harness;
 
     /// A: 100 B, 100 B; B: 300 B (weight 1 each, tags in bytes). F_A = 100, 200; F_B = 300.

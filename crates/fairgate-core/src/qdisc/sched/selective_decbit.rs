@@ -1,4 +1,4 @@
-//! The selective DECbit switch, seed 004 (`004_69e3e87eb3f3727b.txt`) chapter 6 section 6.5
+//! The selective DECbit switch, [Keshav91, §6.5]
 //! ("DEC/DEC"): an FCFS queue that sets the congestion bit when the averaged queue length
 //! exceeds 1, but only on packets of users above their fair share; capacity factor 0.9; an
 //! optional panic mode. Papers: K. K. Ramakrishnan, R. Jain, "A binary feedback scheme for
@@ -14,20 +14,20 @@
 //!   user's demand is at least the fair share; with `panic = true`, every packet gets it when
 //!   the average exceeds `panic_threshold` (2).
 //!
-//! Decisions (the seed gives only the constants above; the DEC reports' other details are not
+//! Decisions (the text gives only the constants above; the DEC reports' other details are not
 //! in the sources): a cycle starts when an arrival finds the system empty; users are
 //! conversations by default (`classify`); the fair share is recomputed on each arrival while
 //! the average is above the threshold (O(U log U) for U users, fine for the handful of users
-//! of seed 004's scenarios); panic threshold 2; drop-tail buffer of `limit` packets (50).
+//! of Keshav's scenarios); panic threshold 2; drop-tail buffer of `limit` packets (50).
 
-use super::flow_table::FlowTable;
-use crate::classify::FlowKey;
+use crate::config::{check, ScenarioError};
 use crate::engine::time::to_secs;
 use crate::engine::Time;
 use crate::net::packet::{flags, PacketId};
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::structures::flow_table::FlowTable;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::{check, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 fn default_limit() -> u64 {

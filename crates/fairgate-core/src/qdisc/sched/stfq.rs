@@ -1,6 +1,6 @@
 //! Start-time Fair Queueing, P. Goyal, H. M. Vin, H. Cheng, "Start-time fair queueing: a
 //! scheduling algorithm for integrated services packet switching networks", ToN 1997; the
-//! scheduler of every seed 000 (`000_901d88a0570d144f.txt`) chapter 3 and 4 simulation, where it
+//! scheduler of every [Vaidyanathan99, ch. 3 and 4] simulation, where it
 //! is called "SFQ" (not to be confused with stochastic FQ, `stochastic_fq.rs`).
 //!
 //! S = max(v, F_prev), F = S + L/w; packets are served in increasing start tag; v is the start
@@ -9,10 +9,10 @@
 //! Decisions: the end of a busy period is detected at the next arrival, as an empty queue
 //! whose link is idle (`ctx.idle_since`); shared decisions in `virtual_time.rs`.
 
-use super::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
+use crate::qdisc::structures::virtual_time::{VirtualTimeConfig, VirtualTimeCore};
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 
 /// `queue = { kind = "stfq", weights = [1.0, 2.0] }`
 #[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]

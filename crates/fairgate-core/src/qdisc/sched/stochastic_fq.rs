@@ -1,6 +1,6 @@
 //! Stochastic Fairness Queueing, P. E. McKenney, "Stochastic fairness queueing", INFOCOM 1990;
-//! seed 000 (`000_901d88a0570d144f.txt`) sections 2.2 and 2.3 (called "Stochastic FQ" there;
-//! "SFQ" in seed 000 is start-time FQ). Seed 004 chapter 2 mentions it as ref [93].
+//! [Vaidyanathan99, §2.2 and 2.3] (called "Stochastic FQ" there;
+//! "SFQ" in [Vaidyanathan99] is start-time FQ). [Keshav91, ch. 2] mentions it as ref [93].
 //!
 //! A keyed hash of the flow key picks one of `buckets` FIFO queues (colliding flows share a
 //! queue); the key of the hash (the salt) is changed every `perturb` seconds. Backlogged
@@ -15,19 +15,19 @@
 //!   divisor and the perturbation period its documentation recommends; McKenney gives no
 //!   single value), steal from the tail of the longest bucket (`steal = "head"` to take the
 //!   head instead); among equally long buckets the one most recently moved to that length.
-//! - Lengths are in packets, as McKenney's structure is (the seed notes it ignores lengths).
+//! - Lengths are in packets, as McKenney's structure is (the text notes it ignores lengths).
 //! - Packets already queued stay in their bucket when the salt changes.
 //! - A victim that is the arrival counts as `overflow`, any other as `pushout`.
 
-use crate::classify::FlowKey;
+use crate::config::units::Duration;
+use crate::config::{check, ScenarioError};
 use crate::engine::time::secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::End;
-use crate::qdisc::sched::bucket_table::BucketTable;
-use crate::qdisc::sched::flow_table::ActiveList;
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::bucket_table::BucketTable;
+use crate::qdisc::structures::flow_table::ActiveList;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::units::Duration;
-use crate::scenario::{check, ScenarioError};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 

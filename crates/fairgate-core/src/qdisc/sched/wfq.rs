@@ -1,4 +1,4 @@
-//! Weighted Fair Queueing as seed 000 (`000_901d88a0570d144f.txt`) section 2.2 describes it:
+//! Weighted Fair Queueing as [Vaidyanathan99, §2.2] describes it:
 //! stamp each packet with its finish time in the simulated bit-by-bit (GPS) server and serve
 //! in increasing finish number; when an arrival finds the buffer full, discard packets in
 //! decreasing finish number until it fits. Papers: Demers, Keshav, Shenker, SIGCOMM 1989;
@@ -9,7 +9,7 @@
 //! largest-finish drop rule.
 //!
 //! Decisions:
-//! - Default classification `flow` (seed 000 uses the 5-tuple "f0"; the simulator's flow id
+//! - Default classification `flow` ([Vaidyanathan99] uses the 5-tuple "f0"; the simulator's flow id
 //!   is the exact equivalent), default limit 50 packets.
 //! - A dropped packet is not charged (in GPS it never arrived); `charge_dropped = true` keeps
 //!   the charge.
@@ -18,10 +18,10 @@
 //!   largest-finish rule the other choice drops the same packets (see `fq.rs`).
 
 use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`

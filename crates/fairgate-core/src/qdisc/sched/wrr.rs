@@ -1,5 +1,5 @@
-//! Weighted Round Robin, seed 000 (`000_901d88a0570d144f.txt`) section 2.2: backlogged queues
-//! are visited in round-robin order and each visit sends up to `weight` packets. (The seed's
+//! Weighted Round Robin, [Vaidyanathan99, §2.2]: backlogged queues
+//! are visited in round-robin order and each visit sends up to `weight` packets. (The text's
 //! WRR derives weights from known or estimated mean packet lengths; here the weights are given.)
 //! Also the engine of Nagle's per-source round robin (`nagle.rs`). Papers: J. Nagle, "On
 //! packet switches with infinite storage", IEEE Trans. Commun. 1987; M. Katevenis et al.,
@@ -10,14 +10,14 @@
 //! - Dropping is the `buffer` manager's (default drop-tail, 50 packets), or, with
 //!   `drop_longest = true`, the tail of the queue holding the most packets (Nagle's rule).
 
-use super::flow_table::{
-    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
-};
-use crate::classify::FlowKey;
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, FlowQueues, Victim};
+use crate::qdisc::classify::FlowKey;
+use crate::qdisc::structures::flow_table::{
+    apply_buffer_manager, notify, validate_weights, ActiveList, FlowTable, Managed,
+};
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::scenario::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wrr", weights = [1.0, 3.0] }`

@@ -1,0 +1,11 @@
+//! Configuration primitives every algorithm's config uses: units (`"10Mb/s"`, `"20ms"`),
+//! distributions, tagged (`kind = "..."`) deserialisation, and [`ScenarioError`] with the
+//! `check` helpers that name the offending field path. The scenario schema built from them is
+//! in [`crate::scenario`].
+
+pub mod dist;
+pub mod error;
+pub mod tagged;
+pub mod units;
+
+pub use error::{check, ScenarioError};

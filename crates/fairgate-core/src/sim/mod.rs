@@ -1,0 +1,10 @@
+//! The simulation: wires nodes, links, ports and agents together and runs the event loop.
+//!
+//! This layer sits above the algorithms: a [`port::Port`] is one queue discipline plus one
+//! link, and [`Simulation`] dispatches every event (arrival, departure, timer) to the port or
+//! agent it belongs to. Nothing below `sim` imports it.
+
+pub mod port;
+pub mod simulation;
+
+pub use simulation::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};

@@ -1,0 +1,70 @@
+//! An output port: a queue discipline feeding a simplex link.
+//!
+//! A packet leaves the discipline when its serialisation starts; from then on it belongs to
+//! the link (counted in `in_transit`) until it reaches the far node. The link is busy until
+//! `busy_until`; a transmission-done event is scheduled only when packets wait behind the one
+//! being serialised, so an uncongested link costs one event per packet, not two.
+
+use crate::engine::{Rng, Time};
+use crate::net::link::Link;
+use crate::net::packet::PacketId;
+use crate::qdisc::{Qdisc, QueueView};
+use crate::stats::PortStats;
+use std::collections::VecDeque;
+
+pub struct Port {
+    /// "from->to".
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub qdisc: Box<dyn Qdisc>,
+    pub link: Link,
+    /// The discipline's random stream.
+    pub rng: Rng,
+    /// When the link finishes serialising the last packet it started.
+    pub busy_until: Time,
+    /// Whether a transmission-done event is pending.
+    pub tx_scheduled: bool,
+    /// Port whose queue this discipline monitors (None = its own).
+    pub monitor: Option<u32>,
+    /// Pending discipline timer.
+    pub timer_at: Option<Time>,
+    /// Packets handed to the link (being serialised or propagating) that have not reached the
+    /// far node yet.
+    pub in_transit: u64,
+    /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
+    pub in_flight: VecDeque<(Time, PacketId)>,
+    pub stats: PortStats,
+}
+
+impl Port {
+    pub fn busy(&self, now: Time) -> bool {
+        now < self.busy_until
+    }
+
+    /// When the link went idle, if it is idle at `now`.
+    pub fn idle_since(&self, now: Time) -> Option<Time> {
+        (now >= self.busy_until).then_some(self.busy_until)
+    }
+
+    pub fn view(&self, now: Time) -> QueueView {
+        QueueView {
+            len_packets: self.qdisc.len_packets(),
+            len_bytes: self.qdisc.len_bytes(),
+            link_rate_bps: self.link.rate_bps,
+            idle_since: self.idle_since(now),
+            congestion_probability: self.qdisc.congestion_probability(),
+        }
+    }
+
+    /// Brings the queue-length integrals up to `now`; call before the length changes.
+    pub fn integrate(&mut self, now: Time) {
+        let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
+        self.stats.integrate(now, pkts, bytes);
+    }
+
+    /// Time the link has spent serialising up to `now`.
+    pub fn busy_ps(&self, now: Time) -> u128 {
+        self.stats.busy_ps - self.busy_until.saturating_sub(now) as u128
+    }
+}

@@ -1,0 +1,615 @@
+//! The run loop: events in, packets through ports and links, agents called, counters kept.
+
+use crate::engine::{to_secs, tx_time, Event, EventQueue, Rng, Time};
+use crate::net::agent::{Agent, AgentCtx, AgentEffects};
+use crate::net::node::Node;
+use crate::net::packet::{PacketArena, PacketId};
+use crate::net::routing::{RoutingTable, NO_ROUTE};
+use crate::qdisc::{DropReason, Effects, QdiscCtx};
+use crate::sim::port::Port;
+use crate::stats::series::{FlowSeries, QueueSeries, VarSeries};
+use crate::stats::FlowStats;
+
+/// Whether a flow carries data or the acknowledgements of another flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowRole {
+    Data,
+    Ack,
+}
+
+impl FlowRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowRole::Data => "data",
+            FlowRole::Ack => "ack",
+        }
+    }
+}
+
+/// What a flow is, as opposed to what happened to it.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    /// The source kind ("cbr", "tcp", ...).
+    pub kind: String,
+    pub role: FlowRole,
+    /// For an ACK flow, the data flow it acknowledges.
+    pub parent: Option<u32>,
+    pub start: Time,
+    pub stop: Option<Time>,
+}
+
+/// An agent and where it lives.
+pub struct AgentSlot {
+    pub agent: Box<dyn Agent>,
+    pub node: u32,
+    pub rng: Rng,
+    /// The flow its samples are filed under.
+    pub flow: u32,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub first_hop_rate_bps: u64,
+}
+
+/// Everything a built scenario hands to the engine.
+pub struct SimParts {
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    pub agents: Vec<AgentSlot>,
+    pub flows: Vec<FlowInfo>,
+    pub end: Time,
+    pub sample_interval: Option<Time>,
+    pub trace_every_change: bool,
+}
+
+/// A simulation ready to run.
+pub struct Simulation {
+    now: Time,
+    end: Time,
+    events: EventQueue,
+    packets: PacketArena,
+    nodes: Vec<Node>,
+    ports: Vec<Port>,
+    routes: RoutingTable,
+    agents: Vec<AgentSlot>,
+    flow_info: Vec<FlowInfo>,
+    flow_stats: Vec<FlowStats>,
+    sample_interval: Option<Time>,
+    trace_every_change: bool,
+    queue_series: QueueSeries,
+    flow_series: FlowSeries,
+    qdisc_state: VarSeries,
+    traces: VarSeries,
+    qdisc_effects: Effects,
+    agent_effects: AgentEffects,
+    packet_hops: u64,
+}
+
+impl Simulation {
+    pub fn new(parts: SimParts) -> Self {
+        let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
+        let routes = RoutingTable::compute(&parts.nodes, &port_to);
+        let flow_stats = vec![FlowStats::default(); parts.flows.len()];
+        let mut sim = Simulation {
+            now: 0,
+            end: parts.end,
+            events: EventQueue::default(),
+            packets: PacketArena::default(),
+            nodes: parts.nodes,
+            ports: parts.ports,
+            routes,
+            agents: parts.agents,
+            flow_info: parts.flows,
+            flow_stats,
+            sample_interval: parts.sample_interval,
+            trace_every_change: parts.trace_every_change,
+            queue_series: QueueSeries::default(),
+            flow_series: FlowSeries::default(),
+            qdisc_state: VarSeries::default(),
+            traces: VarSeries::default(),
+            qdisc_effects: Effects::default(),
+            agent_effects: AgentEffects::default(),
+            packet_hops: 0,
+        };
+        sim.prepare();
+        sim
+    }
+
+    fn prepare(&mut self) {
+        for (i, slot) in self.agents.iter().enumerate() {
+            self.events
+                .schedule(slot.start, Event::AgentStart { agent: i as u32 });
+            if let Some(stop) = slot.stop {
+                self.events
+                    .schedule(stop, Event::AgentStop { agent: i as u32 });
+            }
+        }
+        for port in 0..self.ports.len() {
+            self.with_qdisc(port, |q, ctx| q.init(ctx));
+        }
+        if self.sample_interval.is_some() {
+            self.events.schedule(0, Event::Sample);
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    pub fn routes(&self) -> &RoutingTable {
+        &self.routes
+    }
+
+    /// Runs every event up to and including `until` (capped at the scenario's end).
+    pub fn run_until(&mut self, until: Time) {
+        let until = until.min(self.end);
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let (time, event) = self.events.pop().expect("peeked");
+            self.now = time;
+            self.dispatch(event);
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Runs to the scenario's end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    pub fn finished(&self) -> bool {
+        self.now >= self.end
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::TxDone { port } => self.tx_done(port as usize),
+            Event::Arrive { port, packet } => self.arrive(port as usize, packet),
+            Event::LinkArrive { port } => self.link_arrive(port as usize),
+            Event::Deliver { packet } => {
+                let node = self.packets.get(packet).dst;
+                self.deliver(node, packet)
+            }
+            Event::AgentTimer { agent, token } => {
+                self.with_agent(agent as usize, |a, ctx| a.on_timer(token, ctx))
+            }
+            Event::AgentStart { agent } => self.with_agent(agent as usize, |a, ctx| a.start(ctx)),
+            Event::AgentStop { agent } => self.with_agent(agent as usize, |a, ctx| a.stop(ctx)),
+            Event::QdiscTimer { port } => self.qdisc_timer(port as usize),
+            Event::Sample => self.sample(),
+        }
+    }
+
+    /// A packet at `node`: deliver it if it is addressed here, else queue it at the next port.
+    fn forward(&mut self, node: u32, packet: PacketId) {
+        let dst = self.packets.get(packet).dst;
+        if dst == node {
+            self.deliver(node, packet);
+            return;
+        }
+        let port = self.routes.next_port(node, dst);
+        if port == NO_ROUTE {
+            self.discard(packet, DropReason::NoRoute);
+            return;
+        }
+        self.enqueue(port as usize, packet);
+    }
+
+    fn enqueue(&mut self, port: usize, packet: PacketId) {
+        let monitored = self.monitored_view(port);
+        {
+            let p = self.packets.get_mut(packet);
+            p.enqueued = self.now;
+            p.hops += 1;
+            let size = p.size as u64;
+            let port = &mut self.ports[port];
+            port.integrate(self.now);
+            port.stats.arrivals_pkts += 1;
+            port.stats.arrivals_bytes += size;
+        }
+        self.with_qdisc_view(port, monitored, |q, ctx| q.enqueue(packet, ctx));
+        let p = &mut self.ports[port];
+        p.stats
+            .note_length(p.qdisc.len_packets(), p.qdisc.len_bytes());
+        self.kick(port);
+    }
+
+    /// Starts a transmission if the link is free, else makes sure one is due when it frees.
+    fn kick(&mut self, port: usize) {
+        let p = &mut self.ports[port];
+        if !p.busy(self.now) {
+            self.start_tx(port);
+        } else if !p.tx_scheduled && p.qdisc.len_packets() > 0 {
+            p.tx_scheduled = true;
+            let at = p.busy_until;
+            self.events
+                .schedule(at, Event::TxDone { port: port as u32 });
+        }
+    }
+
+    /// Dequeues the next packet and hands it to the (free) link.
+    fn start_tx(&mut self, port: usize) {
+        self.ports[port].integrate(self.now);
+        let Some(packet) = self.with_qdisc(port, |q, ctx| q.dequeue(ctx)) else {
+            return;
+        };
+        let header = self.packets.get(packet);
+        let p = &mut self.ports[port];
+        let tx = tx_time(header.size, p.link.rate_bps);
+        p.busy_until = self.now + tx;
+        p.stats.busy_ps += tx as u128;
+        p.stats.wait_ps += (self.now - header.enqueued) as u128;
+        p.stats.departures_pkts += 1;
+        p.stats.departures_bytes += header.size as u64;
+        self.packet_hops += 1;
+        if p.link.loses(header) {
+            p.stats.drops_pkts[DropReason::LinkLoss as usize] += 1;
+            p.stats.drops_bytes[DropReason::LinkLoss as usize] += header.size as u64;
+            self.discard(packet, DropReason::LinkLoss);
+        } else {
+            p.in_transit += 1;
+            let at = p.busy_until + p.link.propagation(header);
+            if !p.link.preserves_order() {
+                let event = Event::Arrive {
+                    port: port as u32,
+                    packet,
+                };
+                self.events.schedule(at, event);
+            } else {
+                if p.in_flight.is_empty() {
+                    self.events
+                        .schedule(at, Event::LinkArrive { port: port as u32 });
+                }
+                p.in_flight.push_back((at, packet));
+            }
+        }
+        self.kick(port);
+    }
+
+    /// The link frees: an arrival at this very time may already have started the next
+    /// transmission, so this only kicks.
+    fn tx_done(&mut self, port: usize) {
+        self.ports[port].tx_scheduled = false;
+        self.kick(port);
+    }
+
+    fn arrive(&mut self, port: usize, packet: PacketId) {
+        let p = &mut self.ports[port];
+        p.in_transit -= 1;
+        p.stats.delivered_pkts += 1;
+        let node = p.to;
+        self.forward(node, packet);
+    }
+
+    fn link_arrive(&mut self, port: usize) {
+        let p = &mut self.ports[port];
+        let (_, packet) = p
+            .in_flight
+            .pop_front()
+            .expect("a packet in flight at LinkArrive");
+        if let Some(&(next, _)) = p.in_flight.front() {
+            self.events
+                .schedule(next, Event::LinkArrive { port: port as u32 });
+        }
+        self.arrive(port, packet);
+    }
+
+    fn deliver(&mut self, node: u32, packet: PacketId) {
+        let header = *self.packets.get(packet);
+        self.packets.free(packet);
+        let stats = &mut self.flow_stats[header.flow as usize];
+        stats.delivered_pkts += 1;
+        stats.delivered_bytes += header.size as u64;
+        stats.record_delay(self.now - header.created);
+        stats.first_delivery.get_or_insert(self.now);
+        stats.last_delivery = self.now;
+        let agent = header.dst_agent as usize;
+        debug_assert_eq!(
+            self.agents[agent].node, node,
+            "packet delivered to the wrong host"
+        );
+        self.with_agent(agent, |a, ctx| a.on_packet(&header, ctx));
+    }
+
+    /// Frees a dropped packet and charges the drop to its flow.
+    fn discard(&mut self, packet: PacketId, reason: DropReason) {
+        let p = self.packets.get(packet);
+        let stats = &mut self.flow_stats[p.flow as usize];
+        stats.dropped_pkts[reason as usize] += 1;
+        stats.dropped_bytes += p.size as u64;
+        self.packets.free(packet);
+    }
+
+    fn qdisc_timer(&mut self, port: usize) {
+        if self.ports[port].timer_at != Some(self.now) {
+            return;
+        }
+        self.ports[port].timer_at = None;
+        self.ports[port].integrate(self.now);
+        self.with_qdisc(port, |q, ctx| q.on_timer(ctx));
+        self.kick(port);
+    }
+
+    fn with_qdisc<R>(
+        &mut self,
+        port: usize,
+        f: impl FnOnce(&mut dyn crate::qdisc::Qdisc, &mut QdiscCtx) -> R,
+    ) -> R {
+        let monitored = self.monitored_view(port);
+        self.with_qdisc_view(port, monitored, f)
+    }
+
+    fn monitored_view(&self, port: usize) -> Option<crate::qdisc::QueueView> {
+        let m = self.ports[port].monitor?;
+        Some(self.ports[m as usize].view(self.now))
+    }
+
+    fn with_qdisc_view<R>(
+        &mut self,
+        port: usize,
+        monitored: Option<crate::qdisc::QueueView>,
+        f: impl FnOnce(&mut dyn crate::qdisc::Qdisc, &mut QdiscCtx) -> R,
+    ) -> R {
+        let p = &mut self.ports[port];
+        let idle_since = p.idle_since(self.now);
+        let mut ctx = QdiscCtx {
+            now: self.now,
+            packets: &mut self.packets,
+            rng: &mut p.rng,
+            link_rate_bps: p.link.rate_bps,
+            monitored,
+            idle_since,
+            effects: &mut self.qdisc_effects,
+        };
+        let result = f(p.qdisc.as_mut(), &mut ctx);
+        self.apply_qdisc_effects(port);
+        result
+    }
+
+    fn apply_qdisc_effects(&mut self, port: usize) {
+        if !self.qdisc_effects.dirty {
+            return;
+        }
+        self.qdisc_effects.dirty = false;
+        let mut drops = std::mem::take(&mut self.qdisc_effects.drops);
+        for &(packet, reason) in &drops {
+            let size = self.packets.get(packet).size as u64;
+            let stats = &mut self.ports[port].stats;
+            stats.drops_pkts[reason as usize] += 1;
+            stats.drops_bytes[reason as usize] += size;
+            self.discard(packet, reason);
+        }
+        drops.clear();
+        self.qdisc_effects.drops = drops;
+        let marks = std::mem::take(&mut self.qdisc_effects.marks);
+        for (total, m) in self.ports[port].stats.marks.iter_mut().zip(marks) {
+            *total += m;
+        }
+        if let Some(at) = self.qdisc_effects.timer.take() {
+            // A timer never fires at the instant it was set, so a discipline cannot loop.
+            let at = at.max(self.now + 1);
+            self.ports[port].timer_at = Some(at);
+            self.events
+                .schedule(at, Event::QdiscTimer { port: port as u32 });
+        }
+    }
+
+    fn with_agent(&mut self, agent: usize, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
+        let slot = &mut self.agents[agent];
+        let node = slot.node;
+        let mut ctx = AgentCtx {
+            now: self.now,
+            node,
+            agent: agent as u32,
+            first_hop_rate_bps: slot.first_hop_rate_bps,
+            rng: &mut slot.rng,
+            packets: &mut self.packets,
+            flows: &mut self.flow_stats,
+            traces: &mut self.traces,
+            effects: &mut self.agent_effects,
+            trace_every_change: self.trace_every_change,
+        };
+        f(slot.agent.as_mut(), &mut ctx);
+        for (at, token) in self.agent_effects.timers.drain(..) {
+            let event = Event::AgentTimer {
+                agent: agent as u32,
+                token,
+            };
+            self.events.schedule(at, event);
+        }
+        let mut outbox = std::mem::take(&mut self.agent_effects.outbox);
+        for &packet in &outbox {
+            self.inject(node, packet);
+        }
+        outbox.clear();
+        self.agent_effects.outbox = outbox;
+    }
+
+    /// A packet an agent sent: count it as offered and route it.
+    fn inject(&mut self, node: u32, packet: PacketId) {
+        let p = self.packets.get(packet);
+        let stats = &mut self.flow_stats[p.flow as usize];
+        stats.offered_pkts += 1;
+        stats.offered_bytes += p.size as u64;
+        if p.dst == node {
+            self.events.schedule(self.now, Event::Deliver { packet });
+        } else {
+            self.forward(node, packet);
+        }
+    }
+
+    fn sample(&mut self) {
+        let t = to_secs(self.now);
+        for (i, port) in self.ports.iter().enumerate() {
+            let s = &mut self.queue_series;
+            s.time.push(t);
+            s.port.push(i as u32);
+            s.packets.push(port.qdisc.len_packets() as u64);
+            s.bytes.push(port.qdisc.len_bytes());
+            for (name, value) in port.qdisc.state() {
+                self.qdisc_state.push(t, i as u32, name, value);
+            }
+        }
+        for (i, stats) in self.flow_stats.iter().enumerate() {
+            let s = &mut self.flow_series;
+            s.time.push(t);
+            s.flow.push(i as u32);
+            s.delivered_pkts.push(stats.delivered_pkts);
+            s.delivered_bytes.push(stats.delivered_bytes);
+            s.goodput_bytes.push(stats.goodput_bytes);
+            s.dropped_pkts.push(stats.dropped_total());
+            s.rtt_sum_s.push(stats.rtt_sum);
+            s.rtt_samples.push(stats.rtt_count);
+            s.retransmits.push(stats.retransmits);
+        }
+        for slot in &self.agents {
+            for (name, value) in slot.agent.sample() {
+                self.traces.push(t, slot.flow, name, value);
+            }
+        }
+        if let Some(interval) = self.sample_interval {
+            let next = self.now + interval;
+            if next <= self.end {
+                self.events.schedule(next, Event::Sample);
+            }
+        }
+    }
+
+    /// Packets of each flow still inside the network (queued, in service or on a link).
+    pub fn in_network_by_flow(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.flow_info.len()];
+        for p in self.packets.iter_live() {
+            counts[p.flow as usize] += 1;
+        }
+        counts
+    }
+
+    /// Every violated conservation law, as readable sentences (empty when all hold).
+    pub fn conservation_violations(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let in_network = self.in_network_by_flow();
+        for ((info, s), inside) in self.flow_info.iter().zip(&self.flow_stats).zip(in_network) {
+            let accounted = s.delivered_pkts + s.dropped_total() + inside;
+            if s.offered_pkts != accounted {
+                out.push(format!(
+                    "flow {}: offered {} != delivered {} + dropped {} + in network {}",
+                    info.name,
+                    s.offered_pkts,
+                    s.delivered_pkts,
+                    s.dropped_total(),
+                    inside
+                ));
+            }
+        }
+        for port in &self.ports {
+            let s = &port.stats;
+            let link_losses = s.drops_pkts[DropReason::LinkLoss as usize];
+            let queue_drops = s.drops_total() - link_losses;
+            let held = port.qdisc.len_packets() as u64;
+            if s.arrivals_pkts != s.departures_pkts + queue_drops + held {
+                out.push(format!(
+                    "port {}: arrivals {} != departures {} + drops {} + queued {}",
+                    port.name, s.arrivals_pkts, s.departures_pkts, queue_drops, held
+                ));
+            }
+            if port.busy_ps(self.now) > self.now as u128 {
+                out.push(format!(
+                    "link {}: busy for {} ps of {} ps elapsed",
+                    port.name,
+                    port.busy_ps(self.now),
+                    self.now
+                ));
+            }
+            if s.departures_pkts != s.delivered_pkts + link_losses + port.in_transit {
+                out.push(format!(
+                    "link {}: departures {} != arrivals {} + losses {} + in transit {}",
+                    port.name, s.departures_pkts, s.delivered_pkts, link_losses, port.in_transit
+                ));
+            }
+        }
+        out
+    }
+
+    /// Closes the time integrals at the current time.
+    pub fn close_integrals(&mut self) {
+        let now = self.now;
+        for port in &mut self.ports {
+            port.integrate(now);
+        }
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Events still scheduled.
+    pub fn events_pending(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn packet_hops(&self) -> u64 {
+        self.packet_hops
+    }
+
+    pub fn arena_high_water(&self) -> usize {
+        self.packets.capacity()
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+    /// Replaces the discipline of the port named `name` ("a->b") by `wrap(old)`, before the
+    /// run (studies that record a port's traffic wrap its discipline). False if no such port.
+    pub fn wrap_qdisc(
+        &mut self,
+        name: &str,
+        wrap: impl FnOnce(Box<dyn crate::qdisc::Qdisc>) -> Box<dyn crate::qdisc::Qdisc>,
+    ) -> bool {
+        let Some(port) = self.ports.iter_mut().find(|p| p.name == name) else {
+            return false;
+        };
+        let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
+        let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
+        port.qdisc = wrap(old);
+        true
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+    pub fn flows(&self) -> &[FlowInfo] {
+        &self.flow_info
+    }
+    pub fn flow_stats(&self) -> &[FlowStats] {
+        &self.flow_stats
+    }
+    pub fn queue_series(&self) -> &QueueSeries {
+        &self.queue_series
+    }
+    pub fn flow_series(&self) -> &FlowSeries {
+        &self.flow_series
+    }
+    pub fn qdisc_state(&self) -> &VarSeries {
+        &self.qdisc_state
+    }
+    pub fn traces(&self) -> &VarSeries {
+        &self.traces
+    }
+    /// Moves the series out (for handing to Python without copying).
+    pub fn take_series(&mut self) -> (QueueSeries, FlowSeries, VarSeries, VarSeries) {
+        (
+            std::mem::take(&mut self.queue_series),
+            std::mem::take(&mut self.flow_series),
+            std::mem::take(&mut self.qdisc_state),
+            std::mem::take(&mut self.traces),
+        )
+    }
+}

@@ -1,0 +1,14 @@
+//! The TCP family: one congestion-control variant per file (Tahoe, Reno, NewReno, SACK) over a
+//! shared sender, receiver, RTO estimator and SACK scoreboard, configured as
+//! `source = { kind = "tcp", cc = "..." }`.
+
+pub mod cc;
+pub mod newreno;
+pub mod reno;
+pub mod rto;
+pub mod sack;
+pub mod scoreboard;
+pub mod sender;
+pub mod tahoe;
+pub mod tcp_config;
+pub mod tcp_receiver;

@@ -1,0 +1,632 @@
+//! TCP: the sender shared by every congestion-control variant, its configuration
+//! (`source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack", ... }`), the
+//! optional SYN / SYN-ACK / FIN exchange, ECN (RFC 3168), a per-connection rate cap and the
+//! applications of [`crate::transport::app`].
+//!
+//! Sources: RFC 793 / RFC 9293 (sequence numbers in bytes, cumulative ACKs, SYN and FIN);
+//! RFC 5681 (congestion control), RFC 6298 (timer), RFC 3168 §6.1 (ECN), RFC 7323 §2 (window
+//! scaling); [Keshav91, §6.5] (JK), [Chung06, §4.1] (web traffic losing SYNs),
+//! [Vaidyanathan99] (a spoofing gateway delaying the SYN-ACK), [Byun07, §2.13] (long
+//! satellite paths with large windows).
+//!
+//! Decisions where the sources are silent:
+//! - Segments are `mss` payload bytes plus a `header` (40 B) on the wire; ACKs, SYNs and FINs
+//!   are `header` bytes. SYNs, pure ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are
+//!   never ECT.
+//! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
+//! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
+//!   is sent with the window the previous transfer left.
+//! - The handshake's third segment is the first data segment (no separate pure ACK). SYN and
+//!   FIN are retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
+//!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
+//! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
+//!   §3.1, later backed-off expiries keep it), cwnd = 1 MSS, go back to `snd_una`, and the
+//!   `recover` guard is set to `snd_max` (RFC 6582 §4).
+//! - ECN reaction: ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
+//!   segment; at most once per window of data (ECE ignored until an ACK passes the `snd_max`
+//!   of the last reaction or loss), and not during loss recovery. An ACK carrying ECE never
+//!   grows the window (RFC 3168 §6.1.2), so the halving applies to the window before it.
+//! - The rate cap spaces segments so that wire bytes never exceed `rate_cap` over any gap.
+//! - `stop` ends the application: no new data beyond what was sent.
+//! - An ACK that changes the advertised window is a window update, not a duplicate (RFC 5681
+//!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
+//!   receiver that closes its window must send an update when it reopens.
+
+use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
+use super::rto::RtoEstimator;
+use super::tcp_config::TcpConfig;
+use super::tcp_receiver::PROTO_TCP;
+use crate::engine::{secs, to_secs, tx_time, Time};
+use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
+use crate::traffic::SourceEnv;
+use crate::transport::app::{AppSpec, TransferLog};
+use crate::transport::timer::LazyTimer;
+
+/// Connection state of the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conn {
+    Idle,
+    SynSent,
+    Established,
+    FinSent,
+    Closed,
+}
+
+const RTO: u64 = 0;
+const PACE: u64 = 1;
+const APP: u64 = 2;
+
+/// The application plan driving the connection.
+#[derive(Clone, Debug)]
+struct AppPlan {
+    spec: AppSpec,
+    submitted: u64,
+}
+
+/// The TCP sender agent.
+///
+/// Request/response API for workloads built on top (HTTP, web): configure `app = { kind =
+/// "manual" }`, own the sender, forward `start`, `on_packet` and the timer tokens 0..=2 to it,
+/// call [`TcpSender::submit`] for each response and read [`TcpSender::transfers`] for their
+/// completion times (no callbacks).
+pub struct TcpSender {
+    flow: u32,
+    dst: u32,
+    dst_agent: u32,
+    header: u32,
+    ecn: bool,
+    rate_cap_bps: Option<u64>,
+    handshake: bool,
+    state: TcpState,
+    cc: Box<dyn CongestionControl>,
+    rto: RtoEstimator,
+    rto_timer: LazyTimer,
+    pace_timer: LazyTimer,
+    app_timer: LazyTimer,
+    conn: Conn,
+    app: AppPlan,
+    log: TransferLog,
+    next_send_at: Time,
+    ecn_recover: Option<u64>,
+    cwr_pending: bool,
+    control_sent_at: Option<Time>,
+    traced: (u64, bool),
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig, env: &SourceEnv) -> Self {
+        let mut state = TcpState::new(cfg.mss, cfg.initial_window, cfg.rwnd);
+        state.dupthresh = cfg.dupthresh;
+        state.abc_limit = cfg.abc_limit;
+        TcpSender {
+            flow: env.flow,
+            dst: env.dst_node,
+            dst_agent: env.receiver_agent,
+            header: cfg.header,
+            ecn: cfg.ecn,
+            rate_cap_bps: cfg.rate_cap.map(|r| r.bps()),
+            handshake: cfg.handshake,
+            state,
+            cc: cfg.cc.build(),
+            rto: RtoEstimator::new(cfg.rto_params()),
+            rto_timer: LazyTimer::default(),
+            pace_timer: LazyTimer::default(),
+            app_timer: LazyTimer::default(),
+            conn: Conn::Idle,
+            app: AppPlan {
+                spec: cfg.app.clone(),
+                submitted: 0,
+            },
+            log: TransferLog::default(),
+            next_send_at: 0,
+            ecn_recover: None,
+            cwr_pending: false,
+            control_sent_at: None,
+            traced: (0, false),
+        }
+    }
+
+    pub fn state(&self) -> &TcpState {
+        &self.state
+    }
+
+    pub fn conn(&self) -> Conn {
+        self.conn
+    }
+
+    pub fn rto(&self) -> &RtoEstimator {
+        &self.rto
+    }
+
+    /// Every transfer submitted so far, with its completion time once acknowledged.
+    pub fn transfers(&self) -> &[crate::transport::app::Transfer] {
+        self.log.all()
+    }
+
+    /// Hands `bytes` more to the connection as one transfer; returns its index in
+    /// [`transfers`](Self::transfers). Sending starts at once if the connection is open.
+    pub fn submit(&mut self, bytes: u64, ctx: &mut AgentCtx) -> usize {
+        let id = self.log.submit(self.state.app_end, bytes, ctx.now);
+        self.state.app_end += bytes;
+        if self.conn == Conn::Established {
+            self.send_more(ctx);
+            self.trace(ctx);
+        }
+        id
+    }
+
+    fn open(&mut self, ctx: &mut AgentCtx) {
+        self.conn = Conn::Established;
+        match self.app.spec.clone() {
+            AppSpec::Bulk => self.state.app_end = u64::MAX / 4,
+            AppSpec::File { size } => {
+                self.app.submitted = 1;
+                self.submit(size, ctx);
+            }
+            AppSpec::Requests { .. } => self.next_request(ctx),
+            AppSpec::Manual => {}
+        }
+        self.send_more(ctx);
+    }
+
+    fn next_request(&mut self, ctx: &mut AgentCtx) {
+        if let AppSpec::Requests { count, size, .. } = &self.app.spec {
+            if self.app.submitted < *count {
+                let bytes = size.sample_bytes(ctx.rng) as u64;
+                self.app.submitted += 1;
+                self.submit(bytes, ctx);
+            }
+        }
+    }
+
+    /// Whether the application has nothing more to send, ever.
+    fn plan_done(&self) -> bool {
+        match &self.app.spec {
+            AppSpec::Bulk | AppSpec::Manual => false,
+            AppSpec::File { .. } => true,
+            AppSpec::Requests { count, .. } => self.app.submitted >= *count,
+        }
+    }
+
+    fn control(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        ctx.send(Packet {
+            flow: self.flow,
+            dst: self.dst,
+            dst_agent: self.dst_agent,
+            proto: PROTO_TCP,
+            kind,
+            size: self.header,
+            seq: self.state.snd_max,
+            ..Default::default()
+        });
+        self.control_sent_at = self.control_sent_at.or(Some(ctx.now));
+        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+    }
+
+    fn send_segment(&mut self, seq: u64, len: u64, ctx: &mut AgentCtx) {
+        let s = &mut self.state;
+        let retransmission = seq < s.snd_max;
+        let mut p = Packet {
+            flow: self.flow,
+            dst: self.dst,
+            dst_agent: self.dst_agent,
+            proto: PROTO_TCP,
+            kind: PacketKind::Data,
+            size: len as u32 + self.header,
+            seq,
+            aux: len,
+            ..Default::default()
+        };
+        if self.ecn && !retransmission {
+            p.set(flags::ECT);
+        }
+        if retransmission {
+            p.set(flags::RETX);
+            ctx.flow(self.flow).retransmits += 1;
+            self.rto.on_retransmit();
+        } else {
+            self.rto.start_timing(seq + len, ctx.now);
+            if std::mem::take(&mut self.cwr_pending) {
+                p.set(flags::CWR);
+            }
+        }
+        self.cc.on_sent(s, seq, len);
+        if seq >= s.snd_nxt {
+            s.snd_nxt = seq + len;
+        }
+        s.snd_max = s.snd_max.max(seq + len);
+        if let Some(rate) = self.rate_cap_bps {
+            self.next_send_at = self.next_send_at.max(ctx.now) + tx_time(p.size, rate);
+        }
+        ctx.send(p);
+        if !self.rto_timer.is_armed() {
+            self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        }
+    }
+
+    /// Sends whatever the window, the variant and the rate cap allow.
+    fn send_more(&mut self, ctx: &mut AgentCtx) {
+        while self.conn == Conn::Established {
+            if self.rate_cap_bps.is_some() && ctx.now < self.next_send_at {
+                if self.cc.next_segment(&self.state).is_some() {
+                    self.pace_timer.arm(self.next_send_at, PACE, ctx);
+                }
+                return;
+            }
+            let Some((seq, len)) = self.cc.next_segment(&self.state) else {
+                return;
+            };
+            self.send_segment(seq, len, ctx);
+        }
+    }
+
+    /// Updates `snd_una`, `dupacks` and the peer's window; returns (bytes newly acknowledged,
+    /// duplicate), or None for an old ACK or a pure window update.
+    fn classify_ack(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<(u64, bool)> {
+        let s = &mut self.state;
+        let ack = p.ack.min(s.snd_max);
+        if ack < s.snd_una {
+            return None;
+        }
+        let window_changed = std::mem::replace(&mut s.rwnd, p.aux) != p.aux;
+        if ack > s.snd_una {
+            let acked = ack - s.snd_una;
+            s.snd_una = ack;
+            s.snd_nxt = s.snd_nxt.max(ack);
+            s.dupacks = 0;
+            if let Some(rtt) = self.rto.on_ack(ack, ctx.now) {
+                ctx.flow(self.flow).record_rtt(rtt);
+            }
+            return Some((acked, false));
+        }
+        if s.snd_max > s.snd_una && !window_changed {
+            s.dupacks += 1;
+            return Some((0, true));
+        }
+        None
+    }
+
+    fn on_ack(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        let Some((acked, duplicate)) = self.classify_ack(p, ctx) else {
+            return self.send_more(ctx);
+        };
+        let event = AckEvent {
+            ack: self.state.snd_una,
+            acked,
+            duplicate,
+            sack: &p.sack[..p.sack_len as usize],
+        };
+        let cwnd_before = self.state.cwnd;
+        let reaction = self.cc.on_ack(&mut self.state, &event);
+        self.react(&reaction, ctx);
+        if p.has(flags::ECE) && self.ecn {
+            self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
+        }
+        self.rearm(duplicate, &reaction, ctx);
+        self.complete_transfers(ctx);
+        self.send_more(ctx);
+    }
+
+    fn react(&mut self, reaction: &Reaction, ctx: &mut AgentCtx) {
+        if reaction.fast_retransmit {
+            ctx.flow(self.flow).fast_retransmits += 1;
+            self.ecn_recover = Some(self.state.snd_max);
+        }
+        if let Some(seq) = reaction.retransmit {
+            let len = self.state.segment_len(seq).min(self.state.snd_max - seq);
+            if len > 0 {
+                self.send_segment(seq, len, ctx);
+            }
+        }
+    }
+
+    /// An ACK with ECE: no window growth for it (RFC 3168 §6.1.2), and a halving if this
+    /// window has not reacted yet.
+    fn ecn_reaction(&mut self, cwnd_before: u64, loss_now: bool, ctx: &mut AgentCtx) {
+        let s = &mut self.state;
+        if loss_now || self.cc.in_recovery() {
+            return;
+        }
+        s.cwnd = s.cwnd.min(cwnd_before);
+        if self.ecn_recover.is_some_and(|r| s.snd_una <= r) {
+            return;
+        }
+        s.ssthresh = (s.cwnd / 2).max(2 * s.mss);
+        s.cwnd = s.ssthresh;
+        self.ecn_recover = Some(s.snd_max);
+        self.cwr_pending = true;
+        ctx.flow(self.flow).ecn_reactions += 1;
+    }
+
+    fn rearm(&mut self, duplicate: bool, reaction: &Reaction, ctx: &mut AgentCtx) {
+        if self.state.snd_una >= self.state.snd_max {
+            self.rto_timer.cancel();
+        } else if !duplicate && !reaction.keep_timer {
+            self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        }
+    }
+
+    fn complete_transfers(&mut self, ctx: &mut AgentCtx) {
+        if self.log.acknowledge(self.state.snd_una, ctx.now) == 0 || self.log.open() > 0 {
+            return;
+        }
+        if !self.plan_done() {
+            if let AppSpec::Requests { gap, .. } = &self.app.spec {
+                let gap = gap.map_or(0, |g| secs(g.0.sample(ctx.rng).max(0.0)));
+                self.app_timer.arm(ctx.now + gap, APP, ctx);
+            }
+            return;
+        }
+        ctx.flow(self.flow).completed_at = Some(ctx.now);
+        if self.handshake {
+            self.conn = Conn::FinSent;
+            self.control_sent_at = None;
+            self.control(PacketKind::Fin, ctx);
+        }
+    }
+
+    fn on_timeout(&mut self, ctx: &mut AgentCtx) {
+        match self.conn {
+            Conn::SynSent => return self.control_timeout(PacketKind::Syn, ctx),
+            Conn::FinSent => return self.control_timeout(PacketKind::Fin, ctx),
+            Conn::Established if self.state.snd_una < self.state.snd_max => {}
+            _ => return,
+        }
+        let first_expiry = self.rto.backoff() == 0;
+        let s = &mut self.state;
+        if first_expiry {
+            s.reduce_ssthresh();
+        }
+        s.cwnd = s.mss;
+        s.snd_nxt = s.snd_una;
+        s.dupacks = 0;
+        s.recover = Some(s.snd_max);
+        self.ecn_recover = Some(s.snd_max);
+        self.cc.on_timeout(s);
+        self.rto.on_timeout();
+        ctx.flow(self.flow).timeouts += 1;
+        if ctx.trace_every_change {
+            ctx.trace(self.flow, "timeout_rto", to_secs(self.rto.rto()));
+        }
+        self.send_more(ctx);
+        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+    }
+
+    fn control_timeout(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        self.rto.on_timeout();
+        ctx.flow(self.flow).timeouts += 1;
+        self.control(kind, ctx);
+    }
+
+    fn on_syn_ack(&mut self, ctx: &mut AgentCtx) {
+        if self.conn != Conn::SynSent {
+            return;
+        }
+        if let Some(sent) = self.control_sent_at.take() {
+            if self.rto.backoff() == 0 {
+                let rtt = to_secs(ctx.now - sent);
+                self.rto.sample(rtt);
+                ctx.flow(self.flow).record_rtt(rtt);
+            }
+        }
+        self.rto_timer.cancel();
+        self.open(ctx);
+    }
+
+    fn trace(&mut self, ctx: &mut AgentCtx) {
+        if !ctx.trace_every_change {
+            return;
+        }
+        let now = (self.state.cwnd, self.cc.in_recovery());
+        if now.0 != self.traced.0 {
+            ctx.trace(self.flow, "cwnd", now.0 as f64);
+        }
+        if now.1 != self.traced.1 {
+            ctx.trace(self.flow, "recovery", now.1 as u8 as f64);
+        }
+        self.traced = now;
+    }
+}
+
+/// ssthresh for the trace table: NaN while it still has its initial "infinite" value.
+fn ssthresh_value(ssthresh: u64) -> f64 {
+    if ssthresh >= u64::MAX / 4 {
+        f64::NAN
+    } else {
+        ssthresh as f64
+    }
+}
+
+impl Agent for TcpSender {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        if self.handshake {
+            self.conn = Conn::SynSent;
+            self.control(PacketKind::Syn, ctx);
+        } else {
+            self.open(ctx);
+        }
+        self.trace(ctx);
+    }
+
+    fn stop(&mut self, _ctx: &mut AgentCtx) {
+        self.state.app_end = self.state.app_end.min(self.state.snd_max);
+    }
+
+    fn on_packet(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        match p.kind {
+            PacketKind::Ack if self.conn == Conn::Established => self.on_ack(p, ctx),
+            PacketKind::SynAck => self.on_syn_ack(ctx),
+            PacketKind::FinAck if self.conn == Conn::FinSent => {
+                self.conn = Conn::Closed;
+                self.rto_timer.cancel();
+            }
+            _ => {}
+        }
+        self.trace(ctx);
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        match token {
+            RTO if self.rto_timer.fire(token, ctx) => self.on_timeout(ctx),
+            PACE if self.pace_timer.fire(token, ctx) => self.send_more(ctx),
+            APP if self.app_timer.fire(token, ctx) => self.next_request(ctx),
+            _ => {}
+        }
+        self.trace(ctx);
+    }
+
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.state;
+        vec![
+            ("cwnd", s.cwnd as f64),
+            ("ssthresh", ssthresh_value(s.ssthresh)),
+            ("srtt", self.rto.srtt().unwrap_or(f64::NAN)),
+            ("rto", to_secs(self.rto.rto())),
+        ]
+    }
+
+    fn name(&self) -> &'static str {
+        self.cc.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    fn sender(extra: &str) -> TcpSender {
+        let cfg: TcpConfig = toml::from_str(extra).unwrap();
+        let env = SourceEnv {
+            flow: 0,
+            ack_flow: Some(1),
+            src_node: 0,
+            dst_node: 1,
+            sender_agent: 0,
+            receiver_agent: 1,
+            first_hop_rate_bps: 1,
+            start: 0,
+            stop: None,
+        };
+        TcpSender::new(&cfg, &env)
+    }
+
+    fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
+        Packet {
+            kind: PacketKind::Ack,
+            ack,
+            aux: rwnd,
+            flags: if ece { flags::ECE } else { 0 },
+            ..Default::default()
+        }
+    }
+
+    fn seqs(sent: &[Packet]) -> Vec<u64> {
+        sent.iter().map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn ece_halves_once_per_window_and_sets_cwr() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("ecn = true\ninitial_window = 4");
+        let sent = h.call(|ctx| s.start(ctx));
+        assert_eq!(seqs(&sent), vec![0, 1000, 2000, 3000]);
+        assert!(sent.iter().all(|p| p.has(flags::ECT) && p.size == 1040));
+        // ECE on the ACK of the first segment: no growth, cwnd 4000 -> 2000, CWR next.
+        let a = ack(1000, 65_535, true);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().cwnd, s.state().ssthresh), (2000, 2000));
+        assert!(sent.is_empty(), "3000 B in flight >= cwnd 2000");
+        assert_eq!(h.flows[0].ecn_reactions, 1);
+        // More ECE for data sent before the cut: ignored; cwnd does not grow either.
+        let a = ack(3000, 65_535, true);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.state().cwnd, 2000);
+        assert_eq!(seqs(&sent), vec![4000]);
+        assert!(sent[0].has(flags::CWR));
+        assert_eq!(h.flows[0].ecn_reactions, 1);
+        // ECE beyond the snd_max of the reaction (4000): a new window, a new cut.
+        let a = ack(5000, 65_535, true);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().cwnd, h.flows[0].ecn_reactions), (2000, 2));
+    }
+
+    #[test]
+    fn window_updates_are_not_duplicates_and_reopen_sending() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 4\nrwnd = 2000");
+        assert_eq!(seqs(&h.call(|ctx| s.start(ctx))), vec![0, 1000]);
+        let a = ack(2000, 0, false);
+        assert!(
+            h.call(|ctx| s.on_packet(&a, ctx)).is_empty(),
+            "window closed"
+        );
+        // The receiver reopens its window with the same ACK number: an update, not a dupack.
+        let a = ack(2000, 3000, false);
+        let sent = h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(seqs(&sent), vec![2000, 3000, 4000]);
+        assert_eq!(s.state().dupacks, 0);
+        // Same ACK, same window, data outstanding: duplicates.
+        let a = ack(2000, 3000, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.state().dupacks, 2);
+        // An old ACK changes nothing.
+        let a = ack(1000, 9000, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!((s.state().dupacks, s.state().rwnd), (2, 3000));
+    }
+
+    #[test]
+    fn manual_transfers_are_submitted_and_completed_on_demand() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 10\napp = { kind = \"manual\" }");
+        assert!(h.call(|ctx| s.start(ctx)).is_empty());
+        h.now = secs(0.5);
+        let mut ids = Vec::new();
+        let first = h.call(|ctx| ids.push(s.submit(1500, ctx)));
+        assert_eq!(seqs(&first), vec![0, 1000]);
+        assert_eq!(first[1].size, 500 + 40);
+        let second = h.call(|ctx| ids.push(s.submit(1000, ctx)));
+        assert_eq!(ids, vec![0, 1]);
+        assert_eq!(seqs(&second), vec![1500]);
+        h.now = secs(0.6);
+        let a = ack(1500, 65_535, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        let t = s.transfers();
+        assert_eq!((t[0].start, t[0].end, t[0].submitted), (0, 1500, secs(0.5)));
+        assert_eq!((t[0].completed, t[1].completed), (Some(secs(0.6)), None));
+        h.now = secs(0.7);
+        let a = ack(2500, 65_535, false);
+        h.call(|ctx| s.on_packet(&a, ctx));
+        assert_eq!(s.transfers()[1].completed, Some(secs(0.7)));
+        assert_eq!(
+            h.flows[0].completed_at, None,
+            "a manual application never finishes"
+        );
+    }
+
+    #[test]
+    fn rto_expiry_goes_back_and_backs_off() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("initial_window = 4");
+        h.call(|ctx| s.start(ctx));
+        // Initial RTO 1 s: the timer was set for 1 s.
+        assert_eq!(h.timers, vec![(secs(1.0), RTO)]);
+        h.now = secs(1.0);
+        let sent = h.call(|ctx| s.on_timer(RTO, ctx));
+        assert_eq!(seqs(&sent), vec![0]);
+        assert!(sent[0].has(flags::RETX));
+        let st = s.state();
+        assert_eq!(
+            (st.cwnd, st.ssthresh, st.snd_nxt, st.recover),
+            (1000, 2000, 1000, Some(4000))
+        );
+        assert_eq!(
+            h.timers.last(),
+            Some(&(secs(3.0), RTO)),
+            "backed off to 2 s"
+        );
+        assert_eq!((h.flows[0].timeouts, h.flows[0].retransmits), (1, 1));
+    }
+}

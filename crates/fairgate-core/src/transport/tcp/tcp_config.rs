@@ -1,0 +1,221 @@
+//! TCP's configuration: `source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack",
+//! ... }`, its published defaults and validation. The sender is in [`super::sender`], the
+//! receiver in [`super::tcp_receiver`]; the decisions are listed in [`super::sender`].
+
+use super::cc::CongestionControl;
+use super::rto::RtoParams;
+use super::sender::TcpSender;
+use super::tcp_receiver::{ReceiverParams, Reply, TcpReceiver};
+use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::{Duration, Rate};
+use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
+use crate::transport::app::AppSpec;
+use serde::{Deserialize, Serialize};
+
+/// The congestion-control variant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    Tahoe,
+    Reno,
+    #[default]
+    Newreno,
+    Sack,
+}
+
+impl CcKind {
+    pub(super) fn build(self) -> Box<dyn CongestionControl> {
+        match self {
+            CcKind::Tahoe => Box::new(Tahoe),
+            CcKind::Reno => Box::<Reno>::default(),
+            CcKind::Newreno => Box::<NewReno>::default(),
+            CcKind::Sack => Box::<Sack>::default(),
+        }
+    }
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::from_secs(s)
+}
+
+macro_rules! defaults {
+    ($( $name:ident : $ty:ty = $value:expr ),* $(,)?) => {
+        $( fn $name() -> $ty { $value } )*
+    };
+}
+
+defaults! {
+    default_mss: u64 = 1000,
+    default_header: u32 = 40,
+    default_initial_window: u64 = 1,
+    default_rwnd: u64 = 65_535,
+    default_ack_every: u32 = 2,
+    default_delack_timeout: Duration = seconds(0.2),
+    default_initial_rto: Duration = seconds(1.0),
+    default_min_rto: Duration = seconds(1.0),
+    default_max_rto: Duration = seconds(60.0),
+    default_granularity: Duration = seconds(0.01),
+    default_dupthresh: u32 = 3,
+    default_abc_limit: u64 = 1,
+    default_max_sack_blocks: u32 = 3,
+}
+
+/// `kind = "tcp"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    #[serde(default)]
+    pub cc: CcKind,
+    #[serde(default)]
+    pub app: AppSpec,
+    /// Payload bytes per segment.
+    #[serde(default = "default_mss")]
+    pub mss: u64,
+    /// TCP/IP header bytes added to every segment; also the size of ACKs, SYNs and FINs.
+    #[serde(default = "default_header")]
+    pub header: u32,
+    /// Initial congestion window in segments.
+    #[serde(default = "default_initial_window")]
+    pub initial_window: u64,
+    /// Receive buffer in bytes (the advertised window).
+    #[serde(default = "default_rwnd")]
+    pub rwnd: u64,
+    /// RFC 7323 shift; the advertised window can reach 65535 << window_scale.
+    #[serde(default)]
+    pub window_scale: u8,
+    #[serde(default)]
+    pub delayed_ack: bool,
+    #[serde(default = "default_ack_every")]
+    pub ack_every: u32,
+    #[serde(default = "default_delack_timeout")]
+    pub delack_timeout: Duration,
+    #[serde(default = "default_initial_rto")]
+    pub initial_rto: Duration,
+    #[serde(default = "default_min_rto")]
+    pub min_rto: Duration,
+    #[serde(default = "default_max_rto")]
+    pub max_rto: Duration,
+    /// Timer granularity G of RFC 6298 (the RTO is a whole number of ticks).
+    #[serde(default = "default_granularity")]
+    pub granularity: Duration,
+    #[serde(default = "default_dupthresh")]
+    pub dupthresh: u32,
+    /// Appropriate Byte Counting limit L in segments (RFC 3465); 1 = RFC 5681.
+    #[serde(default = "default_abc_limit")]
+    pub abc_limit: u64,
+    #[serde(default = "default_max_sack_blocks")]
+    pub max_sack_blocks: u32,
+    #[serde(default)]
+    pub ecn: bool,
+    /// Cap on the connection's sending rate (wire bytes).
+    #[serde(default)]
+    pub rate_cap: Option<Rate>,
+    /// SYN / SYN-ACK before data and FIN / FIN-ACK after the last transfer.
+    #[serde(default)]
+    pub handshake: bool,
+}
+
+impl TcpConfig {
+    fn check_window(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.window_scale > 14 {
+            return Err(ScenarioError::new(
+                join(path, "window_scale"),
+                format!("got {}, expected 0..=14 (RFC 7323)", self.window_scale),
+            ));
+        }
+        let max = 65_535u64 << self.window_scale;
+        if self.rwnd > max {
+            let needed = (0..=14u8)
+                .find(|&s| 65_535u64 << s >= self.rwnd)
+                .unwrap_or(14);
+            return Err(ScenarioError::new(
+                join(path, "rwnd"),
+                format!(
+                    "got {}, expected at most 65535 << window_scale = {max}; set window_scale >= {needed}",
+                    self.rwnd
+                ),
+            ));
+        }
+        check::positive_int(path, "rwnd", self.rwnd)
+    }
+
+    fn check_timers(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive(path, "initial_rto", self.initial_rto.secs())?;
+        check::positive(path, "min_rto", self.min_rto.secs())?;
+        if self.max_rto.0 < self.min_rto.0 {
+            return Err(ScenarioError::new(
+                join(path, "max_rto"),
+                format!(
+                    "got {} s, expected at least min_rto = {} s",
+                    self.max_rto.secs(),
+                    self.min_rto.secs()
+                ),
+            ));
+        }
+        check::positive(path, "delack_timeout", self.delack_timeout.secs())?;
+        check::non_negative(path, "granularity", self.granularity.secs())
+    }
+
+    pub(super) fn rto_params(&self) -> RtoParams {
+        RtoParams {
+            initial: self.initial_rto.secs(),
+            min: self.min_rto.secs(),
+            max: self.max_rto.secs(),
+            granularity: self.granularity.secs(),
+        }
+    }
+
+    pub fn receiver_params(&self) -> ReceiverParams {
+        ReceiverParams {
+            header: self.header,
+            rwnd: (self.rwnd >> self.window_scale) << self.window_scale,
+            sack: self.cc == CcKind::Sack,
+            max_sack_blocks: self.max_sack_blocks as usize,
+            delayed_ack: self.delayed_ack,
+            ack_every: self.ack_every,
+            delack_timeout: self.delack_timeout.0,
+        }
+    }
+}
+
+impl SourceConfig for TcpConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "mss", self.mss)?;
+        check::positive_int(path, "header", self.header as u64)?;
+        check::positive_int(path, "initial_window", self.initial_window)?;
+        check::positive_int(path, "ack_every", self.ack_every as u64)?;
+        check::positive_int(path, "dupthresh", self.dupthresh as u64)?;
+        check::positive_int(path, "abc_limit", self.abc_limit)?;
+        check::in_range(
+            path,
+            "max_sack_blocks",
+            self.max_sack_blocks as f64,
+            1.0,
+            4.0,
+        )?;
+        if let Some(rate) = self.rate_cap {
+            check::positive_int(path, "rate_cap", rate.bps())?;
+        }
+        self.check_window(path)?;
+        self.check_timers(path)?;
+        self.app.validate(&join(path, "app"))
+    }
+
+    fn has_reverse_flow(&self) -> bool {
+        true
+    }
+
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        let ack_flow = env.ack_flow.unwrap_or(env.flow);
+        let reply = Reply {
+            ack_flow,
+            dst: env.src_node,
+            dst_agent: env.sender_agent,
+        };
+        AgentPair {
+            sender: Box::new(TcpSender::new(self, env)),
+            receiver: Box::new(TcpReceiver::new(self.receiver_params(), reply)),
+        }
+    }
+}
