@@ -55,6 +55,11 @@ impl BackboneBuffer {
     }
 }
 
+/// Occupancy samples a run may keep (VCs × duration / sample interval).
+const MAX_SAMPLES: f64 = 2e7;
+/// Cells per second: a cell time of at least 10 ps.
+const MAX_CELL_RATE: f64 = 1e11;
+
 macro_rules! defaults {
     ($( $name:ident : $ty:ty = $value:expr ),* $(,)?) => {
         $( fn $name() -> $ty { $value } )*
@@ -100,7 +105,7 @@ impl Default for CellLinks {
 
 impl CellLinks {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive(path, "cell_rate", self.cell_rate)?;
+        check::in_range(path, "cell_rate", self.cell_rate, 1.0, MAX_CELL_RATE)?;
         check::non_negative(path, "us_per_km", self.us_per_km)?;
         check::non_negative(path, "local_km", self.local_km)?;
         check::non_negative(path, "backbone_km", self.backbone_km)
@@ -163,6 +168,17 @@ impl AtmConfig {
         check::positive("", "duration", self.duration)?;
         check::in_range("", "warmup", self.warmup, 0.0, self.duration)?;
         check::positive("", "sample_interval", self.sample_interval)?;
+        let samples = self.duration / self.sample_interval * self.vcs.len() as f64;
+        if samples > MAX_SAMPLES {
+            return Err(ScenarioError::new(
+                "sample_interval",
+                format!(
+                    "got {} s, expected at least {} s: at most {MAX_SAMPLES} occupancy samples",
+                    self.sample_interval,
+                    self.duration * self.vcs.len() as f64 / MAX_SAMPLES
+                ),
+            ));
+        }
         check::non_negative("", "start_spread", self.start_spread)?;
         self.validate_vcs()?;
         self.links.validate("links")?;
@@ -236,5 +252,13 @@ mod tests {
         assert!(err(&unknown).message.contains("unknown field"));
         let warm = format!(r#"{{"duration": 1, "warmup": 2, {VCS}, "buffer": {{"kind": "ppd"}}}}"#);
         assert_eq!(err(&warm).path, "warmup");
+        let fine = format!(
+            r#"{{"duration": 10, "sample_interval": 1e-9, {VCS}, "buffer": {{"kind": "ppd"}}}}"#
+        );
+        assert_eq!(err(&fine).path, "sample_interval");
+        let fast = format!(
+            r#"{{"duration": 1, "links": {{"cell_rate": 1e13}}, {VCS}, "buffer": {{"kind": "ppd"}}}}"#
+        );
+        assert_eq!(err(&fast).path, "links.cell_rate");
     }
 }
