@@ -18,7 +18,7 @@ FORBIDDEN = {
     "source-text file name": re.compile(r"\b00[0-9]_(?:[0-9a-f]{16}|\*)\.txt"),
     "extraction file name": re.compile(r"\b00[0-9]_[a-z_]+\.md\b"),
     "extraction section": re.compile(
-        r"\bspec(?:'s)?\s+(?:00[0-9]\b|§|sections?\s+[0-9]|A[0-9])", re.IGNORECASE
+        r"\bspec(?:'s)?\s+(?:00[0-9]\b|§|sections?\s+[0-9]|A[0-9]|[0-9]+\.[0-9])", re.IGNORECASE
     ),
     "acceptance label": re.compile(
         r"(?:\bspec\s+|\()A[0-9]{1,2}\b|\bA[0-9]{1,2}(?:'s\b|\s+decision|:)"
@@ -71,6 +71,7 @@ def test_the_patterns_catch_each_kind_and_spare_packet_names() -> None:
         "(`004_69e3e87eb3f3727b.txt`, Keshav)",
         "spec `002_dfba.md` sections 2 and 7",
         "see spec 004 section 5",
+        "Tolerances (spec 4.2)",
         "(A1: what the chapter 6 simulations did)",
         "| A9 |",
         "Under A5's geometry",

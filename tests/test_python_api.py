@@ -32,13 +32,15 @@ def test_builder_and_toml_give_identical_results(tmp_path):
     assert list(direct.flows["flow"]) == ["c0", "c1"]
 
 
-def test_rtt_list_sets_round_trip_delay():
+@pytest.mark.parametrize("rtt_split", [None, "sender", "even"])
+def test_rtt_list_sets_round_trip_delay(rtt_split):
     sc = fg.Scenario("rtt", duration=1)
     sc.dumbbell(
         senders=2,
         bottleneck=fg.link_params("10Mbps", "10ms"),
         access=fg.link_params("100Mbps", "1ms"),
         rtt=["40ms", "80ms"],
+        rtt_split=rtt_split,
     )
     sc.flow("s{i}", "d{i}", fg.source("cbr", rate="6Mbps", packets=1), name="c{i}", count=2)
     res = sc.run()

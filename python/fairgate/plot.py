@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from fairgate.results import Results  # noqa: E402
+from fairgate.results import Results
 
 MAX_PORTS = 4
 MAX_FLOWS = 12
@@ -25,9 +22,14 @@ def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
     return [str(p) for p in ranked["port"].head(count)]
 
 
-def overview(results: Results, path: str | Path, title: str | None = None) -> Path:
-    """Writes a two-panel PNG: queue length of the busiest ports, throughput of each flow."""
-    fig, (ax_q, ax_t) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, layout="constrained")
+def overview(results: Results, path: str | Path | None = None, title: str | None = None) -> Figure:
+    """The two-panel figure: queue length of the busiest ports, throughput of each flow.
+
+    Returns the Figure (a notebook shows it); writes it to `path` (PNG) only when one is given.
+    Needs no pyplot and leaves the matplotlib backend to the caller.
+    """
+    fig = Figure(figsize=(9, 6.5), layout="constrained")
+    ax_q, ax_t = fig.subplots(2, 1, sharex=True)
     qs = results.queue_series
     for port in busiest_ports(results):
         series = qs[qs["port"] == port]
@@ -44,7 +46,6 @@ def overview(results: Results, path: str | Path, title: str | None = None) -> Pa
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
     fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    if path is not None:
+        fig.savefig(Path(path), dpi=120)
+    return fig

@@ -87,7 +87,10 @@ class Scenario:
         duplex: bool = True,
         reverse: Table | None = None,
         monitor: str | None = None,
+        device_queue: int | None = None,
     ) -> Scenario:
+        """A link (both directions unless ``duplex=False``); ``device_queue`` packets of
+        transmit ring under the discipline (default none)."""
         spec = {
             "from": src,
             "to": dst,
@@ -98,6 +101,7 @@ class Scenario:
             "duplex": duplex,
             "reverse": reverse,
             "monitor": monitor,
+            "device_queue": device_queue,
         }
         self._doc.setdefault("links", []).append(_clean(spec))
         return self
@@ -108,10 +112,15 @@ class Scenario:
         bottleneck: Table,
         access: Table,
         rtt: list[Value] | Table | None = None,
+        rtt_split: str | None = None,
     ) -> Scenario:
-        """Hosts s0..s{n-1} -> router left -> router right -> hosts d0..d{n-1}."""
+        """Hosts s0..s{n-1} -> router left -> router right -> hosts d0..d{n-1}.
+
+        ``rtt_split="even"`` puts half of each flow's extra delay on the receiver's access link
+        instead of all of it on the sender's (``"sender"``, the default).
+        """
         spec = {"kind": "dumbbell", "senders": senders, "bottleneck": bottleneck, "access": access}
-        self._doc["topology"] = _clean({**spec, "rtt": rtt})
+        self._doc["topology"] = _clean({**spec, "rtt": rtt, "rtt_split": rtt_split})
         return self
 
     def chain(self, hops: int, bottleneck: Table, access: Table) -> Scenario:
@@ -144,9 +153,6 @@ class Scenario:
 
     def to_dict(self) -> Table:
         return json.loads(json.dumps(self._doc))
-
-    def to_json(self) -> str:
-        return json.dumps(self._doc, sort_keys=True)
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self._doc)

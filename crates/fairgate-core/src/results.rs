@@ -280,11 +280,15 @@ fn port_table(sim: &Simulation) -> Table {
         f64s(ports.iter().map(|p| per_time(p.stats.queue_byte_ps))),
     );
     t.push(
+        "mean_device_pkts",
+        f64s(ports.iter().map(|p| per_time(p.stats.device_pkt_ps))),
+    );
+    t.push(
         "mean_system_pkts",
         f64s(
             ports
                 .iter()
-                .map(|p| per_time(p.stats.queue_pkt_ps + p.busy_ps(now))),
+                .map(|p| per_time(p.stats.queue_pkt_ps + p.stats.device_pkt_ps + p.busy_ps(now))),
         ),
     );
     t.push(
@@ -305,8 +309,16 @@ fn port_table(sim: &Simulation) -> Table {
         u64s(ports.iter().map(|p| p.stats.max_queue_bytes)),
     );
     t.push(
+        "max_device_pkts",
+        u64s(ports.iter().map(|p| p.stats.max_device_pkts)),
+    );
+    t.push(
         "queued_pkts",
         u64s(ports.iter().map(|p| p.qdisc.len_packets() as u64)),
+    );
+    t.push(
+        "device_pkts",
+        u64s(ports.iter().map(|p| p.device.len() as u64)),
     );
     t.push("in_transit_pkts", u64s(ports.iter().map(|p| p.in_transit)));
     t

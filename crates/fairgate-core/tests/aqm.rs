@@ -411,3 +411,52 @@ fn bad_aqm_parameters_name_the_field() {
         assert!(e.path.starts_with(path), "{queue}: {e}");
     }
 }
+
+#[test]
+fn a_device_queue_holds_its_packets_apart_from_the_discipline() {
+    let plain = run(POISSON_OVERLOAD, &[]);
+    let ring = run(POISSON_OVERLOAD, &["links[0].device_queue=5"]);
+    assert_eq!(port(&plain, "a->b", "max_device_pkts"), 0.0);
+    assert_eq!(port(&ring, "a->b", "max_device_pkts"), 5.0);
+    // Under overload the ring stays full; RED's average still sits between its thresholds of
+    // its own queue, which no longer includes the ring's five packets.
+    let device = port(&ring, "a->b", "mean_device_pkts");
+    assert!(device > 4.9, "mean device queue {device}");
+    let red = port(&ring, "a->b", "mean_queue_pkts");
+    assert!((20.0..60.0).contains(&red), "mean queue {red}");
+    let system = port(&ring, "a->b", "mean_system_pkts");
+    assert!((system - red - device - 1.0).abs() < 0.01, "{system}");
+    assert!(port(&ring, "a->b", "utilisation") > 0.99);
+}
+
+#[test]
+fn a_device_queue_of_zero_keeps_results_byte_identical() {
+    let plain = run(POISSON_OVERLOAD, &[]);
+    let zero = run(POISSON_OVERLOAD, &["links[0].device_queue=0"]);
+    for column in [
+        "drops_pkts",
+        "departures_pkts",
+        "mean_queue_pkts",
+        "max_queue_pkts",
+    ] {
+        assert_eq!(port(&plain, "a->b", column), port(&zero, "a->b", column));
+    }
+}
+
+#[test]
+fn an_idle_link_takes_packets_past_an_empty_device_queue() {
+    // Light load: one 1000-byte packet per 2 ms on 10 Mb/s (0.8 ms each): every packet finds
+    // the link idle and goes straight to it, so the ring stays empty and RED never acts.
+    let r = run(
+        POISSON_OVERLOAD,
+        &[
+            "simulation.duration=\"2s\"",
+            "links[0].device_queue=1",
+            "flows[0].count=1",
+            "flows[0].source={kind=\"cbr\", rate=\"4Mbps\", size=1000}",
+        ],
+    );
+    assert_eq!(port(&r, "a->b", "drops_pkts"), 0.0);
+    assert_eq!(port(&r, "a->b", "max_device_pkts"), 0.0);
+    assert_eq!(port(&r, "a->b", "departures_pkts"), 1001.0); // t = 0, 2 ms, ..., 2 s
+}

@@ -117,14 +117,17 @@ fn bad_input_names_the_field() {
 }
 
 #[test]
-fn a_parsed_scenario_round_trips_through_json() {
+fn a_parsed_scenario_round_trips_through_toml() {
     let text = format!(
         "{TWO_HOSTS}\n[[links]]\nfrom = \"b\"\nto = \"c\"\nrate = 1000\nduplex = false\n\
          delay = {{ dist = \"uniform\", min = \"1ms\", max = \"2ms\", per = \"flow\" }}\n\
          [[nodes]]\nname = \"c\"\n"
     );
     let first = parse(&text, &[]).unwrap();
-    let json = serde_json::to_string(&first).unwrap();
-    let second = fairgate_core::scenario::parse_json(&json).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(json, serde_json::to_string(&second).unwrap());
+    let again = toml::to_string(&first).unwrap();
+    let second = parse(&again, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        serde_json::to_string(&first).unwrap(),
+        serde_json::to_string(&second).unwrap()
+    );
 }

@@ -231,10 +231,9 @@ fn packet_pair_configs_round_trip_through_toml_and_json() {
     for source in sources {
         let text = chain(source, "0s", 100, "5s");
         let scenario = fairgate_core::scenario::parse(&text, &[]).unwrap();
-        let table: toml::Value = toml::from_str(&text).unwrap();
-        let json = serde_json::to_string(&table).unwrap();
+        let again = toml::to_string(&scenario).unwrap();
         let from_json =
-            fairgate_core::scenario::parse_json(&json).unwrap_or_else(|e| panic!("{e}"));
+            fairgate_core::scenario::parse(&again, &[]).unwrap_or_else(|e| panic!("{e}"));
         let spec = &scenario.flows[0].source;
         let reloaded: fairgate_core::traffic::SourceSpec = toml::Value::try_from(spec)
             .unwrap()

@@ -178,15 +178,6 @@ fn load(text: &str, overrides: Vec<String>) -> PyResult<Simulation> {
     build(s)
 }
 
-/// Builds a simulation from a JSON document with the same structure as the TOML schema.
-#[pyfunction]
-fn load_json(text: &str) -> PyResult<Simulation> {
-    let s = guarded("parsing", || scenario::parse_json(text))?.map_err(scenario_err)?;
-    build(s)
-}
-
-/// [Keshav91, ch. 3]'s data-structure study at each (N, B) point with N Tahoe sources of
-/// window `window` (or the windowless on/off stand-in): one dict per structure and point.
 #[pyfunction]
 #[pyo3(signature = (points, window, duration_s, workload = "tahoe", load = 0.9))]
 fn keshav_study<'py>(
@@ -309,11 +300,21 @@ fn fq_cost_study<'py>(
     Ok(out)
 }
 
-/// Registered queue disciplines and sources.
+/// Jain's fairness index of `values` (1 = perfectly fair), as the run summary computes it.
+#[pyfunction]
+fn jain_index(values: Vec<f64>) -> f64 {
+    fairgate_core::stats::jain_index(&values)
+}
+
+/// Registered queue disciplines, buffer managers (for per-flow schedulers) and sources.
 #[pyfunction]
 fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("qdisc", fairgate_core::qdisc::QdiscSpec::KINDS.to_vec())?;
+    d.set_item(
+        "buffer",
+        fairgate_core::qdisc::buffer::BufferSpec::KINDS.to_vec(),
+    )?;
     d.set_item("source", fairgate_core::traffic::SourceSpec::KINDS.to_vec())?;
     Ok(d)
 }
@@ -325,11 +326,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
-    m.add_function(wrap_pyfunction!(load_json, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
+    m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

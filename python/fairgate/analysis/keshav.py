@@ -1,7 +1,7 @@
 """Analytics of Keshav's thesis [Keshav91]: Telnet delay bounds at an FQ switch (§2.2.3), the
 closed-loop poles of the Packet-Pair control law (§5.4), the appendix 5.A recurrence, the
 discrete epoch law with gain alpha, and the Kalman estimator of §5.5 (with a corrected G).
-Pure Python; see ``docs/models/keshav_analysis.md`` for the decisions.
+Pure Python; see ``docs/studies/keshav_analysis.md`` for the decisions.
 """
 
 from __future__ import annotations

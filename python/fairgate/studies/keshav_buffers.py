@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from fairgate import _core  # noqa: E402
+from fairgate import _core
 
 TITLE = "Keshav's FQ buffer structures: operations per insertion over (N, B)"
 WINDOW = 8
@@ -75,7 +72,8 @@ def findings(table: pd.DataFrame) -> list[tuple[str, bool]]:
 
 
 def figure(table: pd.DataFrame, out_dir: Path) -> Path:
-    fig, axes = plt.subplots(1, len(AXES), figsize=(15, 3.6), sharey=True, layout="constrained")
+    fig = Figure(figsize=(15, 3.6), layout="constrained")
+    axes = fig.subplots(1, len(AXES), sharey=True)
     for ax, axis in zip(axes, AXES, strict=True):
         part = table[table["axis"] == axis]
         for structure in STRUCTURES:
@@ -95,7 +93,6 @@ def figure(table: pd.DataFrame, out_dir: Path) -> Path:
     axes[0].legend(fontsize="small")
     path = out_dir / "keshav_buffers.png"
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 

@@ -7,6 +7,7 @@ use crate::engine::rng;
 use crate::net::link::Link;
 use crate::net::node::Node;
 use crate::qdisc::QdiscEnv;
+use crate::sim::device::DeviceQueue;
 use crate::sim::port::Port;
 use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;
@@ -41,6 +42,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         let link_rng = rng::stream(seed, &format!("link:{name}"));
         ports.push(Port {
             qdisc: l.queue.build(&env),
+            device: DeviceQueue::new(l.device_queue),
             link: Link::new(l.rate_bps, &l.delay, l.loss.as_ref(), link_rng, &flow_id),
             rng: rng::stream(seed, &format!("qdisc:{name}")),
             name,

@@ -39,50 +39,6 @@ pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
     Ok(scenario)
 }
 
-/// Parses a JSON document (what Python builders send) into a scenario.
-pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| ScenarioError::new("", format!("invalid JSON: {e}")))?;
-    let toml_value = json_to_toml(value, "")?;
-    match toml_value {
-        toml::Value::Table(t) => from_table(t),
-        _ => Err(ScenarioError::new("", "expected a table at the top level")),
-    }
-}
-
-fn json_to_toml(value: serde_json::Value, path: &str) -> Result<toml::Value, ScenarioError> {
-    use serde_json::Value as J;
-    Ok(match value {
-        J::Null => {
-            return Err(ScenarioError::new(
-                path,
-                "got null, expected a value (omit the key instead)",
-            ))
-        }
-        J::Bool(b) => toml::Value::Boolean(b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => toml::Value::Integer(i),
-            None => toml::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        J::String(s) => toml::Value::String(s),
-        J::Array(items) => toml::Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| json_to_toml(v, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
-        J::Object(map) => {
-            let mut t = toml::Table::new();
-            for (k, v) in map.into_iter().filter(|(_, v)| !v.is_null()) {
-                let p = crate::config::error::join(path, &k);
-                t.insert(k, json_to_toml(v, &p)?);
-            }
-            toml::Value::Table(t)
-        }
-    })
-}
-
 /// One step of an override path: a key or an array index.
 enum Step {
     Key(String),

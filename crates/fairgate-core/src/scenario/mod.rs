@@ -10,5 +10,5 @@ pub mod validate;
 // The configuration primitives moved to the ground layer; these names keep working.
 pub use crate::config::{check, dist, error, tagged, units, ScenarioError};
 pub use build::build;
-pub use load::{parse, parse_json};
+pub use load::parse;
 pub use schema::Scenario;

@@ -78,6 +78,9 @@ pub struct LinkSpec {
     /// A port ("a->b") whose queue this port's discipline watches instead of its own.
     #[serde(default)]
     pub monitor: Option<String>,
+    /// Packets a transmit ring under the discipline holds, in both directions (0 = none).
+    #[serde(default)]
+    pub device_queue: u64,
 }
 
 fn yes() -> bool {
@@ -143,4 +146,7 @@ pub struct LinkParams {
     /// Queue of the reverse direction (default: the same as `queue`).
     #[serde(default)]
     pub reverse_queue: Option<QdiscSpec>,
+    /// Packets a transmit ring under the discipline holds (0 = none).
+    #[serde(default)]
+    pub device_queue: u64,
 }

@@ -37,10 +37,29 @@ pub struct DumbbellSpec {
     pub bottleneck: LinkParams,
     pub access: LinkParams,
     /// Round-trip propagation delay per sender: a list (one per sender) or a distribution.
-    /// The difference to the bottleneck's and receiver's share is put on the sender's access
-    /// link.
     #[serde(default)]
     pub rtt: Option<RttSpec>,
+    /// Where each flow's extra delay goes (see [`RttSplit`]).
+    #[serde(default)]
+    pub rtt_split: RttSplit,
+}
+
+/// Which access links carry the part of a flow's RTT beyond the base path.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSplit {
+    /// The sender's access link carries it all; the receiver's keeps the access delay.
+    #[default]
+    Sender,
+    /// Half on the sender's and half on the receiver's access link, each on top of the access
+    /// delay (as the ns-2 and ns-3 dumbbell helpers are usually set up).
+    Even,
+}
+
+/// One-way delays of a flow's sender and receiver access links.
+struct AccessDelays {
+    sender: DelaySpec,
+    receiver: DelaySpec,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -106,6 +125,7 @@ fn link(from: &str, to: &str, params: &LinkParams, delay: DelaySpec) -> LinkSpec
             ..Default::default()
         }),
         monitor: None,
+        device_queue: params.device_queue,
     }
 }
 
@@ -130,40 +150,62 @@ impl TopologySpec {
 }
 
 impl DumbbellSpec {
-    fn sender_delays(&self, seed: u64) -> Result<Vec<DelaySpec>, ScenarioError> {
+    fn rtts(&self, seed: u64) -> Result<Option<Vec<f64>>, ScenarioError> {
         let n = self.senders as usize;
         let Some(rtt) = &self.rtt else {
-            return Ok(vec![self.access.delay; n]);
+            return Ok(None);
         };
-        let rtts: Vec<f64> = match rtt {
-            RttSpec::List(list) if list.len() != n => {
-                return Err(ScenarioError::new(
-                    "topology.rtt",
-                    format!("got {} values, expected one per sender ({n})", list.len()),
-                ))
-            }
-            RttSpec::List(list) => list.iter().map(|d| d.secs()).collect(),
+        match rtt {
+            RttSpec::List(list) if list.len() != n => Err(ScenarioError::new(
+                "topology.rtt",
+                format!("got {} values, expected one per sender ({n})", list.len()),
+            )),
+            RttSpec::List(list) => Ok(Some(list.iter().map(|d| d.secs()).collect())),
             RttSpec::Drawn(dist) => {
                 dist.0.validate("topology.rtt")?;
                 let mut r = rng::stream(seed, "topology:rtt");
-                (0..n).map(|_| dist.0.sample(&mut r)).collect()
+                Ok(Some((0..n).map(|_| dist.0.sample(&mut r)).collect()))
             }
+        }
+    }
+
+    fn access_delays(&self, seed: u64) -> Result<Vec<AccessDelays>, ScenarioError> {
+        let access = self.access.delay;
+        let Some(rtts) = self.rtts(seed)? else {
+            let same = || AccessDelays {
+                sender: access,
+                receiver: access,
+            };
+            return Ok((0..self.senders).map(|_| same()).collect());
         };
-        let fixed = self.bottleneck.delay.mean_secs() + self.access.delay.mean_secs();
+        let base = match self.rtt_split {
+            RttSplit::Sender => self.bottleneck.delay.mean_secs() + access.mean_secs(),
+            RttSplit::Even => self.bottleneck.delay.mean_secs() + 2.0 * access.mean_secs(),
+        };
+        let fixed = |secs: f64| DelaySpec::Fixed(Duration::from_secs(secs.max(0.0)));
         rtts.iter()
             .enumerate()
             .map(|(i, rtt)| {
-                let own = rtt / 2.0 - fixed;
-                if own < -1e-12 {
+                let extra = rtt / 2.0 - base;
+                if extra < -1e-12 {
                     return Err(ScenarioError::new(
                         format!("topology.rtt[{i}]"),
                         format!(
-                            "got {rtt} s, expected at least 2 x (bottleneck + access delay) = {} s",
-                            2.0 * fixed
+                            "got {rtt} s, expected at least twice the base one-way delay = {} s",
+                            2.0 * base
                         ),
                     ));
                 }
-                Ok(DelaySpec::Fixed(Duration::from_secs(own.max(0.0))))
+                Ok(match self.rtt_split {
+                    RttSplit::Sender => AccessDelays {
+                        sender: fixed(extra),
+                        receiver: access,
+                    },
+                    RttSplit::Even => AccessDelays {
+                        sender: fixed(access.mean_secs() + extra / 2.0),
+                        receiver: fixed(access.mean_secs() + extra / 2.0),
+                    },
+                })
             })
             .collect()
     }
@@ -177,7 +219,7 @@ impl DumbbellSpec {
         }
         validate_params(&self.bottleneck, "topology.bottleneck")?;
         validate_params(&self.access, "topology.access")?;
-        let delays = self.sender_delays(seed)?;
+        let delays = self.access_delays(seed)?;
         let mut out = Expanded::default();
         out.nodes.push(node("left", NodeKind::Router));
         out.nodes.push(node("right", NodeKind::Router));
@@ -185,14 +227,14 @@ impl DumbbellSpec {
             out.nodes.push(node(format!("s{i}"), NodeKind::Host));
             out.nodes.push(node(format!("d{i}"), NodeKind::Host));
         }
-        for (i, delay) in delays.into_iter().enumerate() {
-            let spec = link(&format!("s{i}"), "left", &self.access, delay);
+        for (i, delay) in delays.iter().enumerate() {
+            let spec = link(&format!("s{i}"), "left", &self.access, delay.sender);
             out.links.push(("topology.access".into(), spec));
         }
         let spec = link("left", "right", &self.bottleneck, self.bottleneck.delay);
         out.links.push(("topology.bottleneck".into(), spec));
-        for i in 0..self.senders {
-            let spec = link("right", &format!("d{i}"), &self.access, self.access.delay);
+        for (i, delay) in delays.iter().enumerate() {
+            let spec = link("right", &format!("d{i}"), &self.access, delay.receiver);
             out.links.push(("topology.access".into(), spec));
         }
         Ok(out)
@@ -253,12 +295,13 @@ mod tests {
             loss: None,
             queue: Default::default(),
             reverse_queue: None,
+            device_queue: 0,
         }
     }
 
-    #[test]
-    fn dumbbell_puts_rtt_on_sender_access() {
-        let d = DumbbellSpec {
+    /// Two senders with RTTs of 100 and 200 ms over a 10 ms bottleneck and 1 ms access links.
+    fn two_senders(rtt_split: RttSplit) -> DumbbellSpec {
+        DumbbellSpec {
             senders: 2,
             bottleneck: params(10.0),
             access: params(1.0),
@@ -266,12 +309,30 @@ mod tests {
                 Duration::from_secs(0.1),
                 Duration::from_secs(0.2),
             ])),
-        };
-        let e = d.expand(1).unwrap();
+            rtt_split,
+        }
+    }
+
+    #[test]
+    fn dumbbell_puts_rtt_on_sender_access() {
+        let e = two_senders(RttSplit::Sender).expand(1).unwrap();
         assert_eq!(e.nodes.len(), 6);
         let s1 = &e.links[1].1;
         assert_eq!(s1.from, "s1");
         assert!((s1.delay.mean_secs() - 0.089).abs() < 1e-12);
+        assert!((e.links[4].1.delay.mean_secs() - 0.001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn even_split_shares_the_extra_delay_between_both_access_links() {
+        let e = two_senders(RttSplit::Even).expand(1).unwrap();
+        // One way 100 ms: 10 bottleneck + 2 x 1 access, extra 88 split 44 + 44.
+        let (sender, receiver) = (&e.links[1].1, &e.links[4].1);
+        assert_eq!((sender.from.as_str(), receiver.to.as_str()), ("s1", "d1"));
+        assert!((sender.delay.mean_secs() - 0.045).abs() < 1e-12);
+        assert!((receiver.delay.mean_secs() - 0.045).abs() < 1e-12);
+        let one_way: f64 = 2.0 * 0.045 + 0.010;
+        assert!((2.0 * one_way - 0.2).abs() < 1e-12);
     }
 
     #[test]
@@ -281,6 +342,7 @@ mod tests {
             bottleneck: params(10.0),
             access: params(1.0),
             rtt: Some(RttSpec::Drawn(constant(0.01))),
+            rtt_split: RttSplit::Even,
         };
         let e = d.expand(1).err().unwrap();
         assert_eq!(e.path, "topology.rtt[0]");

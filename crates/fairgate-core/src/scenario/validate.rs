@@ -21,6 +21,7 @@ pub struct ResolvedLink {
     pub loss: Option<LossSpec>,
     pub queue: QdiscSpec,
     pub monitor: Option<u32>,
+    pub device_queue: u64,
 }
 
 /// One flow, with `count` expanded and its start time drawn.
@@ -175,6 +176,7 @@ fn resolve_links(
             loss: l.loss.clone(),
             queue: l.queue.clone(),
             monitor: None,
+            device_queue: l.device_queue,
         });
         if l.duplex {
             let r = l.reverse.clone().unwrap_or_default();
@@ -200,6 +202,7 @@ fn resolve_links(
                 loss: r.loss,
                 queue: r.queue.unwrap_or_else(|| l.queue.clone()),
                 monitor: None,
+                device_queue: l.device_queue,
             });
         }
     }

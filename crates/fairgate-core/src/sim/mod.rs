@@ -4,6 +4,7 @@
 //! link, and [`Simulation`] dispatches every event (arrival, departure, timer) to the port or
 //! agent it belongs to. Nothing below `sim` imports it.
 
+pub mod device;
 pub mod port;
 pub mod simulation;
 

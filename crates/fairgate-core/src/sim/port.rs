@@ -5,6 +5,7 @@
 //! `busy_until`; a transmission-done event is scheduled only when packets wait behind the one
 //! being serialised, so an uncongested link costs one event per packet, not two.
 
+use super::device::DeviceQueue;
 use crate::engine::{Rng, Time};
 use crate::net::link::Link;
 use crate::net::packet::PacketId;
@@ -18,6 +19,8 @@ pub struct Port {
     pub from: u32,
     pub to: u32,
     pub qdisc: Box<dyn Qdisc>,
+    /// Transmit ring between the discipline and the link (capacity 0 = none).
+    pub device: DeviceQueue,
     pub link: Link,
     /// The discipline's random stream.
     pub rng: Rng,
@@ -42,8 +45,15 @@ impl Port {
         now < self.busy_until
     }
 
-    /// When the link went idle, if it is idle at `now`.
+    /// When the discipline's idle period began, if it is idle at `now`: the link's idle
+    /// time, or with a device queue the pull that last found the discipline empty.
     pub fn idle_since(&self, now: Time) -> Option<Time> {
+        if self.device.enabled() {
+            return self
+                .device
+                .starved_since()
+                .filter(|_| self.qdisc.len_packets() == 0);
+        }
         (now >= self.busy_until).then_some(self.busy_until)
     }
 
@@ -60,7 +70,7 @@ impl Port {
     /// Brings the queue-length integrals up to `now`; call before the length changes.
     pub fn integrate(&mut self, now: Time) {
         let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
-        self.stats.integrate(now, pkts, bytes);
+        self.stats.integrate(now, pkts, bytes, self.device.len());
     }
 
     /// Time the link has spent serialising up to `now`.

@@ -216,10 +216,40 @@ impl Simulation {
             port.stats.arrivals_bytes += size;
         }
         self.with_qdisc_view(port, monitored, |q, ctx| q.enqueue(packet, ctx));
+        if self.ports[port].busy(self.now) {
+            self.fill_device(port);
+        }
         let p = &mut self.ports[port];
         p.stats
             .note_length(p.qdisc.len_packets(), p.qdisc.len_bytes());
         self.kick(port);
+    }
+
+    /// Moves packets from the discipline into the device queue while it has room; a pull
+    /// that finds the discipline empty starts the discipline's idle period.
+    fn fill_device(&mut self, port: usize) {
+        if !self.ports[port].device.enabled() {
+            return;
+        }
+        self.ports[port].integrate(self.now);
+        while self.ports[port].device.has_room() {
+            let Some(packet) = self.with_qdisc(port, |q, ctx| q.dequeue(ctx)) else {
+                self.ports[port].device.note_starved(self.now);
+                return;
+            };
+            let p = &mut self.ports[port];
+            p.device.push(packet);
+            p.stats.max_device_pkts = p.stats.max_device_pkts.max(p.device.len() as u64);
+        }
+    }
+
+    /// The next packet for the free link: the device queue's head, else the discipline's
+    /// (a packet for an idle link skips the empty ring, as in ns-3's point-to-point device).
+    fn next_for_link(&mut self, port: usize) -> Option<PacketId> {
+        match self.ports[port].device.pop() {
+            Some(packet) => Some(packet),
+            None => self.with_qdisc(port, |q, ctx| q.dequeue(ctx)),
+        }
     }
 
     /// Starts a transmission if the link is free, else makes sure one is due when it frees.
@@ -227,7 +257,7 @@ impl Simulation {
         let p = &mut self.ports[port];
         if !p.busy(self.now) {
             self.start_tx(port);
-        } else if !p.tx_scheduled && p.qdisc.len_packets() > 0 {
+        } else if !p.tx_scheduled && (p.qdisc.len_packets() > 0 || !p.device.is_empty()) {
             p.tx_scheduled = true;
             let at = p.busy_until;
             self.events
@@ -238,7 +268,7 @@ impl Simulation {
     /// Dequeues the next packet and hands it to the (free) link.
     fn start_tx(&mut self, port: usize) {
         self.ports[port].integrate(self.now);
-        let Some(packet) = self.with_qdisc(port, |q, ctx| q.dequeue(ctx)) else {
+        let Some(packet) = self.next_for_link(port) else {
             return;
         };
         let header = self.packets.get(packet);
@@ -271,6 +301,7 @@ impl Simulation {
                 p.in_flight.push_back((at, packet));
             }
         }
+        self.fill_device(port);
         self.kick(port);
     }
 
@@ -335,6 +366,7 @@ impl Simulation {
         self.ports[port].timer_at = None;
         self.ports[port].integrate(self.now);
         self.with_qdisc(port, |q, ctx| q.on_timer(ctx));
+        self.fill_device(port);
         self.kick(port);
     }
 
@@ -513,7 +545,7 @@ impl Simulation {
             let s = &port.stats;
             let link_losses = s.drops_pkts[DropReason::LinkLoss as usize];
             let queue_drops = s.drops_total() - link_losses;
-            let held = port.qdisc.len_packets() as u64;
+            let held = (port.qdisc.len_packets() + port.device.len()) as u64;
             if s.arrivals_pkts != s.departures_pkts + queue_drops + held {
                 out.push(format!(
                     "port {}: arrivals {} != departures {} + drops {} + queued {}",

@@ -84,6 +84,9 @@ pub struct PortStats {
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     pub queue_byte_ps: u128,
+    /// Sum over time of the device queue's length, in packet-ps.
+    pub device_pkt_ps: u128,
+    pub max_device_pkts: u64,
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
@@ -94,11 +97,12 @@ pub struct PortStats {
 
 impl PortStats {
     /// Advances the time integrals to `now` with the lengths that held since the last change.
-    pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64) {
+    pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, device: usize) {
         let dt = (now - self.last_change) as u128;
         if dt > 0 {
             self.queue_pkt_ps += queue_pkts as u128 * dt;
             self.queue_byte_ps += queue_bytes as u128 * dt;
+            self.device_pkt_ps += device as u128 * dt;
             self.last_change = now;
         }
     }
@@ -136,9 +140,10 @@ mod tests {
     #[test]
     fn integrals_weight_by_time() {
         let mut s = PortStats::default();
-        s.integrate(10, 0, 0);
-        s.integrate(30, 2, 200);
+        s.integrate(10, 0, 0, 0);
+        s.integrate(30, 2, 200, 1);
         assert_eq!(s.queue_pkt_ps, 40);
+        assert_eq!(s.device_pkt_ps, 20);
         assert_eq!(s.queue_byte_ps, 4000);
     }
 }

@@ -227,7 +227,7 @@ mod tests {
             max_th,
             max_p: 0.0,
             w_q: 1.0,
-            ..Default::default()
+            ..RedConfig::floyd93()
         }
     }
 
@@ -250,7 +250,7 @@ mod tests {
                     min_th: 50.0,
                     max_th: 300.0,
                     gentle: true,
-                    ..Default::default()
+                    ..RedConfig::floyd93()
                 },
                 draws: Draws::Subregions,
                 ..Default::default()

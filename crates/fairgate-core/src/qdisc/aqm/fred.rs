@@ -212,7 +212,7 @@ mod tests {
                     max_th: 8.0,
                     max_p: 0.0,
                     w_q: 1.0,
-                    ..Default::default()
+                    ..RedConfig::floyd93()
                 },
                 ..Default::default()
             },

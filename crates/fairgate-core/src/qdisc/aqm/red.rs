@@ -1,33 +1,23 @@
-//! RED: Random Early Detection (Floyd and Jacobson, "Random Early Detection Gateways for
-//! Congestion Avoidance", IEEE/ACM ToN 1(4), 1993), with gentle RED (Floyd 2000), byte mode
-//! (the 1993 paper, section 4) and adaptive RED (Floyd, Gummadi, Shenker, "Adaptive RED", 2001).
+//! RED: Random Early Detection [Floyd93], with gentle RED [Floyd00], byte mode [Floyd93, §4],
+//! adaptive RED [Floyd01] and the reference rules of ns-2 2.35 `red.cc` and ns-3
+//! `red-queue-disc.cc`, whose defaults are the defaults here (docs/models/red.md gives each
+//! default with its source). Settings of the reproduced works: [Byun07, §2.1] (RED 1-4),
+//! [Chung06, §3] (gentle, 50/300, max_p 0.15), [Vaidyanathan99, §3.2] (5/15, max_p 1/50).
 //!
-//! Sources: [Byun07, §2.1] (the pseudo-code with count spacing and idle decay, the RED 1-4
-//! settings); [Chung06, §3] (gentle, min 50, max 300, max_p 0.15, w_q 0.002);
-//! [Vaidyanathan99, §3.2] (drop the arrival, typical w_q 0.002, max_p 1/50, min_th 5, max_th 15).
-//!
-//! Decisions where the sources are silent:
-//! - Defaults are the 1993 paper's typical values (w_q 0.002, max_p 0.02, min_th 5, max_th 15)
-//!   with ns-2's buffer of 50 packets and mean packet size of 500 bytes.
-//! - The idle-time function is f(t) = t / s with s the transmission time of a `mean_packet_size`
-//!   packet on the link (the 1993 paper's "typical transmission time"); m is fractional, so the
-//!   decay (1 - w_q)^m is continuous. An idle period is decayed only once, even when the arrival
-//!   that ends it is dropped.
-//! - "Idle" means the watched link has nothing to send (`idle_since`); an empty queue with a
-//!   packet in transmission is averaged as q = 0.
-//! - Count spacing follows the text: count starts at -1, is incremented in the early region,
-//!   p_a = p_b / (1 - count p_b), clamped to 1 when count p_b >= 1; `count_spacing = false`
-//!   uses p_a = p_b (geometric spacing).
-//! - Gentle: p_b rises from max_p at max_th to 1 at 2 max_th, with count spacing; beyond, every
-//!   arrival is notified (Forced).
-//! - Byte mode: the average, the thresholds and the limit checks use bytes and
-//!   p_b is scaled by size / mean_packet_size before spacing (1993 paper, section 4).
+//! Decisions where the sources are silent (the full list is on the docs page):
+//! - `count_rule = "ns"` (default): the count grows on every arrival; when the average first
+//!   reaches min_th (with more than one packet queued) count restarts at 1 and that arrival is
+//!   never dropped; early drops reset it, forced drops do not (ns-3 `Ns1Compat = false`).
+//!   `"floyd93"`: the paper's pseudo-code (count -1 below min_th, 0 after any notification).
+//! - `wait` (default true) spaces early drops uniformly between 1/p_b and 2/p_b arrivals:
+//!   p_a = 0 while count p_b < 1, p_b / (2 - count p_b) below 2, then 1.
+//! - `skip_short_queue` (default true): no early or forced drop while at most one packet waits.
+//! - `idle_decay = "ns"` (default): an idle period of t counts as m = floor(t / s) arrivals,
+//!   then the arrival itself is averaged in; `"floyd93"`: fractional m, decay only.
+//! - Gentle and adaptive RED use the current max_p (ns-3 keeps the gentle slope of the
+//!   initial one); adaptive RED runs on a timer every `adapt_interval` [Floyd01].
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
-//!   `mark_forced = true` (both readings occur: the text's pseudo-code "marks", ns-2 drops).
-//! - Adaptive RED: every `adapt_interval` (0.5 s) max_p += min(0.01, max_p / 4) when the
-//!   average is above min_th + 0.6 (max_th - min_th) and max_p <= 0.5; max_p *= 0.9 when below
-//!   min_th + 0.4 (max_th - min_th) and max_p >= 0.01. w_q stays as configured.
-//! - The reported congestion probability is the p_b of the current average (before spacing).
+//!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
 use crate::config::units::Duration;
@@ -45,6 +35,28 @@ pub enum QueueUnit {
     #[default]
     Packets,
     Bytes,
+}
+
+/// Which reference the count between notifications follows.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CountRule {
+    /// ns-2 and ns-3: counted on every arrival, restarted at 1 (no drop) on crossing min_th.
+    #[default]
+    Ns,
+    /// The 1993 pseudo-code: -1 below min_th, incremented in the early region.
+    Floyd93,
+}
+
+/// How an idle period lowers the average.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleDecay {
+    /// ns-2 and ns-3: floor(idle / s) arrivals of an empty queue, then the arrival itself.
+    #[default]
+    Ns,
+    /// The 1993 pseudo-code with a fractional m: `avg *= (1 - w_q)^m` only.
+    Floyd93,
 }
 
 /// RED's parameters; also embedded by the disciplines built on RED (CHOKe, SRED, RED-PD).
@@ -69,6 +81,12 @@ pub struct RedConfig {
     pub mean_packet_size: u32,
     /// Count-based spacing of notifications (p_a = p_b / (1 - count p_b)).
     pub count_spacing: bool,
+    /// Uniform spacing between 1/p_b and 2/p_b arrivals (ns-2 `wait_`, ns-3 `Wait`).
+    pub wait: bool,
+    /// No RED drop or mark while at most one packet is queued (ns-2 and ns-3 `qlen > 1`).
+    pub skip_short_queue: bool,
+    pub count_rule: CountRule,
+    pub idle_decay: IdleDecay,
     /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
     /// With `ecn`, also mark (not drop) in the forced region.
@@ -76,30 +94,64 @@ pub struct RedConfig {
     /// Adaptive RED: adjust max_p every `adapt_interval`.
     pub adaptive: bool,
     pub adapt_interval: Duration,
+    /// Additive increase of max_p (capped at max_p / 4).
+    pub adapt_alpha: f64,
+    /// Multiplicative decrease of max_p.
+    pub adapt_beta: f64,
+    /// Target band of the average, as fractions of (max_th - min_th) above min_th.
+    pub adapt_target_low: f64,
+    pub adapt_target_high: f64,
+    /// max_p is raised only while at most `adapt_top`, lowered only while at least `adapt_bottom`.
+    pub adapt_top: f64,
+    pub adapt_bottom: f64,
 }
 
 impl Default for RedConfig {
     fn default() -> Self {
         RedConfig {
-            limit: 50,
+            limit: 25,
             limit_bytes: None,
             min_th: 5.0,
             max_th: 15.0,
             max_p: 0.02,
             w_q: 0.002,
-            gentle: false,
+            gentle: true,
             mode: QueueUnit::Packets,
             mean_packet_size: 500,
             count_spacing: true,
+            wait: true,
+            skip_short_queue: true,
+            count_rule: CountRule::Ns,
+            idle_decay: IdleDecay::Ns,
             ecn: false,
             mark_forced: false,
             adaptive: false,
             adapt_interval: Duration::from_secs(0.5),
+            adapt_alpha: 0.01,
+            adapt_beta: 0.9,
+            adapt_target_low: 0.4,
+            adapt_target_high: 0.6,
+            adapt_top: 0.5,
+            adapt_bottom: 0.01,
         }
     }
 }
 
 impl RedConfig {
+    /// The 1993 pseudo-code as written [Floyd93]: ns-2's 50-packet buffer, no gentle region,
+    /// geometric spacing from count -1, fractional idle decay, drops at any queue length.
+    pub fn floyd93() -> Self {
+        RedConfig {
+            limit: 50,
+            gentle: false,
+            wait: false,
+            skip_short_queue: false,
+            count_rule: CountRule::Floyd93,
+            idle_decay: IdleDecay::Floyd93,
+            ..RedConfig::default()
+        }
+    }
+
     pub fn buffer(&self) -> Buffer {
         Buffer {
             limit: self.limit,
@@ -116,9 +168,26 @@ impl RedConfig {
         check_open_unit(path, "w_q", self.w_q)?;
         check::positive_int(path, "mean_packet_size", self.mean_packet_size as u64)?;
         if self.adaptive {
-            check::positive(path, "adapt_interval", self.adapt_interval.secs())?;
+            self.check_adaptive(path)?;
         }
         Ok(())
+    }
+
+    fn check_adaptive(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive(path, "adapt_interval", self.adapt_interval.secs())?;
+        check_open_unit(path, "adapt_alpha", self.adapt_alpha)?;
+        check_open_unit(path, "adapt_beta", self.adapt_beta)?;
+        check::probability(path, "adapt_target_low", self.adapt_target_low)?;
+        check::probability(path, "adapt_target_high", self.adapt_target_high)?;
+        check::ordered(
+            path,
+            "adapt_target_low",
+            self.adapt_target_low,
+            "adapt_target_high",
+            self.adapt_target_high,
+        )?;
+        check::probability(path, "adapt_top", self.adapt_top)?;
+        check::probability(path, "adapt_bottom", self.adapt_bottom)
     }
 }
 
@@ -170,6 +239,12 @@ pub struct RedCore {
     typical_tx: Time,
     pub avg: f64,
     pub count: i64,
+    /// Bytes arrived since the last early drop (byte mode, `count_rule = "ns"`).
+    pub count_bytes: u64,
+    /// Whether the previous arrival was already in the drop region (ns `old`).
+    above_min: bool,
+    /// Packets queued at the last arrival (before it).
+    seen_packets: usize,
     pub max_p: f64,
     /// p_b of the last arrival (before spacing).
     pub p_b: f64,
@@ -182,10 +257,17 @@ pub struct RedCore {
 
 impl RedCore {
     pub fn new(cfg: RedConfig, link_rate_bps: u64) -> Self {
+        let count = match cfg.count_rule {
+            CountRule::Ns => 0,
+            CountRule::Floyd93 => -1,
+        };
         RedCore {
             typical_tx: tx_time(cfg.mean_packet_size, link_rate_bps.max(1)).max(1),
             avg: 0.0,
-            count: -1,
+            count,
+            count_bytes: 0,
+            above_min: false,
+            seen_packets: 0,
             max_p: cfg.max_p,
             p_b: 0.0,
             p_a: 0.0,
@@ -209,18 +291,22 @@ impl RedCore {
 
     /// Updates the average at an arrival that sees the watched queue `w`.
     pub fn update_average(&mut self, w: &Watched, now: Time) {
+        self.seen_packets = w.packets;
         let idle_start = w.idle_since.map(|t| t.max(self.decayed_until));
-        match idle_start {
+        let idle = match idle_start {
             Some(start) if w.packets == 0 => {
-                let m = (now - start.min(now)) as f64 / self.typical_tx as f64;
-                self.avg *= (1.0 - self.cfg.w_q).powf(m);
                 self.decayed_until = now;
+                Some((now - start.min(now)) as f64 / self.typical_tx as f64)
             }
-            _ => {
-                let q = self.length_of(w);
-                self.avg = (1.0 - self.cfg.w_q) * self.avg + self.cfg.w_q * q;
-            }
-        }
+            _ => None,
+        };
+        let keep = 1.0 - self.cfg.w_q;
+        let q = self.length_of(w);
+        self.avg = match (idle, self.cfg.idle_decay) {
+            (Some(m), IdleDecay::Floyd93) => self.avg * keep.powf(m),
+            (Some(m), IdleDecay::Ns) => self.avg * keep.powf(m.floor() + 1.0) + self.cfg.w_q * q,
+            (None, _) => keep * self.avg + self.cfg.w_q * q,
+        };
     }
 
     /// p_b for the current average (gentle included), before size scaling and spacing.
@@ -246,17 +332,24 @@ impl RedCore {
         self.avg >= top
     }
 
-    /// p_a from p_b and count (count already incremented).
-    fn spaced(&self, p_b: f64) -> f64 {
+    /// p_a from p_b and the count of arrivals since the last notification.
+    fn spaced(&self, p_b: f64, count: f64) -> f64 {
         if !self.cfg.count_spacing {
             return p_b;
         }
-        let denominator = 1.0 - self.count as f64 * p_b;
-        if denominator <= p_b {
-            1.0
+        let spent = count * p_b;
+        let p_a = if self.cfg.wait {
+            match spent {
+                s if s < 1.0 => 0.0,
+                s if s < 2.0 => p_b / (2.0 - s),
+                _ => 1.0,
+            }
+        } else if spent < 1.0 {
+            p_b / (1.0 - spent)
         } else {
-            (p_b / denominator).min(1.0)
-        }
+            1.0
+        };
+        p_a.min(1.0)
     }
 
     /// RED's decision for an arrival of `size` bytes, given a uniform draw `u` in [0, 1).
@@ -268,8 +361,57 @@ impl RedCore {
     /// disciplines that weight RED's probability (SRED's hit factor).
     pub fn decide_scaled(&mut self, size: u32, u: f64, factor: f64) -> Verdict {
         self.p_b = self.base_probability();
-        if self.avg < self.cfg.min_th {
-            self.count = -1;
+        let short = self.cfg.skip_short_queue && self.seen_packets <= 1;
+        let in_region = self.avg >= self.cfg.min_th && !short;
+        match self.cfg.count_rule {
+            CountRule::Ns => self.decide_ns(in_region, size, u, factor),
+            CountRule::Floyd93 => self.decide_floyd93(in_region, size, u, factor),
+        }
+    }
+
+    /// ns-2 `REDQueue::enque` and ns-3 `RedQueueDisc::DoEnqueue`.
+    fn decide_ns(&mut self, in_region: bool, size: u32, u: f64, factor: f64) -> Verdict {
+        self.count += 1;
+        self.count_bytes += size as u64;
+        if !in_region {
+            self.above_min = false;
+            self.p_a = 0.0;
+            return Verdict::Accept;
+        }
+        if self.in_forced_region() {
+            return Verdict::Forced;
+        }
+        if !self.above_min {
+            self.above_min = true;
+            self.count = 1;
+            self.count_bytes = size as u64;
+            self.p_a = 0.0;
+            return Verdict::Accept;
+        }
+        let mean = self.cfg.mean_packet_size as u64;
+        let mut p_a = match self.cfg.mode {
+            QueueUnit::Packets => self.spaced(self.p_b, self.count as f64),
+            QueueUnit::Bytes => self.spaced(self.p_b, (self.count_bytes / mean) as f64),
+        };
+        if self.cfg.mode == QueueUnit::Bytes && p_a < 1.0 {
+            p_a = (p_a * size as f64 / mean as f64).min(1.0);
+        }
+        self.p_a = (p_a * factor).min(1.0);
+        if u < self.p_a {
+            self.count = 0;
+            self.count_bytes = 0;
+            return Verdict::Early;
+        }
+        Verdict::Accept
+    }
+
+    /// The 1993 pseudo-code.
+    fn decide_floyd93(&mut self, in_region: bool, size: u32, u: f64, factor: f64) -> Verdict {
+        if !in_region {
+            if self.avg < self.cfg.min_th {
+                self.count = -1;
+            }
+            self.p_a = 0.0;
             return Verdict::Accept;
         }
         if self.in_forced_region() {
@@ -281,7 +423,7 @@ impl RedCore {
         if self.cfg.mode == QueueUnit::Bytes {
             p_b = (p_b * size as f64 / self.cfg.mean_packet_size as f64).min(1.0);
         }
-        self.p_a = (self.spaced(p_b) * factor).min(1.0);
+        self.p_a = (self.spaced(p_b, self.count as f64) * factor).min(1.0);
         if u < self.p_a {
             self.count = 0;
             return Verdict::Early;
@@ -289,15 +431,16 @@ impl RedCore {
         Verdict::Accept
     }
 
-    /// Adaptive RED's periodic max_p adjustment.
+    /// Adaptive RED's periodic max_p adjustment [Floyd01].
     pub fn adapt(&mut self) {
-        let (min, max) = (self.cfg.min_th, self.cfg.max_th);
-        let target_low = min + 0.4 * (max - min);
-        let target_high = min + 0.6 * (max - min);
-        if self.avg > target_high && self.max_p <= 0.5 {
-            self.max_p += (self.max_p / 4.0).min(0.01);
-        } else if self.avg < target_low && self.max_p >= 0.01 {
-            self.max_p *= 0.9;
+        let c = &self.cfg;
+        let span = c.max_th - c.min_th;
+        let target_low = c.min_th + c.adapt_target_low * span;
+        let target_high = c.min_th + c.adapt_target_high * span;
+        if self.avg > target_high && self.max_p <= c.adapt_top {
+            self.max_p += (self.max_p / 4.0).min(c.adapt_alpha);
+        } else if self.avg < target_low && self.max_p >= c.adapt_bottom {
+            self.max_p *= c.adapt_beta;
         }
     }
 
@@ -403,260 +546,9 @@ impl Qdisc for Red {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::secs;
-    use crate::net::packet::{flags, Packet};
-    use crate::qdisc::testing::Harness;
-    use crate::qdisc::QueueView;
+#[path = "red_floyd93_tests.rs"]
+mod tests;
 
-    fn cfg() -> RedConfig {
-        RedConfig::default()
-    }
-
-    fn busy(packets: usize) -> Watched {
-        Watched {
-            packets,
-            bytes: packets as u64 * 500,
-            idle_since: None,
-        }
-    }
-
-    #[test]
-    fn average_follows_the_ewma_of_the_arrival_lengths() {
-        let mut core = RedCore::new(RedConfig { w_q: 0.5, ..cfg() }, 10_000_000);
-        for q in [0, 1, 2, 3] {
-            core.update_average(&busy(q), 0);
-        }
-        // 0 -> 0.5 -> 1.25 -> 2.125
-        assert!((core.avg - 2.125).abs() < 1e-12);
-    }
-
-    #[test]
-    fn count_spacing_raises_p_a_until_a_notification_resets_it() {
-        let mut core = RedCore::new(cfg(), 10_000_000);
-        core.avg = 10.0; // p_b = 0.02 * (10 - 5) / (15 - 5) = 0.01
-        assert_eq!(core.decide(1000, 0.5), Verdict::Accept);
-        assert_eq!(core.count, 0);
-        assert!((core.p_a - 0.01).abs() < 1e-15);
-        for _ in 1..49 {
-            assert_eq!(core.decide(1000, 0.5), Verdict::Accept);
-        }
-        // count 49: p_a = 0.01 / (1 - 0.49)
-        assert_eq!(core.decide(1000, 0.0195), Verdict::Early);
-        assert!((core.p_a - 0.01 / 0.51).abs() < 1e-15);
-        assert_eq!(core.count, 0);
-        assert_eq!(core.decide(1000, 0.5), Verdict::Accept);
-        assert!((core.p_a - 0.01 / 0.99).abs() < 1e-15);
-    }
-
-    #[test]
-    fn spacing_saturates_at_one_when_count_p_b_reaches_one() {
-        let mut core = RedCore::new(cfg(), 10_000_000);
-        core.avg = 10.0; // p_b = 0.01
-        for _ in 0..99 {
-            assert_eq!(core.decide(1000, 0.999), Verdict::Accept);
-        }
-        assert_eq!(core.count, 98);
-        assert!((core.p_a - 0.5).abs() < 1e-12); // 0.01 / (1 - 0.98)
-        assert_eq!(core.decide(1000, 0.999), Verdict::Early); // count 99: p_a = 1
-        assert!(core.p_a > 0.999_999);
-    }
-
-    #[test]
-    fn without_spacing_p_a_is_p_b() {
-        let mut core = RedCore::new(
-            RedConfig {
-                count_spacing: false,
-                ..cfg()
-            },
-            10_000_000,
-        );
-        core.avg = 10.0;
-        for _ in 0..20 {
-            core.decide(1000, 0.5);
-        }
-        assert!((core.p_a - 0.01).abs() < 1e-15);
-    }
-
-    #[test]
-    fn below_min_resets_count_and_above_max_forces() {
-        let mut core = RedCore::new(cfg(), 10_000_000);
-        core.avg = 4.9;
-        assert_eq!(core.decide(1000, 0.0), Verdict::Accept);
-        assert_eq!(core.count, -1);
-        core.avg = 15.0;
-        assert_eq!(core.decide(1000, 0.999), Verdict::Forced);
-        assert_eq!(core.count, 0);
-    }
-
-    #[test]
-    fn gentle_ramps_from_max_p_to_one_between_max_and_twice_max() {
-        let mut core = RedCore::new(
-            RedConfig {
-                gentle: true,
-                max_p: 0.1,
-                ..cfg()
-            },
-            10_000_000,
-        );
-        core.avg = 20.0; // 0.1 + 0.9 * (20 - 15) / 15 = 0.4
-        assert!((core.base_probability() - 0.4).abs() < 1e-12);
-        assert_eq!(core.decide(1000, 0.39), Verdict::Early);
-        core.avg = 29.7; // 0.1 + 0.9 * 14.7 / 15 = 0.982
-        assert!((core.base_probability() - 0.982).abs() < 1e-12);
-        core.avg = 30.0;
-        assert_eq!(core.decide(1000, 0.999), Verdict::Forced);
-    }
-
-    #[test]
-    fn byte_mode_scales_p_b_by_packet_size() {
-        let mut core = RedCore::new(
-            RedConfig {
-                mode: QueueUnit::Bytes,
-                min_th: 5000.0,
-                max_th: 15000.0,
-                ..cfg()
-            },
-            10_000_000,
-        );
-        core.avg = 10000.0; // p_b = 0.01, a 1500-byte packet: 0.01 * 1500 / 500 = 0.03
-        core.decide(1500, 0.5);
-        assert!((core.p_a - 0.03).abs() < 1e-15);
-        core.update_average(&busy(40), 0); // 40 packets = 20000 bytes
-        assert!((core.avg - (0.998 * 10000.0 + 0.002 * 20000.0)).abs() < 1e-9);
-    }
-
-    #[test]
-    fn idle_time_decays_the_average_once_per_idle_period() {
-        // 500 bytes at 10 Mb/s = 400 us per typical packet.
-        let mut core = RedCore::new(cfg(), 10_000_000);
-        core.avg = 10.0;
-        let idle = Watched {
-            packets: 0,
-            bytes: 0,
-            idle_since: Some(0),
-        };
-        core.update_average(&idle, secs(0.004)); // m = 10
-        let once = 10.0 * 0.998f64.powi(10);
-        assert!((core.avg - once).abs() < 1e-12, "{}", core.avg);
-        core.update_average(&idle, secs(0.006)); // the arrival was dropped: m = 5 more
-        assert!((core.avg - once * 0.998f64.powi(5)).abs() < 1e-12);
-    }
-
-    #[test]
-    fn adaptive_red_moves_max_p_toward_the_target_band() {
-        let mut core = RedCore::new(
-            RedConfig {
-                adaptive: true,
-                ..cfg()
-            },
-            10_000_000,
-        );
-        core.avg = 12.0; // above 5 + 0.6 * 10 = 11
-        core.adapt();
-        assert!((core.max_p - 0.025).abs() < 1e-15); // + min(0.01, 0.02 / 4)
-        core.avg = 8.0; // below 9
-        core.adapt();
-        assert!((core.max_p - 0.0225).abs() < 1e-15);
-        core.avg = 10.0; // inside the band
-        core.adapt();
-        assert!((core.max_p - 0.0225).abs() < 1e-15);
-    }
-
-    fn instant(limit: u64, ecn: bool, mark_forced: bool) -> Red {
-        Red::new(
-            RedConfig {
-                limit,
-                min_th: 1.0,
-                max_th: 2.0,
-                w_q: 1.0,
-                ecn,
-                mark_forced,
-                ..cfg()
-            },
-            10_000_000,
-        )
-    }
-
-    fn ect(h: &mut Harness, flow: u32) -> PacketId {
-        h.packet_from(Packet {
-            flow,
-            size: 500,
-            flags: flags::ECT,
-            ..Default::default()
-        })
-    }
-
-    #[test]
-    fn queue_drops_in_the_forced_region() {
-        let mut h = Harness::new();
-        let mut q = instant(3, false, false);
-        let ids: Vec<_> = (0..3).map(|_| h.packet(0, 500)).collect();
-        for &id in &ids {
-            h.enqueue(&mut q, id);
-        }
-        // avg = q seen: 0 (accept), 1 (p_b = 0: accept), 2 (forced)
-        assert_eq!(h.dropped(), vec![(ids[2], DropReason::Forced)]);
-        assert_eq!(q.len_packets(), 2);
-        assert_eq!(q.core().count, 0);
-        assert_eq!(h.dequeue(&mut q), Some(ids[0]));
-    }
-
-    #[test]
-    fn a_full_buffer_overflows_below_the_thresholds() {
-        let mut h = Harness::new();
-        let mut q = Red::new(RedConfig { limit: 2, ..cfg() }, 10_000_000);
-        let ids: Vec<_> = (0..3).map(|_| h.packet(0, 500)).collect();
-        for &id in &ids {
-            h.enqueue(&mut q, id); // avg stays near 0: only the buffer limit acts
-        }
-        assert_eq!(h.dropped(), vec![(ids[2], DropReason::Overflow)]);
-        assert!((q.core().avg - (0.998 * 0.002 + 0.002 * 2.0)).abs() < 1e-15);
-    }
-
-    #[test]
-    fn ecn_marks_ect_packets_and_drops_the_others() {
-        let mut h = Harness::new();
-        let mut q = instant(3, true, true);
-        let a = ect(&mut h, 0);
-        let b = ect(&mut h, 0);
-        let c = ect(&mut h, 0);
-        let d = h.packet(1, 500);
-        for id in [a, b, c, d] {
-            h.enqueue(&mut q, id);
-        }
-        // c is forced and marked (queued: 3 = limit); d is forced, not ECT, dropped.
-        assert_eq!(h.marks(DropReason::Forced), 1);
-        assert!(h.packets.get(c).has(flags::CE));
-        assert_eq!(h.dropped(), vec![(d, DropReason::Forced)]);
-        assert_eq!(q.len_packets(), 3);
-    }
-
-    #[test]
-    fn a_monitored_queue_drives_the_average() {
-        let mut h = Harness::new();
-        let mut q = instant(10, false, false);
-        h.monitored = Some(QueueView {
-            len_packets: 5,
-            ..Default::default()
-        });
-        let a = h.packet(0, 500);
-        h.enqueue(&mut q, a);
-        assert_eq!(q.core().avg, 5.0);
-        assert_eq!(h.dropped(), vec![(a, DropReason::Forced)]);
-        assert_eq!(q.congestion_probability(), 1.0);
-    }
-
-    #[test]
-    fn bad_thresholds_name_the_field() {
-        let bad = RedConfig {
-            min_th: 20.0,
-            ..cfg()
-        };
-        let e = bad.check("links[0].queue").unwrap_err();
-        assert_eq!(e.path, "links[0].queue.max_th");
-        let bad = RedConfig { w_q: 0.0, ..cfg() };
-        assert_eq!(bad.check("q").unwrap_err().path, "q.w_q");
-    }
-}
+#[cfg(test)]
+#[path = "red_ns_tests.rs"]
+mod red_ns_tests;

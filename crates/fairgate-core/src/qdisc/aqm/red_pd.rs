@@ -360,7 +360,7 @@ mod tests {
                     max_th: 2.0,
                     w_q: 1.0,
                     max_p: 0.0,
-                    ..Default::default()
+                    ..RedConfig::floyd93()
                 },
                 ..Default::default()
             },

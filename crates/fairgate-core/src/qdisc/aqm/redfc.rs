@@ -189,7 +189,7 @@ mod tests {
                     min_th: 1.0,
                     max_th: 2.0,
                     w_q: 1.0,
-                    ..Default::default()
+                    ..RedConfig::floyd93()
                 },
                 ..Default::default()
             },
@@ -237,7 +237,7 @@ mod tests {
                         min_th: 0.0,
                         max_th: 1.0,
                         w_q: 1.0,
-                        ..Default::default()
+                        ..RedConfig::floyd93()
                     },
                     ..Default::default()
                 }

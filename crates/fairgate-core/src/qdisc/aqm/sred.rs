@@ -337,7 +337,7 @@ mod tests {
             max_th: 11.0,
             w_q: 1.0,
             max_p: 0.2,
-            ..Default::default()
+            ..RedConfig::floyd93()
         };
         let mut q = Sred::new(cfg, 10_000_000);
         for _ in 0..3 {

@@ -1,57 +1,22 @@
-//! Fair Queueing of Demers, Keshav and Shenker, as [Keshav91]
-//! chapter 2 (the bit-by-bit round-robin model, bid numbers with promptness delta) and chapter 3
-//! section 3.2 (the implementation). Paper: A. Demers, S. Keshav, S. Shenker, "Analysis and
-//! simulation of a fair queueing algorithm", SIGCOMM 1989.
+//! Fair Queueing [Demers89] as [Keshav91, ch. 2] models it (bit-by-bit round robin, bid
+//! numbers with promptness delta) and [Keshav91, §3.2] implements it.
 //!
 //! Per arrival of P bits of conversation a at t: update R(t) by iterated deletion
-//! ([`RoundNumber`]); F = (F^a if a is active else R(t)) + P/w;
-//! bid B = P/w + MAX(F^a, R(t) - delta); F^a = F. Service is non-preemptive, smallest bid first
-//! (ties in arrival order). Drop policies, selectable (`drop`):
-//! - `"longest_tail"` (chapter 2): drop the last packet of the conversation using the most
-//!   buffer space (bytes) until the buffer fits;
-//! - `"largest_bid"` (chapter 3): drop packets in decreasing bid order until the buffer fits;
-//! - `"buffer"`: let the `buffer` manager choose (LQD, RND, PFD, ... through the common hook).
+//! ([`RoundNumber`]); F = (F^a if a is active else R(t)) + P/w; bid B = P/w + MAX(F^a,
+//! R(t) - delta); F^a = F. Service is non-preemptive, smallest bid first (ties in arrival
+//! order). On overflow (`drop`): `longest_tail` drops the tail of the conversation using the
+//! most buffer bytes, `largest_bid` drops in decreasing bid order, `buffer` asks the buffer
+//! manager. `victim` judges the buffer after admitting the arrival (default) or before it
+//! ([Keshav91, §2.1] literally); `charge_dropped = false` takes a dropped tail's P/w back off
+//! F^a. Weighted FQ counts a packet as P/w bits ([Keshav91, §2.2]); FQbit adds `mark_fraction`.
 //!
-//! `charge_dropped = true` leaves F^a unchanged when a packet is dropped (chapter 2's "small
-//! penalty"); `false` takes the dropped packet's P/w back off F^a (scenario 4's simulations).
-//! Only a tail victim (the conversation's latest arrival) is uncharged: taking back a head
-//! packet's charge could give the next arrival a bid below the packets still queued.
-//!
-//! Decisions (sources silent or conflicting; docs/models/fq.md gives the reasons):
-//! - Default drop policy `longest_tail` without charging (what the chapter 6 simulations
-//!   did); default delta 0 (all simulations); default classification `conversation`.
-//! - delta is one value for all conversations (chapter 3's per-conversation delta^a comes with
-//!   no rule for setting it); it is in bits, the unit of R; `inf` gives full history.
-//! - R advances at the link rate in bits per picosecond; R is frozen while nothing is active.
-//! - The buffer limit is in packets (`limit`, default 50) and optionally bytes. A packet larger
-//!   than the whole byte limit is refused on arrival. A victim that is the arrival counts as
-//!   `overflow`, any other as `pushout`. "The conversation currently using the most buffer
-//!   space" is measured in bytes, whether the limit is in packets or bytes.
-//! - When the victim is chosen (`victim`):
-//!   - `"after_admission"` (default, unchanged from the first implementation): the arrival is
-//!     admitted first and victims are then dropped until both limits hold, so the arrival
-//!     counts towards its conversation and may itself be the victim. Ties between equally
-//!     long conversations go to the lowest conversation index ([`FlowTable::longest`]), which
-//!     may be the arrival's.
-//!   - `"before_admission"` (section 2.1 read literally: "when the queue is full and a new
-//!     packet arrives, the last packet from the conversation currently using the most buffer
-//!     space is dropped"): while the arrival does not fit, the longest conversation is judged
-//!     on the queued packets alone. If the arrival's conversation queues at least as many
-//!     bytes as the longest (the longest itself, or tied with it), the arrival, its
-//!     conversation's last packet, is dropped and nothing more; otherwise the longest queue
-//!     loses its tail (ties among the others: lowest index) and the test repeats.
-//!   - With `largest_bid` the two coincide: the arrival's bid is never below its
-//!     conversation's queued tail, and the arrival loses a tie of bids under either rule (it
-//!     has the latest sequence number; before admission by `bid >= largest`).
-//!   - `drop = "buffer"` hands the choice to the buffer manager, which runs after admission;
-//!     `"before_admission"` with it is refused.
-//!   - The default keeps every existing scenario's results; the Keshav reproduction sets
-//!     `"before_admission"` in its data files.
-//! - Weighted FQ: `weights` indexed by class id; N_ac is the sum of active weights and a packet
-//!   counts as P/w bits ([Keshav91, §2.2]).
-//! - FQbit (`mark_fraction`): the DECbit is set on an arriving packet when its conversation's
-//!   queue, the arrival included, exceeds `mark_fraction` of its fair buffer share
-//!   `limit / (number of backlogged conversations)` (see `fqbit.rs`).
+//! Decisions (the reasons and their history are in docs/models/fq.md): defaults
+//! `longest_tail`, no charging, delta 0, classification `conversation`, `after_admission`;
+//! one delta for all conversations, in bits; R advances at the link rate in bits per
+//! picosecond and is frozen while nothing is active; `limit` in packets (default 50) and
+//! optionally bytes, a packet larger than the byte limit is refused; the arrival as victim
+//! counts as `overflow`, any other as `pushout`; buffer use is measured in bytes; ties between
+//! equally long conversations go to the lowest index ([`FlowTable::longest`]).
 
 use crate::config::{check, ScenarioError};
 use crate::net::packet::{flags, PacketId};

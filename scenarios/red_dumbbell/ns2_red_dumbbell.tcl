@@ -1,0 +1,68 @@
+# ns-2 (2.35) counterpart of red_dumbbell_<n>.toml with an explicit RTT list:
+#   ns ns2_red_dumbbell.tcl N "RTT0 RTT1 ..." DURATION
+# N Sack1 flows (1000-byte segments, window 200, initial window 1) over a 10 Mb/s, 5 ms
+# bottleneck with a 100-packet gentle RED queue (5/15, q_weight 0.002, linterm 50, wait);
+# 100 Mb/s access links carrying 1 ms plus half of each flow's extra delay on either side
+# (fairgate's rtt_split = "even"). Prints the bottleneck's utilisation, time-averaged queue
+# (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's.
+set n [lindex $argv 0]
+set rtts [lindex $argv 1]
+set duration [lindex $argv 2]
+set ns [new Simulator]
+Agent/TCP set packetSize_ 1000
+Agent/TCP set window_ 200
+Agent/TCP set windowInit_ 1
+Queue/RED set thresh_ 5
+Queue/RED set maxthresh_ 15
+Queue/RED set q_weight_ 0.002
+Queue/RED set linterm_ 50
+Queue/RED set gentle_ true
+Queue/RED set wait_ true
+Queue/RED set mean_pktsize_ 500
+Queue/RED set queue_in_bytes_ false
+set L [$ns node]
+set R [$ns node]
+$ns duplex-link $L $R 10Mb 5ms RED
+$ns queue-limit $L $R 100
+$ns queue-limit $R $L 100
+set fmon [$ns makeflowmon Fid]
+$ns attach-fmon [$ns link $L $R] $fmon 1
+set rng [new RNG]
+$rng seed 1
+for {set i 0} {$i < $n} {incr i} {
+  set half [expr [lindex $rtts $i] / 2.0]
+  set d [expr 0.001 + ($half - 0.005 - 0.002) / 2.0]
+  set s($i) [$ns node]
+  set r($i) [$ns node]
+  $ns duplex-link $s($i) $L 100Mb ${d}s DropTail
+  $ns duplex-link $R $r($i) 100Mb ${d}s DropTail
+  $ns queue-limit $s($i) $L 1000
+  set tcp($i) [new Agent/TCP/Sack1]
+  set sink($i) [new Agent/TCPSink/Sack1]
+  $ns attach-agent $s($i) $tcp($i)
+  $ns attach-agent $r($i) $sink($i)
+  $ns connect $tcp($i) $sink($i)
+  set ftp($i) [new Application/FTP]
+  $ftp($i) attach-agent $tcp($i)
+  $ns at [$rng uniform 0 1] "$ftp($i) start"
+}
+set queued 0
+set samples 0
+proc sample {} {
+  global ns fmon queued samples
+  incr queued [$fmon set pkts_]
+  incr samples
+  $ns at [expr [$ns now] + 0.001] "sample"
+}
+proc finish {} {
+  global fmon queued samples duration
+  set bits [expr [$fmon set bdepartures_] * 8.0]
+  set early [$fmon set epdrops_]
+  puts [format "utilisation %.3f mean_queue_pkts %.3f drops_early %d other_drops %d" \
+    [expr $bits / (10e6 * $duration)] [expr double($queued) / $samples] $early \
+    [expr [$fmon set pdrops_] - $early]]
+  exit 0
+}
+$ns at 0 "sample"
+$ns at $duration "finish"
+$ns run
