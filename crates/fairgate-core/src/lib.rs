@@ -35,6 +35,7 @@
 pub mod atm;
 pub mod config;
 pub mod engine;
+pub mod gateway;
 pub mod net;
 pub mod qdisc;
 pub mod results;
