@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test build lint rust-test py-test bench bench-engine bench-scale bench-micro bench-sweep clean
+.PHONY: demo test build lint rust-test py-test bench bench-engine bench-scale bench-atm bench-micro bench-sweep clean
 
 $(STAMP): requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ py-test: build
 
 test: lint rust-test py-test
 
-bench: bench-engine bench-scale bench-micro bench-sweep
+bench: bench-engine bench-scale bench-atm bench-micro bench-sweep
 
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
@@ -47,6 +47,9 @@ bench-engine:
 # TCP dumbbells at 10 to 100,000 flows: build time, run time, events/s, peak RSS per flow.
 bench-scale:
 	cargo run --release -p fairgate-core --bin fairgate-scale
+
+bench-atm:
+	cargo run --release -p fairgate-core --bin fairgate-atm-bench
 
 bench-micro:
 	cargo bench -p fairgate-core -- --warm-up-time 1 --measurement-time 3

@@ -7,6 +7,7 @@ import importlib
 from types import ModuleType
 
 REPRODUCTIONS: dict[str, str] = {
+    "dfba": "fairgate.repro.dfba",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
 }
