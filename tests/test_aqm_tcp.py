@@ -45,7 +45,9 @@ def test_red_average_stays_between_thresholds_under_tcp():
     state = res.qdisc_state
     avg = state[(state["port"] == BOTTLENECK) & (state["var"] == "avg") & (state["time_s"] > 10)]
     assert 5 < avg["value"].mean() < 15, avg["value"].describe()
-    assert res.ports.set_index("port").loc[BOTTLENECK, "utilisation"] > 0.9
+    # 0.912 before Limited Transmit became the default, 0.886 with it (seeds 1-8: mean 0.877 with
+    # it, 0.898 without): the segments it sends on the first duplicates meet RED's early drops.
+    assert res.ports.set_index("port").loc[BOTTLENECK, "utilisation"] > 0.85
 
 
 def test_pi_holds_the_queue_at_its_reference():

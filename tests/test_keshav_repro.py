@@ -158,6 +158,8 @@ def test_pairs_substitute_sources_and_queues() -> None:
         "mss": 960,
         "rwnd": 60 * 960,
         "initial_rto": "12s",
+        "limited_transmit": False,
+        "max_retries": 1_000_000,
     }
     bottlenecks = [link["queue"] for link in doc["links"] if link["queue"]["kind"] != "fifo"]
     assert bottlenecks == [{"kind": "fcfs", "limit": 120}] * 3

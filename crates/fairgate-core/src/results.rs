@@ -196,6 +196,7 @@ fn flow_table(sim: &Simulation) -> Table {
         u64s(st.iter().map(|s| s.fast_retransmits)),
     );
     t.push("ecn_reactions", u64s(st.iter().map(|s| s.ecn_reactions)));
+    t.push("aborted", u64s(st.iter().map(|s| u64::from(s.aborted))));
     t.push(
         "completion_s",
         f64s(st.iter().map(|s| s.completed_at.map_or(f64::NAN, to_secs))),

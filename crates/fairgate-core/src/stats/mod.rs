@@ -32,6 +32,8 @@ pub struct FlowStats {
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub ecn_reactions: u64,
+    /// The transport gave up after too many retransmissions of one segment.
+    pub aborted: bool,
     /// When a finite transfer completed.
     pub completed_at: Option<Time>,
     /// Time of the first delivery and of the last.

@@ -313,7 +313,8 @@ source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{burst_ms}ms", 
 /// of 10 pkt/s (1000-byte packets, 80 kb/s) into an FQ port with B buffers, largest-bid drops,
 /// charged. ACKs return over the fast lines. Decisions: TCP segments carry 960 bytes of payload
 /// plus a 40-byte header so that a packet is 1000 bytes on the wire; sources start within the
-/// first second, uniformly.
+/// first second, uniformly; no Limited Transmit (RFC 3042 postdates 4.3BSD-Tahoe) and no
+/// abort (the text's sources never give up).
 pub fn tahoe_workload(
     n: u32,
     b: u32,
@@ -346,7 +347,7 @@ count = {n}
 src = "s{{i}}"
 dst = "sink"
 start = {{ dist = "uniform", min = "0s", max = "1s" }}
-source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd} }}
+source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transmit = false, max_retries = 1000000 }}
 "#
     );
     let mut scenario_text = text.replace(

@@ -32,6 +32,11 @@ pub struct TcpState {
     pub abc_limit: u64,
     /// `snd_max` at the last loss event; fast retransmit needs `snd_una >= recover`.
     pub recover: Option<u64>,
+    /// Limited Transmit (RFC 3042): bytes beyond cwnd the duplicate ACKs so far allow.
+    pub lt_allowance: u64,
+    /// Bytes sent beyond cwnd under Limited Transmit since the last new ACK; they are left
+    /// out of FlightSize when ssthresh is set (RFC 5681 §3.2 step 2).
+    pub lt_sent: u64,
 }
 
 impl TcpState {
@@ -49,6 +54,8 @@ impl TcpState {
             dupthresh: 3,
             abc_limit: 1,
             recover: None,
+            lt_allowance: 0,
+            lt_sent: 0,
         }
     }
 
@@ -65,9 +72,10 @@ impl TcpState {
         }
     }
 
-    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS).
+    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS), Limited Transmit data excluded.
     pub fn reduce_ssthresh(&mut self) {
-        self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+        let flight = self.flight().saturating_sub(self.lt_sent);
+        self.ssthresh = (flight / 2).max(2 * self.mss);
     }
 
     /// Whether a dupack-triggered fast retransmit is allowed (RFC 6582 §3.2 step 1).
@@ -80,9 +88,11 @@ impl TcpState {
         self.mss.min(self.app_end.saturating_sub(seq))
     }
 
-    /// Whether `[seq, seq + len)` is non-empty and inside min(cwnd, rwnd) from `snd_una`.
+    /// Whether `[seq, seq + len)` is non-empty and inside min(cwnd + Limited Transmit
+    /// allowance, rwnd) from `snd_una`.
     pub fn fits(&self, seq: u64, len: u64) -> bool {
-        len > 0 && seq + len <= self.snd_una + self.cwnd.min(self.rwnd)
+        let window = (self.cwnd + self.lt_allowance).min(self.rwnd);
+        len > 0 && seq + len <= self.snd_una + window
     }
 
     /// The next segment the plain window allows: `snd_nxt` if it fits.

@@ -11,4 +11,9 @@ pub mod scoreboard;
 pub mod sender;
 pub mod tahoe;
 pub mod tcp_config;
+pub mod tcp_options;
 pub mod tcp_receiver;
+#[cfg(test)]
+mod tcp_reference_tests;
+#[cfg(test)]
+mod tcp_wire;

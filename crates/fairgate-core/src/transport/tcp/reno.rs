@@ -7,7 +7,7 @@
 //! - Recovery ends on the first ACK of new data, partial or not (classic Reno); a second hole
 //!   in the same window then needs three more duplicates and halves the window again, or waits
 //!   for the retransmission timer.
-//! - Limited transmit (RFC 3042) is not used.
+//! - Limited Transmit (RFC 3042) is the sender's `limited_transmit` option (`super::tcp`).
 //! - The `recover` guard is only set by timeouts (RFC 6582 §4), not by fast retransmits.
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};

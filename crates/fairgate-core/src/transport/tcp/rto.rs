@@ -60,6 +60,11 @@ impl RtoEstimator {
         self.rttvar
     }
 
+    /// The configured maximum timeout in seconds.
+    pub fn max_rto(&self) -> f64 {
+        self.params.max
+    }
+
     /// How many times the timer has been doubled.
     pub fn backoff(&self) -> u32 {
         self.backoff

@@ -7,12 +7,17 @@
 //! - Recovery starts on the third duplicate ACK or when IsLost(HighACK + 1) holds (§5 step 2
 //!   and 3), guarded by RFC 6582's `recover` after timeouts and recoveries.
 //! - On entering recovery ssthresh = cwnd = max(FlightSize / 2, 2 MSS) (RFC 5681 eq. 4).
-//! - NextSeg uses rules 1 and 2 of RFC 6675 §4. Rule 3 (retransmit an un-SACKed segment not
-//!   yet deemed lost) is left out: whenever the receive window blocks new data it resends
-//!   segments still in flight. The rescue retransmission (rule 4) is not used either.
-//! - After a timeout the scoreboard is cleared (the receiver may renege, RFC 6675 §5.1 allows
-//!   ignoring SACK information then) and the sender goes back to `snd_una`; SACK blocks that
-//!   arrive afterwards let the go-back-N skip data the receiver holds.
+//! - NextSeg uses all four rules of RFC 6675 §4: a lost hole above HighRxt, new data, an
+//!   un-SACKed hole above HighRxt below HighSACK, and once per recovery the rescue
+//!   retransmission of the last segment holding un-SACKed data (RescueRxt = RecoveryPoint;
+//!   HighRxt is not moved by it, so the pipe does not count it). Rule 4 is the option
+//!   `rescue_retransmit`, off by default as ns-3 leaves it out.
+//! - Sending in recovery is bounded by cwnd - pipe >= 1 MSS (§5 step C) and new data by the
+//!   receive window from `snd_una`, never by `snd_una + cwnd`.
+//! - After a timeout the sender goes back to `snd_una` and skips what the scoreboard shows
+//!   SACKed. The scoreboard is kept (`keep_sack_on_rto`, as ns-3 does under RFC 6675 §5.1's
+//!   erratum 1610; no reneging is modelled) or cleared (RFC 2018 §8); later SACK blocks refill
+//!   it either way.
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::scoreboard::Scoreboard;
@@ -23,9 +28,24 @@ pub struct Sack {
     in_recovery: bool,
     recovery_point: u64,
     high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    /// The start of the segment NextSeg last returned, if it came from rule 4.
+    rescue_pending: Option<u64>,
+    /// Whether rule 4 is used at all.
+    rescue_enabled: bool,
+    /// Whether the scoreboard survives a retransmission timeout.
+    keep_on_rto: bool,
 }
 
 impl Sack {
+    pub fn new(rescue_enabled: bool, keep_on_rto: bool) -> Self {
+        Sack {
+            rescue_enabled,
+            keep_on_rto,
+            ..Default::default()
+        }
+    }
+
     pub fn scoreboard(&self) -> &Scoreboard {
         &self.scoreboard
     }
@@ -67,17 +87,38 @@ impl Sack {
         s.fits(seq, len).then_some((seq, len))
     }
 
-    /// NextSeg rules 1 and 2.
-    fn next_in_recovery(&self, s: &TcpState) -> Option<(u64, u64)> {
+    /// NextSeg (RFC 6675 §4).
+    fn next_in_recovery(&mut self, s: &TcpState) -> Option<(u64, u64)> {
+        self.rescue_pending = None;
         let from = self.high_rxt.max(s.snd_una);
-        let first_hole = self.scoreboard.holes(from, s.snd_max, s.mss).next();
+        let high_sacked = self.scoreboard.high_sacked().unwrap_or(0);
+        let first_hole = self
+            .scoreboard
+            .holes(from, s.snd_max, s.mss)
+            .next()
+            .filter(|&(seq, _)| seq < high_sacked);
+        // Rule 1: IsLost is monotone in the sequence, so only the first hole can qualify.
         if let Some((seq, len)) = first_hole {
             if self.scoreboard.is_lost(seq, s.mss, s.dupthresh) {
                 return Some((seq, len));
             }
         }
         let len = s.segment_len(s.snd_max);
-        (len > 0 && s.snd_max + len <= s.snd_una + s.rwnd).then_some((s.snd_max, len))
+        if len > 0 && s.snd_max + len <= s.snd_una + s.rwnd {
+            return Some((s.snd_max, len));
+        }
+        first_hole.or_else(|| self.rescue(s))
+    }
+
+    /// Rule 4: one segment ending at the highest un-SACKed byte, once per recovery.
+    fn rescue(&mut self, s: &TcpState) -> Option<(u64, u64)> {
+        if !self.rescue_enabled || self.rescue_rxt.is_some_and(|r| s.snd_una <= r) {
+            return None;
+        }
+        let (seq, len) = self.scoreboard.holes(s.snd_una, s.snd_max, s.mss).last()?;
+        let start = (seq + len).saturating_sub(s.mss).max(s.snd_una);
+        self.rescue_pending = Some(start);
+        Some((start, seq + len - start))
     }
 }
 
@@ -106,7 +147,9 @@ impl CongestionControl for Sack {
 
     fn on_timeout(&mut self, s: &mut TcpState) {
         self.in_recovery = false;
-        self.scoreboard.clear();
+        if !self.keep_on_rto {
+            self.scoreboard.clear();
+        }
         self.high_rxt = s.snd_una;
     }
 
@@ -125,7 +168,9 @@ impl CongestionControl for Sack {
     }
 
     fn on_sent(&mut self, s: &TcpState, seq: u64, len: u64) {
-        if seq < s.snd_max {
+        if self.rescue_pending.take() == Some(seq) {
+            self.rescue_rxt = Some(self.recovery_point);
+        } else if seq < s.snd_max {
             self.high_rxt = self.high_rxt.max(seq + len);
         }
     }

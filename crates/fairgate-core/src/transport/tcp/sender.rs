@@ -10,14 +10,20 @@
 //! satellite paths with large windows).
 //!
 //! Decisions where the sources are silent:
-//! - Segments are `mss` payload bytes plus a `header` (40 B) on the wire; ACKs, SYNs and FINs
-//!   are `header` bytes. SYNs, pure ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are
-//!   never ECT.
+//! - Segments are `mss` payload bytes plus a `header` (40 B) plus option bytes (12 with
+//!   `timestamps`, RFC 7323); ACKs add their SACK blocks (`super::tcp_options`). SYNs, pure
+//!   ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are never ECT.
+//! - Limited Transmit (RFC 3042, `limited_transmit`, on as in ns-3): one new segment beyond
+//!   cwnd per duplicate before dupthresh; those bytes are left out of FlightSize for ssthresh.
+//! - With `timestamps` every ACK of new data gives an RTT sample (RFC 7323 §4.1), otherwise
+//!   one timed segment per window with Karn's rule.
+//! - The SYN waits `syn_rto` (ns-3's 3 s), doubled per retry; after `max_retries` timer
+//!   retransmissions of one segment the connection aborts (counted per flow).
 //! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
 //! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
 //!   is sent with the window the previous transfer left.
-//! - The handshake's third segment is the first data segment (no separate pure ACK). SYN and
-//!   FIN are retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
+//! - The handshake's third segment is the first data segment (no separate pure ACK). FIN is
+//!   retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
 //!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
 //! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
 //!   §3.1, later backed-off expiries keep it), cwnd = 1 MSS, go back to `snd_una`, and the
@@ -32,9 +38,14 @@
 //!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
 //!   receiver that closes its window must send an update when it reopens.
 
+mod send_buffer;
+
+pub use send_buffer::SendBuffer;
+
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::rto::RtoEstimator;
 use super::tcp_config::TcpConfig;
+use super::tcp_options::option_bytes;
 use super::tcp_receiver::PROTO_TCP;
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
@@ -91,6 +102,13 @@ pub struct TcpSender {
     cwr_pending: bool,
     control_sent_at: Option<Time>,
     traced: (u64, bool),
+    limited_transmit: bool,
+    timestamps: bool,
+    syn_rto: Time,
+    max_retries: u32,
+    /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
+    retries: u32,
+    pub(super) buffer: SendBuffer,
 }
 
 impl TcpSender {
@@ -107,7 +125,7 @@ impl TcpSender {
             rate_cap_bps: cfg.rate_cap.map(|r| r.bps()),
             handshake: cfg.handshake,
             state,
-            cc: cfg.cc.build(),
+            cc: cfg.cc.build(cfg),
             rto: RtoEstimator::new(cfg.rto_params()),
             rto_timer: LazyTimer::default(),
             pace_timer: LazyTimer::default(),
@@ -123,6 +141,12 @@ impl TcpSender {
             cwr_pending: false,
             control_sent_at: None,
             traced: (0, false),
+            limited_transmit: cfg.limited_transmit,
+            timestamps: cfg.timestamps,
+            syn_rto: cfg.syn_rto.0,
+            max_retries: cfg.max_retries,
+            retries: 0,
+            buffer: SendBuffer::new(cfg.send_buffer),
         }
     }
 
@@ -189,18 +213,29 @@ impl TcpSender {
     }
 
     fn control(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        let timeout = if kind == PacketKind::Syn {
+            self.syn_timeout()
+        } else {
+            self.rto.rto()
+        };
         ctx.send(Packet {
             flow: self.flow,
             dst: self.dst,
             dst_agent: self.dst_agent,
             proto: PROTO_TCP,
             kind,
-            size: self.header,
+            size: self.header + option_bytes(self.timestamps, 0),
             seq: self.state.snd_max,
             ..Default::default()
         });
         self.control_sent_at = self.control_sent_at.or(Some(ctx.now));
-        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        self.rto_timer.arm(ctx.now + timeout, RTO, ctx);
+    }
+
+    /// `syn_rto` doubled for each retransmission of the SYN, at most `max_rto`.
+    fn syn_timeout(&self) -> Time {
+        let doubled = self.syn_rto << self.retries.min(16);
+        doubled.min(secs(self.rto.max_rto()))
     }
 
     fn send_segment(&mut self, seq: u64, len: u64, ctx: &mut AgentCtx) {
@@ -212,7 +247,7 @@ impl TcpSender {
             dst_agent: self.dst_agent,
             proto: PROTO_TCP,
             kind: PacketKind::Data,
-            size: len as u32 + self.header,
+            size: len as u32 + self.header + option_bytes(self.timestamps, 0),
             seq,
             aux: len,
             ..Default::default()
@@ -225,7 +260,13 @@ impl TcpSender {
             ctx.flow(self.flow).retransmits += 1;
             self.rto.on_retransmit();
         } else {
-            self.rto.start_timing(seq + len, ctx.now);
+            if !self.timestamps {
+                self.rto.start_timing(seq + len, ctx.now);
+            }
+            if s.lt_allowance > 0 {
+                let window_end = s.snd_una + s.cwnd;
+                s.lt_sent += (seq + len).saturating_sub(window_end).min(len);
+            }
             if std::mem::take(&mut self.cwr_pending) {
                 p.set(flags::CWR);
             }
@@ -274,7 +315,17 @@ impl TcpSender {
             s.snd_una = ack;
             s.snd_nxt = s.snd_nxt.max(ack);
             s.dupacks = 0;
-            if let Some(rtt) = self.rto.on_ack(ack, ctx.now) {
+            s.lt_allowance = 0;
+            s.lt_sent = 0;
+            self.retries = 0;
+            let rtt = if self.timestamps {
+                let rtt = to_secs(ctx.now.saturating_sub(p.echo));
+                self.rto.sample(rtt);
+                Some(rtt)
+            } else {
+                self.rto.on_ack(ack, ctx.now)
+            };
+            if let Some(rtt) = rtt {
                 ctx.flow(self.flow).record_rtt(rtt);
             }
             return Some((acked, false));
@@ -302,9 +353,26 @@ impl TcpSender {
         if p.has(flags::ECE) && self.ecn {
             self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
         }
+        self.allow_limited_transmit(duplicate);
         self.rearm(duplicate, &reaction, ctx);
         self.complete_transfers(ctx);
         self.send_more(ctx);
+    }
+
+    /// RFC 3042: on the first dupthresh - 1 duplicate ACKs outside recovery, one new segment
+    /// per duplicate beyond cwnd (new data only, within the receive window; cwnd unchanged).
+    fn allow_limited_transmit(&mut self, duplicate: bool) {
+        let s = &mut self.state;
+        let allowed = self.limited_transmit
+            && duplicate
+            && !self.cc.in_recovery()
+            && s.dupacks < s.dupthresh
+            && s.snd_nxt == s.snd_max;
+        s.lt_allowance = if allowed {
+            u64::from(s.dupacks) * s.mss
+        } else {
+            0
+        };
     }
 
     fn react(&mut self, reaction: &Reaction, ctx: &mut AgentCtx) {
@@ -372,14 +440,20 @@ impl TcpSender {
             Conn::Established if self.state.snd_una < self.state.snd_max => {}
             _ => return,
         }
+        if self.give_up(ctx) {
+            return;
+        }
         let first_expiry = self.rto.backoff() == 0;
         let s = &mut self.state;
+        // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
+        s.lt_sent = 0;
         if first_expiry {
             s.reduce_ssthresh();
         }
         s.cwnd = s.mss;
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
+        s.lt_allowance = 0;
         s.recover = Some(s.snd_max);
         self.ecn_recover = Some(s.snd_max);
         self.cc.on_timeout(s);
@@ -393,15 +467,37 @@ impl TcpSender {
     }
 
     fn control_timeout(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {
+        if self.give_up(ctx) {
+            return;
+        }
         self.rto.on_timeout();
         ctx.flow(self.flow).timeouts += 1;
         self.control(kind, ctx);
+    }
+
+    /// Counts one more expiry for the same segment; after `max_retries` retransmissions the
+    /// connection aborts: nothing more is sent and the flow is counted as aborted.
+    fn give_up(&mut self, ctx: &mut AgentCtx) -> bool {
+        if self.retries < self.max_retries {
+            self.retries += 1;
+            return false;
+        }
+        self.conn = Conn::Closed;
+        self.rto_timer.cancel();
+        self.pace_timer.cancel();
+        self.app_timer.cancel();
+        ctx.flow(self.flow).aborted = true;
+        if ctx.trace_every_change {
+            ctx.trace(self.flow, "aborted", 1.0);
+        }
+        true
     }
 
     fn on_syn_ack(&mut self, ctx: &mut AgentCtx) {
         if self.conn != Conn::SynSent {
             return;
         }
+        self.retries = 0;
         if let Some(sent) = self.control_sent_at.take() {
             if self.rto.backoff() == 0 {
                 let rtt = to_secs(ctx.now - sent);
@@ -463,6 +559,7 @@ impl Agent for TcpSender {
             _ => {}
         }
         self.trace(ctx);
+        self.note_room();
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
@@ -473,6 +570,7 @@ impl Agent for TcpSender {
             _ => {}
         }
         self.trace(ctx);
+        self.note_room();
     }
 
     fn sample(&self) -> Vec<(&'static str, f64)> {
@@ -490,26 +588,30 @@ impl Agent for TcpSender {
     }
 }
 
+/// A sender of flow 0 (ACK flow 1) from node 0 agent 0 to node 1 agent 1, configured by the
+/// TOML body `config`, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_sender(config: &str) -> TcpSender {
+    let cfg: TcpConfig = toml::from_str(config).unwrap();
+    let env = SourceEnv {
+        flow: 0,
+        ack_flow: Some(1),
+        src_node: 0,
+        dst_node: 1,
+        sender_agent: 0,
+        receiver_agent: 1,
+        first_hop_rate_bps: 1,
+        start: 0,
+        stop: None,
+    };
+    TcpSender::new(&cfg, &env)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_sender as sender;
     use super::*;
     use crate::transport::testing::AgentHarness;
-
-    fn sender(extra: &str) -> TcpSender {
-        let cfg: TcpConfig = toml::from_str(extra).unwrap();
-        let env = SourceEnv {
-            flow: 0,
-            ack_flow: Some(1),
-            src_node: 0,
-            dst_node: 1,
-            sender_agent: 0,
-            receiver_agent: 1,
-            first_hop_rate_bps: 1,
-            start: 0,
-            stop: None,
-        };
-        TcpSender::new(&cfg, &env)
-    }
 
     fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
         Packet {

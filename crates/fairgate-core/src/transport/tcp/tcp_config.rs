@@ -25,12 +25,12 @@ pub enum CcKind {
 }
 
 impl CcKind {
-    pub(super) fn build(self) -> Box<dyn CongestionControl> {
+    pub(super) fn build(self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
         match self {
             CcKind::Tahoe => Box::new(Tahoe),
             CcKind::Reno => Box::<Reno>::default(),
             CcKind::Newreno => Box::<NewReno>::default(),
-            CcKind::Sack => Box::<Sack>::default(),
+            CcKind::Sack => Box::new(Sack::new(cfg.rescue_retransmit, cfg.keep_sack_on_rto)),
         }
     }
 }
@@ -59,6 +59,10 @@ defaults! {
     default_dupthresh: u32 = 3,
     default_abc_limit: u64 = 1,
     default_max_sack_blocks: u32 = 3,
+    default_limited_transmit: bool = true,
+    default_syn_rto: Duration = seconds(3.0),
+    default_max_retries: u32 = 6,
+    default_keep_sack_on_rto: bool = true,
 }
 
 /// `kind = "tcp"`.
@@ -114,6 +118,33 @@ pub struct TcpConfig {
     /// SYN / SYN-ACK before data and FIN / FIN-ACK after the last transfer.
     #[serde(default)]
     pub handshake: bool,
+    /// Limited Transmit (RFC 3042): one new segment on each of the first dupthresh - 1
+    /// duplicate ACKs. On by default, as in ns-3 and Linux.
+    #[serde(default = "default_limited_transmit")]
+    pub limited_transmit: bool,
+    /// The timestamps option (RFC 7323): 12 option bytes on every segment and an RTT sample
+    /// from every ACK of new data. Off by default (ns-3 has it on; see the TCP model page).
+    #[serde(default)]
+    pub timestamps: bool,
+    /// First retransmission timeout of the SYN (ns-3 `ConnTimeout` 3 s; RFC 6298 says 1 s).
+    #[serde(default = "default_syn_rto")]
+    pub syn_rto: Duration,
+    /// The connection aborts when the timer expires after this many retransmissions of one
+    /// segment (SYN, data or FIN); ns-3 `DataRetries` and `ConnCount` are both 6.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// RFC 6675 NextSeg rule 4 (one rescue retransmission per recovery) for `cc = "sack"`.
+    /// Off by default: ns-3's `TcpTxBuffer::NextSeg` leaves the SHOULD out.
+    #[serde(default)]
+    pub rescue_retransmit: bool,
+    /// Keep the SACK scoreboard across a retransmission timeout (`cc = "sack"`): ns-3 keeps it
+    /// (RFC 6675 §5.1 and its erratum 1610); false clears it as RFC 2018 §8 advises.
+    #[serde(default = "default_keep_sack_on_rto")]
+    pub keep_sack_on_rto: bool,
+    /// Send buffer in bytes for data handed over and not yet sent (the `push` API); none =
+    /// unlimited.
+    #[serde(default)]
+    pub send_buffer: Option<u64>,
 }
 
 impl TcpConfig {
@@ -154,6 +185,7 @@ impl TcpConfig {
             ));
         }
         check::positive(path, "delack_timeout", self.delack_timeout.secs())?;
+        check::positive(path, "syn_rto", self.syn_rto.secs())?;
         check::non_negative(path, "granularity", self.granularity.secs())
     }
 
@@ -175,6 +207,7 @@ impl TcpConfig {
             delayed_ack: self.delayed_ack,
             ack_every: self.ack_every,
             delack_timeout: self.delack_timeout.0,
+            timestamps: self.timestamps,
         }
     }
 }
@@ -194,6 +227,10 @@ impl SourceConfig for TcpConfig {
             1.0,
             4.0,
         )?;
+        check::positive_int(path, "max_retries", self.max_retries as u64)?;
+        if let Some(bytes) = self.send_buffer {
+            check::positive_int(path, "send_buffer", bytes)?;
+        }
         if let Some(rate) = self.rate_cap {
             check::positive_int(path, "rate_cap", rate.bps())?;
         }
@@ -217,5 +254,27 @@ impl SourceConfig for TcpConfig {
             sender: Box::new(TcpSender::new(self, env)),
             receiver: Box::new(TcpReceiver::new(self.receiver_params(), reply)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(body: &str) -> String {
+        let cfg: TcpConfig = toml::from_str(body).unwrap();
+        cfg.validate("flows[0].source").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reference_options_have_ns3_defaults_and_are_checked() {
+        let cfg: TcpConfig = toml::from_str("").unwrap();
+        assert!(cfg.limited_transmit && !cfg.timestamps && !cfg.rescue_retransmit);
+        assert!(cfg.keep_sack_on_rto);
+        assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
+        assert_eq!(cfg.send_buffer, None);
+        assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));
+        assert!(error("syn_rto = \"0s\"").contains("flows[0].source.syn_rto"));
+        assert!(error("send_buffer = 0").contains("flows[0].source.send_buffer"));
     }
 }

@@ -10,9 +10,15 @@
 //!   when the delayed-ACK timer expires.
 //! - SACK blocks: the block holding the latest segment first, then the blocks of earlier
 //!   arrivals by recency (RFC 2018 §4), at most `max_sack_blocks`.
-//! - Every data segment's send time is echoed in `echo` (for tools; the sender times RTT itself).
+//! - Without timestamps, every data segment's send time is echoed in `echo` (for tools; the
+//!   sender times RTT itself). With timestamps (RFC 7323 §4.3) `echo` is TS.Recent: the send
+//!   time of a segment at or below the last ACK sent, so a delayed ACK echoes the earlier of
+//!   its two segments and a duplicate ACK the last in-sequence one.
+//! - ACKs carry the option bytes of their SACK blocks and timestamps (see `tcp_options`).
 
+use super::tcp_options::{option_bytes, sack_block_limit};
 use crate::engine::Time;
+use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::transport::timer::LazyTimer;
 
@@ -28,6 +34,7 @@ pub struct ReceiverParams {
     pub delayed_ack: bool,
     pub ack_every: u32,
     pub delack_timeout: Time,
+    pub timestamps: bool,
 }
 
 /// Where ACKs go.
@@ -51,6 +58,8 @@ pub struct TcpReceiver {
     unacked_segments: u32,
     ce_pending: bool,
     last_echo: Time,
+    /// The ACK number of the last ACK sent (RFC 7323 Last.ACK.sent).
+    last_ack_sent: u64,
     delack: LazyTimer,
 }
 
@@ -65,6 +74,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             ce_pending: false,
             last_echo: 0,
+            last_ack_sent: 0,
             delack: LazyTimer::default(),
         }
     }
@@ -84,7 +94,7 @@ impl TcpReceiver {
             dst_agent: self.reply.dst_agent,
             proto: PROTO_TCP,
             kind,
-            size: self.params.header,
+            size: self.params.header + option_bytes(self.params.timestamps, 0),
             ack: self.rcv_nxt,
             aux: self.params.rwnd,
             echo: self.last_echo,
@@ -108,11 +118,15 @@ impl TcpReceiver {
         if self.ce_pending {
             ack.set(flags::ECE);
         }
-        if self.params.sack {
-            let blocks = self.sack_blocks();
-            ack.sack_len = blocks.len() as u8;
-            ack.sack[..blocks.len()].copy_from_slice(&blocks);
-        }
+        let blocks = if self.params.sack {
+            self.sack_blocks()
+        } else {
+            Vec::new()
+        };
+        ack.sack_len = blocks.len() as u8;
+        ack.sack[..blocks.len()].copy_from_slice(&blocks);
+        ack.size += option_bytes(self.params.timestamps, blocks.len());
+        self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
         self.delack.cancel();
         ctx.send(ack);
@@ -120,10 +134,10 @@ impl TcpReceiver {
 
     /// SACK blocks in RFC 2018 order.
     pub fn sack_blocks(&self) -> Vec<(u64, u64)> {
-        let limit = self
-            .params
-            .max_sack_blocks
-            .min(crate::net::packet::MAX_SACK_BLOCKS);
+        let limit = sack_block_limit(
+            self.params.timestamps,
+            self.params.max_sack_blocks.min(MAX_SACK_BLOCKS),
+        );
         let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(limit);
         for &start in &self.recent {
             if blocks.len() == limit {
@@ -180,8 +194,14 @@ impl TcpReceiver {
     fn note_recent(&mut self, start: u64) {
         self.recent.retain(|&s| s != start);
         self.recent.insert(0, start);
-        self.recent
-            .truncate(4 * crate::net::packet::MAX_SACK_BLOCKS);
+        self.recent.truncate(4 * MAX_SACK_BLOCKS);
+    }
+
+    fn update_echo(&mut self, p: &Packet) {
+        let in_window = p.seq <= self.last_ack_sent && p.created >= self.last_echo;
+        if !self.params.timestamps || in_window {
+            self.last_echo = p.created;
+        }
     }
 
     fn on_data(&mut self, p: &Packet, ctx: &mut AgentCtx) {
@@ -190,7 +210,7 @@ impl TcpReceiver {
         } else if p.has(flags::CWR) {
             self.ce_pending = false;
         }
-        self.last_echo = p.created;
+        self.update_echo(p);
         let end = p.seq + p.aux;
         let had_holes = !self.ooo.is_empty();
         let in_order = p.seq <= self.rcv_nxt;
@@ -254,6 +274,7 @@ mod tests {
             delayed_ack,
             ack_every: 2,
             delack_timeout: 200,
+            timestamps: false,
         }
     }
 
@@ -325,6 +346,49 @@ mod tests {
         // Out of order: at once.
         let a = deliver(&mut h, &mut r, data(5000, 0));
         assert_eq!(a[0].ack, 3000);
+    }
+
+    #[test]
+    fn ack_size_counts_sack_and_timestamp_options() {
+        let mut h = AgentHarness::new(2);
+        let mut r = TcpReceiver::new(params(true, false), reply());
+        let sizes = |acks: Vec<Packet>| (acks[0].size, acks[0].sack_len);
+        assert_eq!(sizes(deliver(&mut h, &mut r, data(0, 0))), (40, 0));
+        // One block: 2 + 8 option bytes, padded to 12; two blocks: 18 -> 20.
+        assert_eq!(sizes(deliver(&mut h, &mut r, data(2000, 0))), (52, 1));
+        assert_eq!(sizes(deliver(&mut h, &mut r, data(4000, 0))), (60, 2));
+        // With timestamps: 10 + 2 + 8n padded; at most 3 blocks fit (10 + 26 = 36 <= 40).
+        let mut p = params(true, false);
+        p.timestamps = true;
+        p.max_sack_blocks = 4;
+        let mut r = TcpReceiver::new(p, reply());
+        assert_eq!(sizes(deliver(&mut h, &mut r, data(0, 0))), (52, 0));
+        for seq in [2000, 4000, 6000] {
+            deliver(&mut h, &mut r, data(seq, 0));
+        }
+        assert_eq!(sizes(deliver(&mut h, &mut r, data(8000, 0))), (76, 3));
+    }
+
+    #[test]
+    fn timestamp_echo_follows_rfc_7323() {
+        let mut h = AgentHarness::new(2);
+        let mut p = params(false, true);
+        p.timestamps = true;
+        let mut r = TcpReceiver::new(p, reply());
+        let at = |seq: u64, created: Time| Packet {
+            created,
+            ..data(seq, 0)
+        };
+        // Delayed ACK of two segments echoes the first one's timestamp.
+        deliver(&mut h, &mut r, at(0, 10));
+        let a = deliver(&mut h, &mut r, at(1000, 20));
+        assert_eq!((a[0].ack, a[0].echo), (2000, 10));
+        // Out of order: the duplicate echoes the last in-sequence segment, not the new one.
+        let a = deliver(&mut h, &mut r, at(3000, 40));
+        assert_eq!((a[0].ack, a[0].echo), (2000, 10));
+        // The segment filling the hole is at the left edge: its timestamp is echoed.
+        let a = deliver(&mut h, &mut r, at(2000, 50));
+        assert_eq!((a[0].ack, a[0].echo), (4000, 50));
     }
 
     #[test]
