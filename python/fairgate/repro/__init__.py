@@ -9,6 +9,7 @@ from types import ModuleType
 REPRODUCTIONS: dict[str, str] = {
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
+    "sfg": "fairgate.repro.sfg",
 }
 """Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)
 and run(out_dir, experiment=None, quick=False, progress=False) -> Report."""
