@@ -11,11 +11,11 @@ import pytest
 from fairgate.repro import sfg
 
 
-def rows_by_metric(report) -> dict[str, object]:
+def rows_by_metric(report: sfg.Report) -> dict[str, sfg.Row]:
     return {row.metric: row for row in report.rows}
 
 
-def check_common(report, out: Path) -> dict[str, object]:
+def check_common(report: sfg.Report, out: Path) -> dict[str, sfg.Row]:
     rows = rows_by_metric(report)
     for row in report.rows:
         if row.experiment.startswith("configuration"):
@@ -38,4 +38,10 @@ def test_quick_reproduction(tmp_path):
 def test_full_reproduction(tmp_path):
     report = sfg.run(tmp_path)
     rows = check_common(report, tmp_path)
-    assert rows["SFG-PI: goodput per CBR flow (Mb/s)"].verdict == "ok"
+    for metric in (
+        "SFG-PI mean queue (KB)",
+        "SFG switches off (s)",
+        "DT: CBR share of the link",
+        "SFG: goodput per CBR flow (Mb/s)",
+    ):
+        assert rows[metric].verdict == "ok", rows[metric]
