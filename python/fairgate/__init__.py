@@ -18,10 +18,18 @@ A scenario file runs the same way: ``fg.run_file("scenarios/showcase.toml")``.
 from fairgate._core import ScenarioError, SimulationError
 from fairgate._core import __version__ as __version__
 from fairgate.results import Results
-from fairgate.runner import registry, run_file, run_text, validate_file, validate_text
+from fairgate.runner import (
+    ConservationError,
+    registry,
+    run_file,
+    run_text,
+    validate_file,
+    validate_text,
+)
 from fairgate.scenario import Scenario, link_params, queue, source
 
 __all__ = [
+    "ConservationError",
     "Results",
     "Scenario",
     "ScenarioError",

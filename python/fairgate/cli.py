@@ -16,7 +16,7 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
-from fairgate.runner import run_file, validate_file
+from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -92,7 +92,7 @@ def _flow_table(results: Results) -> pd.DataFrame:
         {
             "flow": f["flow"],
             "kind": f["kind"],
-            "src->dst": f["src"] + "->" + f["dst"],
+            "src->dst": f["src"].astype(str) + "->" + f["dst"].astype(str),
             "goodput Mb/s": (f["goodput_bps"] / 1e6).round(4),
             "delivered": f["delivered_pkts"],
             "dropped": f["dropped_pkts"],
@@ -127,16 +127,20 @@ def _print_tables(results: Results) -> None:
     print(_flow_table(results).to_string(index=False))
     print("\nqueues")
     print(_port_table(results).to_string(index=False))
-    if not results.conserved:
-        print("\nCONSERVATION VIOLATED:", *s["conservation"]["violations"], sep="\n  ")
 
 
 def _run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
-    results = run_file(args.scenario, overrides, progress=not args.quiet)
-    out = args.out or Path("out") / args.scenario.stem
+    out = check_out_dir(args.out or Path("out") / args.scenario.stem)
+    try:
+        results = run_file(args.scenario, overrides, progress=not args.quiet)
+    except ConservationError as err:
+        err.results.save(out)
+        print(f"error: {err}", file=sys.stderr)
+        print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
+        return EXIT_INTERNAL
     results.save(out)
     if args.plot:
         from fairgate.plot import overview
@@ -148,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(results)
         print(f"\nwrote {out}/summary.json and {out}/*.parquet")
-    return 0 if results.conserved else EXIT_INTERNAL
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -175,7 +179,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
         listed = ", ".join(map(str, module.EXPERIMENTS))
         raise ScenarioError(f"`--scenario`: got {args.scenario!r}, expected one of {listed}")
-    out = args.out or Path("out") / "repro" / args.name
+    out = check_out_dir(args.out or Path("out") / "repro" / args.name)
     report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True)
     written = report.write(out)
     print(report.text())
@@ -195,7 +199,7 @@ def _study(args: argparse.Namespace) -> int:
     except KeyError:
         known = ", ".join(studies.available())
         raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
-    out = args.out or Path("out") / "study" / args.name
+    out = check_out_dir(args.out or Path("out") / "study" / args.name)
     print(module.run(out, quick=args.quick))
     print(f"wrote {out}")
     return 0
@@ -207,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except ScenarioError as err:
-        where = f"{args.scenario}: " if isinstance(args.scenario, Path) else ""
+        scenario = getattr(args, "scenario", None)
+        where = f"{scenario}: " if isinstance(scenario, Path) else ""
         print(f"error: {where}{err.args[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:

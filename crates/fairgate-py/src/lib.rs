@@ -77,6 +77,13 @@ impl Simulation {
 impl Simulation {
     /// Runs every event up to `t` seconds (capped at the scenario's duration), without the GIL.
     fn run_until(&self, py: Python<'_>, t: f64) -> PyResult<()> {
+        if !t.is_finite() {
+            return Err(ScenarioError::new_err((
+                format!("run_until.t: got {t}, expected a finite time in seconds"),
+                "run_until.t".to_string(),
+                format!("got {t}, expected a finite time in seconds"),
+            )));
+        }
         py.detach(|| {
             let mut guard = self
                 .inner
@@ -85,7 +92,11 @@ impl Simulation {
             let sim = guard
                 .as_mut()
                 .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
-            guarded("running", || sim.run_until(secs(t.max(0.0))))
+            guarded("running", || sim.run_until(secs(t.max(0.0))))?;
+            match sim.failure() {
+                Some(why) => Err(SimulationError::new_err(why.to_string())),
+                None => Ok(()),
+            }
         })
     }
 
@@ -130,6 +141,7 @@ impl Simulation {
             ("flow_series", r.flow_series),
             ("qdisc_state", r.qdisc_state),
             ("traces", r.traces),
+            ("transfers", r.transfers),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }
