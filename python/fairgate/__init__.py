@@ -28,6 +28,16 @@ from fairgate.runner import (
 )
 from fairgate.scenario import Scenario, link_params, queue, source
 
+
+def __getattr__(name: str) -> object:
+    """``fg.sweep`` loads Dask, DuckDB and SciPy only when first used."""
+    if name == "sweep":
+        from fairgate.sweeps import sweep
+
+        return sweep
+    raise AttributeError(f"module 'fairgate' has no attribute {name!r}")
+
+
 __all__ = [
     "ConservationError",
     "Results",
@@ -40,6 +50,7 @@ __all__ = [
     "run_file",
     "run_text",
     "source",
+    "sweep",
     "validate_file",
     "validate_text",
 ]

@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input (scenario, file, parameter), 1 internal error
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from fairgate import __version__
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
 from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
+from fairgate.sweeps import cli as sweep_cli
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -38,6 +40,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", type=Path, help="scenario TOML file")
     run.add_argument("--seed", type=int, help="override simulation.seed")
+    run.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="run seeds SEED..SEED+N-1 on Dask; print means with 95%% intervals; "
+        "write a results store",
+    )
     run.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
     run.add_argument(
         "--set",
@@ -49,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sweep_cli.add_executor_options(run)
 
     repro = sub.add_parser(
         "reproduce",
@@ -62,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--scenario", help="run only this experiment or scenario of it")
     repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
     repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
+    sweep_cli.add_executor_options(repro)
 
     study = sub.add_parser(
         "study",
@@ -73,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--list", action="store_true", help="list the studies")
     study.add_argument("--quick", action="store_true", help="shorter traces")
     study.add_argument("--out", type=Path, help="output directory (default: out/study/<name>)")
+
+    sweep_cli.add_parsers(sub)
 
     validate = sub.add_parser(
         "validate",
@@ -130,6 +143,8 @@ def _print_tables(results: Results) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.seeds is not None:
+        return sweep_cli.run_seeds(args)
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
@@ -180,7 +195,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         listed = ", ".join(map(str, module.EXPERIMENTS))
         raise ScenarioError(f"`--scenario`: got {args.scenario!r}, expected one of {listed}")
     out = check_out_dir(args.out or Path("out") / "repro" / args.name)
-    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True)
+    options = {}
+    if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
+        options["client"] = sweep_cli.client_of(args)
+    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True, **options)
     written = report.write(out)
     print(report.text())
     print("\nwrote " + ", ".join(str(p) for p in written))
@@ -207,12 +225,19 @@ def _study(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "validate": _validate, "reproduce": _reproduce, "study": _study}
+    handlers = {
+        "run": _run,
+        "validate": _validate,
+        "reproduce": _reproduce,
+        "study": _study,
+        "sweep": sweep_cli.run_sweep,
+        "query": sweep_cli.run_query,
+    }
     try:
         return handlers[args.command](args)
     except ScenarioError as err:
-        scenario = getattr(args, "scenario", None)
-        where = f"{scenario}: " if isinstance(scenario, Path) else ""
+        source = getattr(args, "scenario", None)
+        where = f"{source}: " if isinstance(source, Path) else ""
         print(f"error: {where}{err.args[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:

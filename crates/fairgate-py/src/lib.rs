@@ -240,6 +240,21 @@ fn keshav_study<'py>(
     Ok(out)
 }
 
+/// Runs a cell-level GFR network (`fairgate_core::atm`) from its JSON config; returns the
+/// results as JSON text.
+#[pyfunction]
+fn atm_run(py: Python<'_>, config: &str) -> PyResult<String> {
+    let config = fairgate_core::atm::AtmConfig::from_json(config).map_err(scenario_err)?;
+    let results = py
+        .detach(|| {
+            guarded("running the cell network", || {
+                fairgate_core::atm::run(&config)
+            })
+        })?
+        .map_err(SimulationError::new_err)?;
+    serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
 /// [Vaidyanathan99, §2.3-2.6]'s per-packet cost of WFQ, start-time FQ, DRR and stochastic FQ
 /// from the active flows at `port` of the scenario `text`, sampled every `interval_s`: one dict
 /// per sample and discipline.
@@ -325,6 +340,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
+    m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
