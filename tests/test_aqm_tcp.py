@@ -53,7 +53,9 @@ def test_red_average_stays_between_thresholds_under_tcp():
 def test_pi_holds_the_queue_at_its_reference():
     # Hollot et al. (INFOCOM 2001): 60 TCP flows, 15 Mb/s of 500-byte packets, RTT ~ 0.2 s,
     # q_ref = 200 packets, a = 1.822e-5, b = 1.816e-5 at 160 Hz.
-    pi = fg.queue("pi", a=1.822e-5, b=1.816e-5, sampling_hz=160, q_ref=200, limit=800)
+    pi = fg.queue(
+        "pi", a=1.822e-5, b=1.816e-5, sampling_hz=160, q_ref=200, mode="packets", limit=800
+    )
     rtts = [f"{200 + i}ms" for i in range(60)]
     res = dumbbell(pi, tcp_flows=60, rate="15Mbps", rtts=rtts, duration=60, mss=460)
     qs = res.queue_series

@@ -17,7 +17,7 @@ from = "a"
 to = "b"
 rate = "10Mbps"
 delay = "10ms"
-queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", inner = { kind = "fifo", limit = 100 } }
+queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", cnr_weight = 0.5, inner = { kind = "fifo", limit = 100 } }
 "#;
 
 fn scenario(flows: usize) -> String {

@@ -10,6 +10,7 @@ REPRODUCTIONS: dict[str, str] = {
     "dfba": "fairgate.repro.dfba",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
+    "sfg": "fairgate.repro.sfg",
 }
 """Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)
 and run(out_dir, experiment=None, quick=False, progress=False) -> Report; a module whose run

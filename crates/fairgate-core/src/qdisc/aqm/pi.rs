@@ -1,24 +1,23 @@
 //! PI: the proportional-integral AQM of Hollot, Misra, Towsley and Gong ("On designing improved
 //! controllers for AQM routers supporting TCP flows", INFOCOM 2001).
 //!
-//! Source: [Chung06, §3]:
-//! K_p = 0.71e-5, K_i = 2.8116e-5, q_0 = 0, ECN marking of ECT packets and dropping of the rest
-//! with the same probability.
+//! Source: [Chung06, §4]: K_p = 0.71e-5, K_i = 2.8116e-5, chosen by Hollot's stability criteria
+//! "with target queue length q_0 = 0"; ECN marking of ECT packets and dropping of the rest with
+//! the same probability.
 //!
 //! Discrete controller, sampled every 1/f_s:
 //!   p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref),  p clamped to [0, 1]
-//! with b = K_p and a = K_p + K_i / f_s when K_i is per second (`ki_unit = "per_second"`, the
-//! reading of Hollot's C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i when K_i is per sample
-//! (`ki_unit = "per_sample"`). Both readings of the text's constants are selectable.
+//! with b = K_p and a = K_p + K_i / f_s (`ki_unit = "per_second"`, Hollot's
+//! C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i (`ki_unit = "per_sample"`).
 //!
-//! Decisions where the sources are silent:
-//! - Sampling frequency 170 Hz (ns-2's PI default); the queue in packets (the SFG paper's 1000-byte
-//!   packets); byte mode divides bytes by `mean_packet_size`.
-//! - The clamp to [0, 1] is the only anti-windup, as in ns-2.
-//! - `a` and `b` may be given directly, overriding the gains (Hollot's example a = 1.822e-5,
-//!   b = 1.816e-5 at 160 Hz).
-//! - ECN is on by default (the text's PI marks); notifications are Early.
-//! - The first sample uses q[-1] = q_ref.
+//! Decisions where the sources are silent (reasons on docs/models/pi.md):
+//! - q_0 = 0 is read as the operating point of Hollot's linearised design, not as the reference:
+//!   with q_ref = 0 the integral part only grows p and the queue drains. The reference is the
+//!   operating queue [Chung06, §4.1] reports, 100 KB: `q_ref = 100` in units of
+//!   `mean_packet_size` = 1000 B, byte mode (the text's queue is byte-limited).
+//! - Sampling frequency 170 Hz (ns-2's PI default); the clamp is the only anti-windup.
+//! - `a` and `b` may be given directly, overriding the gains.
+//! - ECN is on by default; notifications are Early; the first sample uses q[-1] = q_ref.
 
 use super::red::QueueUnit;
 use super::{later, notify, uniform, watched, Buffer};
@@ -50,7 +49,7 @@ pub struct PiConfig {
     pub a: Option<f64>,
     pub b: Option<f64>,
     pub sampling_hz: f64,
-    /// Reference queue (packets, or bytes in byte mode).
+    /// Reference queue in packets (byte mode: in units of `mean_packet_size` bytes).
     pub q_ref: f64,
     pub mode: QueueUnit,
     pub mean_packet_size: u32,
@@ -68,8 +67,8 @@ impl Default for PiConfig {
             a: None,
             b: None,
             sampling_hz: 170.0,
-            q_ref: 0.0,
-            mode: QueueUnit::Packets,
+            q_ref: 100.0,
+            mode: QueueUnit::Bytes,
             mean_packet_size: 1000,
             ecn: true,
         }

@@ -23,7 +23,8 @@
 //!   arrival handed to it, "measured" = fraction of packets handed to `inner` that it dropped or
 //!   ECN-marked in the epoch (the drop-tail overflow rate), "max" (default) = the larger of the
 //!   two, so that the same default serves drop-tail (which reports 0) and an AQM (PI).
-//!   avgCNR = (1 - w) avgCNR + w p_n once per epoch, `cnr_weight` w = 0.5 (not given).
+//!   avgCNR = (1 - w) avgCNR + w p_n once per epoch, `cnr_weight` w = 0.1 (not given: about ten
+//!   epochs, so the average's epoch-to-epoch swing stays inside the 1-2 % hysteresis band).
 //!   SFG starts off (`start_on = false`) and keeps measuring and updating probabilities while
 //!   off, so they are valid when it switches on; the switch takes effect at the boundary.
 //! - C defaults to the rate of the link the port feeds (`capacity` overrides it).
@@ -74,7 +75,7 @@ fn default_low() -> f64 {
     0.01
 }
 fn default_weight() -> f64 {
-    0.5
+    0.1
 }
 fn default_inner() -> Box<QdiscSpec> {
     Box::default()
@@ -538,6 +539,7 @@ mod tests {
             start_on: true,
             // Never switches off unless a test says so.
             low_watermark: 0.0,
+            cnr_weight: 0.5,
             ..Default::default()
         }
     }
