@@ -141,13 +141,15 @@ def config(exp: Experiment, buffer: dict[str, Any], quick: bool, seed: int = 1) 
     }
 
 
+def table_config(name: str, quick: bool) -> dict[str, Any]:
+    setup = SETUPS[name]
+    return config(setup, dfba_buffer(setup.buffer_cells, setup.z), quick)
+
+
 def cases(experiment: str | None, quick: bool) -> list[Planned]:
     """The experiments (all, or the one selected), then the sweep and the disciplines."""
     names = [experiment] if experiment else EXPERIMENTS
-    out = [
-        Planned("table", n, config(SETUPS[n], dfba_buffer(SETUPS[n].buffer_cells, SETUPS[n].z), quick))
-        for n in names
-    ]
+    out = [Planned("table", n, table_config(n, quick)) for n in names]
     if experiment is not None:
         return out
     e3 = SETUPS["E3"]
