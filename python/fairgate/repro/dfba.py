@@ -33,7 +33,7 @@ import pandas as pd  # noqa: E402
 
 from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm  # noqa: E402
 from fairgate.repro.cases import Case, run_cases  # noqa: E402
-from fairgate.repro.report import Report, Row, Tolerance  # noqa: E402
+from fairgate.repro.report import Check, Report, Row, Tolerance  # noqa: E402
 
 TITLE = "Goyal, Jain et al. 1998: DFBA for GFR VCs carrying TCP over AAL5, Tables 1-6"
 SOURCE = "[Goyal98, §4-§5]: 5 GFR VCs over a 1000 km OC-3c backbone, SACK TCPs, DFBA buffer"
@@ -200,7 +200,7 @@ def add_table_rows(report: Report, name: str, run: AtmRun) -> None:
     if name in PAPER_TOTALS:
         total = PAPER_TOTALS[name]
         report.add(
-            Row(
+            Check(
                 f"{name} total",
                 "achieved Mb/s",
                 total,
@@ -265,7 +265,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
             a / m for a, m in zip(PAPER[name]["achieved"], vcs["mcr_mbps"], strict=True)
         ]
         report.add(
-            Row(
+            Check(
                 f"check {name}",
                 "MCR met: min achieved/MCR",
                 min(paper_ratios),
@@ -275,7 +275,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
         )
         mcr = list(vcs["mcr_mbps"])
         report.add(
-            Row(
+            Check(
                 f"check {name}",
                 "ordering: Spearman(excess/MCR, MCR)",
                 spearman(PAPER[name]["ratio"], mcr),
@@ -289,7 +289,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
     if "E3" in runs:
         occ = runs["E3"].vcs
         corr = float(np.corrcoef(occ["mean_occupancy"], occ["mcr_cells"])[0, 1])
-        report.add(Row("check E3", "occupancy ∝ MCR: correlation", 1.0, corr, AtLeast(bound=0.9)))
+        report.add(Check("check E3", "occupancy ∝ MCR: correlation", 1.0, corr, AtLeast(bound=0.9)))
 
 
 def add_excess_checks(report: Report, runs: dict[str, AtmRun]) -> None:
@@ -298,7 +298,9 @@ def add_excess_checks(report: Report, runs: dict[str, AtmRun]) -> None:
             paper = PAPER_TOTALS[name] - 115.2
             measured = float(runs[name].vcs["excess_mbps"].sum())
             report.add(
-                Row(f"check {name}", "total excess Mb/s", paper, measured, Tolerance(absolute=1.5))
+                Check(
+                    f"check {name}", "total excess Mb/s", paper, measured, Tolerance(absolute=1.5)
+                )
             )
 
 
@@ -311,7 +313,7 @@ def add_buffer_check(report: Report, runs: dict[str, AtmRun]) -> None:
     spread = (max(totals) - min(totals)) / float(np.mean(totals))
     paper_spread = (max(paper) - min(paper)) / float(np.mean(paper))
     report.add(
-        Row(
+        Check(
             "check E3-E5",
             "buffer independence: total spread",
             paper_spread,
@@ -325,7 +327,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
     if "E6b" in runs:
         measured = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
         report.add(
-            Row(
+            Check(
                 "check E6b",
                 "Z rule: Jain(excess/MCR)",
                 jain(PAPER["E6b"]["ratio"]),
@@ -338,7 +340,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
         spread = float(ratios.max() / ratios.min()) if ratios.min() > 0 else math.inf
         paper_ratios = PAPER["E6b"]["ratio"]
         report.add(
-            Row(
+            Check(
                 "check E6b",
                 "Z rule: max/min excess/MCR",
                 max(paper_ratios) / min(paper_ratios),
@@ -351,7 +353,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
         b = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
         paper = jain(PAPER["E6b"]["ratio"]) - jain(PAPER["E6a"]["ratio"])
         report.add(
-            Row("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
+            Check("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
         )
 
 
