@@ -75,6 +75,8 @@ def test_quick_reproduction_writes_tables_checks_and_the_figure(tmp_path):
     totals = frame[(frame["metric"] == "achieved Mb/s") & frame["experiment"].str.endswith("total")]
     assert len(totals) == 5
     assert (totals["fairgate"] > 100).all(), totals
+    checks = frame[frame["experiment"].str.startswith("check")]
+    assert set(checks["verdict"]) <= {"PASS", "MISS"} and set(totals["verdict"]) <= {"PASS", "MISS"}
     assert (tmp_path / "dfba_occupancy_E3.png").exists()
     assert (tmp_path / "dfba_lh_sweep.csv").exists()
     assert (tmp_path / "dfba_refused_frames.csv").exists()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fairgate.repro.intervals import mean_of_means
-from fairgate.repro.report import Report, Row, Tolerance
+from fairgate.repro.report import Check, Report, Row, Tolerance
 
 
 def test_tolerance_and_verdicts():
@@ -21,6 +21,14 @@ def test_tolerance_and_verdicts():
     assert Row("s1", "rtt", 0.06, 0.079, Tolerance(absolute=0.02)).verdict == "ok"
     assert Row("s1", "rtt", 0.06, math.nan, Tolerance(absolute=0.02)).verdict == "MISS"
     assert Row("s2", "thr", 1.69, 0.3).verdict == "report"
+
+
+def test_checks_say_pass_or_miss_and_count_as_checked():
+    report = Report("demo", "Demo", "a paper")
+    report.add(Check("c", "m", 1.0, 1.01, Tolerance(relative=0.02)))
+    report.add(Check("c", "n", 1.0, 2.0, Tolerance(relative=0.02)))
+    assert [r.verdict for r in report.rows] == ["PASS", "MISS"]
+    assert report.counts() == {"ok": 1, "MISS": 1, "report": 0}
 
 
 def test_report_writes_markdown_and_csv(tmp_path):

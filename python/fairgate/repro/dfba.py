@@ -2,8 +2,8 @@
 at cell level, each VC's numbers beside the paper's, the acceptance checks, an L/H sweep, the
 other frame disciplines on E3 for comparison, and the per-VC occupancy figure.
 
-Every run is an independent case (config + seed -> results) run through :func:`run_case`, so
-the list can move onto a sweep executor unchanged.
+Every run is an independent case (config + seed -> results) run on the sweep executor
+(:func:`fairgate.repro.cases.run_cases`), locally in parallel or on a Dask cluster.
 
 Decisions where the paper is silent (docs/reproductions/dfba.md):
 - L = 0.5 K, H = 0.9 K for every buffer size; the sweep shows their effect on E3.
@@ -32,7 +32,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm  # noqa: E402
-from fairgate.repro.report import Report, Row, Tolerance  # noqa: E402
+from fairgate.repro.cases import Case, run_cases  # noqa: E402
+from fairgate.repro.report import Check, Report, Row, Tolerance  # noqa: E402
 
 TITLE = "Goyal, Jain et al. 1998: DFBA for GFR VCs carrying TCP over AAL5, Tables 1-6"
 SOURCE = "[Goyal98, §4-§5]: 5 GFR VCs over a 1000 km OC-3c backbone, SACK TCPs, DFBA buffer"
@@ -102,7 +103,7 @@ DISCIPLINES: list[dict[str, Any]] = [
 
 
 @dataclass(frozen=True)
-class Case:
+class Planned:
     """One independent run: which table it serves and its full config."""
 
     group: str
@@ -140,44 +141,47 @@ def config(exp: Experiment, buffer: dict[str, Any], quick: bool, seed: int = 1) 
     }
 
 
-def cases(experiment: str | None, quick: bool) -> list[Case]:
+def table_config(name: str, quick: bool) -> dict[str, Any]:
+    setup = SETUPS[name]
+    return config(setup, dfba_buffer(setup.buffer_cells, setup.z), quick)
+
+
+def cases(experiment: str | None, quick: bool) -> list[Planned]:
     """The experiments (all, or the one selected), then the sweep and the disciplines."""
     names = [experiment] if experiment else EXPERIMENTS
-    out = [
-        Case("table", n, config(SETUPS[n], dfba_buffer(SETUPS[n].buffer_cells, SETUPS[n].z), quick))
-        for n in names
-    ]
+    out = [Planned("table", n, table_config(n, quick)) for n in names]
     if experiment is not None:
         return out
     e3 = SETUPS["E3"]
     for low, high in LH_SWEEP:
         if (low, high) != (LOW, HIGH):
             buffer = dfba_buffer(e3.buffer_cells, low=low, high=high)
-            out.append(Case("lh", f"L={low:g}K H={high:g}K", config(e3, buffer, quick)))
+            out.append(Planned("lh", f"L={low:g}K H={high:g}K", config(e3, buffer, quick)))
     if not quick:
         for seed in EXTRA_SEEDS:
             buffer = dfba_buffer(e3.buffer_cells)
-            out.append(Case("seed", f"seed {seed}", config(e3, buffer, quick, seed=seed)))
+            out.append(Planned("seed", f"seed {seed}", config(e3, buffer, quick, seed=seed)))
         for d in DISCIPLINES:
             buffer = {**d, "limit": e3.buffer_cells}
-            out.append(Case("discipline", d["kind"], config(e3, buffer, quick)))
+            out.append(Planned("discipline", d["kind"], config(e3, buffer, quick)))
         tagged = {**config(e3, dfba_buffer(e3.buffer_cells), quick), "tagging": {}}
-        out.append(Case("tagging", "E3 F-GCRA tagged", tagged))
+        out.append(Planned("tagging", "E3 F-GCRA tagged", tagged))
     return out
 
 
-def run_case(case: Case) -> AtmRun:
-    """Runs one case; the unit a sweep executor would distribute."""
-    return run_atm(case.config)
-
-
-def run_cases(todo: list[Case], progress: bool) -> dict[tuple[str, str], AtmRun]:
-    results = {}
-    for case in todo:
-        if progress:
-            print(f"{case.group} {case.label}", flush=True)
-        results[(case.group, case.label)] = run_case(case)
-    return results
+def run_planned(
+    todo: list[Planned], client: Any, progress: bool
+) -> tuple[dict[tuple[str, str], AtmRun], dict[str, str]]:
+    """Runs every planned case on the executor; returns the runs by (group, label) and the
+    errors of those that failed, by "group/label"."""
+    keys = {(p.group, p.label): f"{p.group}/{p.label}" for p in todo}
+    values, errors = run_cases(
+        [Case(keys[(p.group, p.label)], run_atm, (p.config,)) for p in todo],
+        client,
+        progress,
+        desc="dfba",
+    )
+    return {gl: values[key] for gl, key in keys.items() if key in values}, errors
 
 
 # --- comparing -----------------------------------------------------------------------------
@@ -196,7 +200,7 @@ def add_table_rows(report: Report, name: str, run: AtmRun) -> None:
     if name in PAPER_TOTALS:
         total = PAPER_TOTALS[name]
         report.add(
-            Row(
+            Check(
                 f"{name} total",
                 "achieved Mb/s",
                 total,
@@ -261,7 +265,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
             a / m for a, m in zip(PAPER[name]["achieved"], vcs["mcr_mbps"], strict=True)
         ]
         report.add(
-            Row(
+            Check(
                 f"check {name}",
                 "MCR met: min achieved/MCR",
                 min(paper_ratios),
@@ -271,7 +275,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
         )
         mcr = list(vcs["mcr_mbps"])
         report.add(
-            Row(
+            Check(
                 f"check {name}",
                 "ordering: Spearman(excess/MCR, MCR)",
                 spearman(PAPER[name]["ratio"], mcr),
@@ -285,7 +289,7 @@ def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
     if "E3" in runs:
         occ = runs["E3"].vcs
         corr = float(np.corrcoef(occ["mean_occupancy"], occ["mcr_cells"])[0, 1])
-        report.add(Row("check E3", "occupancy ∝ MCR: correlation", 1.0, corr, AtLeast(bound=0.9)))
+        report.add(Check("check E3", "occupancy ∝ MCR: correlation", 1.0, corr, AtLeast(bound=0.9)))
 
 
 def add_excess_checks(report: Report, runs: dict[str, AtmRun]) -> None:
@@ -294,7 +298,9 @@ def add_excess_checks(report: Report, runs: dict[str, AtmRun]) -> None:
             paper = PAPER_TOTALS[name] - 115.2
             measured = float(runs[name].vcs["excess_mbps"].sum())
             report.add(
-                Row(f"check {name}", "total excess Mb/s", paper, measured, Tolerance(absolute=1.5))
+                Check(
+                    f"check {name}", "total excess Mb/s", paper, measured, Tolerance(absolute=1.5)
+                )
             )
 
 
@@ -307,7 +313,7 @@ def add_buffer_check(report: Report, runs: dict[str, AtmRun]) -> None:
     spread = (max(totals) - min(totals)) / float(np.mean(totals))
     paper_spread = (max(paper) - min(paper)) / float(np.mean(paper))
     report.add(
-        Row(
+        Check(
             "check E3-E5",
             "buffer independence: total spread",
             paper_spread,
@@ -321,7 +327,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
     if "E6b" in runs:
         measured = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
         report.add(
-            Row(
+            Check(
                 "check E6b",
                 "Z rule: Jain(excess/MCR)",
                 jain(PAPER["E6b"]["ratio"]),
@@ -334,7 +340,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
         spread = float(ratios.max() / ratios.min()) if ratios.min() > 0 else math.inf
         paper_ratios = PAPER["E6b"]["ratio"]
         report.add(
-            Row(
+            Check(
                 "check E6b",
                 "Z rule: max/min excess/MCR",
                 max(paper_ratios) / min(paper_ratios),
@@ -347,7 +353,7 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
         b = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
         paper = jain(PAPER["E6b"]["ratio"]) - jain(PAPER["E6a"]["ratio"])
         report.add(
-            Row("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
+            Check("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
         )
 
 
@@ -447,18 +453,26 @@ def write_side_tables(
 
 
 def run(
-    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+    out_dir: Path,
+    experiment: str | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    client: Any = None,
 ) -> Report:
+    """Runs the selected experiments (and, for all, the side cases) as cases on the executor
+    (``client``: a Dask client; by default ``$FAIRGATE_SCHEDULER`` or the local cluster)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report = Report("dfba", TITLE, SOURCE)
-    results = run_cases(cases(experiment, quick), progress)
+    results, errors = run_planned(cases(experiment, quick), client, progress)
+    report.notes.extend(f"{key}: run failed: {error}" for key, error in errors.items())
     tables = {label: r for (group, label), r in results.items() if group == "table"}
     for name, run_ in tables.items():
         add_table_rows(report, name, run_)
     add_checks(report, tables)
     write_side_tables(report, results, tables, out_dir)
-    figure = "E3" if "E3" in tables else next(iter(tables))
-    report.figures.append(occupancy_figure(tables[figure], figure, out_dir))
+    if tables:
+        figure = "E3" if "E3" in tables else next(iter(tables))
+        report.figures.append(occupancy_figure(tables[figure], figure, out_dir))
     if {"E1", "E2"} <= tables.keys():
         report.notes.append(
             "E1 and E2 are the same run: DFBA sees MCRs only through W_i/W and sets A and B are "

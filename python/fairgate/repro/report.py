@@ -38,6 +38,10 @@ QUALITATIVE = None
 """A row without tolerance is reported for comparison only (stochastic, phase-sensitive)."""
 
 
+PASS = "PASS"
+"""The verdict of an acceptance check that holds (a :class:`Check`); counted as within tolerance."""
+
+
 @dataclass(frozen=True)
 class Row:
     experiment: str
@@ -56,6 +60,16 @@ class Row:
         if self.tolerance is None:
             return "report"
         return "ok" if self.tolerance.allows(self.paper, self.fairgate) else "MISS"
+
+
+@dataclass(frozen=True)
+class Check(Row):
+    """An acceptance check: PASS or MISS where a compared row says ok or MISS."""
+
+    @property
+    def verdict(self) -> str:
+        verdict = super().verdict
+        return PASS if verdict == "ok" else verdict
 
 
 @dataclass
@@ -87,7 +101,7 @@ class Report:
         )
 
     def counts(self) -> dict[str, int]:
-        verdicts = [r.verdict for r in self.rows]
+        verdicts = ["ok" if r.verdict == PASS else r.verdict for r in self.rows]
         return {v: verdicts.count(v) for v in ("ok", "MISS", "report")}
 
     def summary_line(self) -> str:
