@@ -140,8 +140,11 @@ def _run(args: argparse.Namespace) -> int:
     results.save(out)
     if args.plot:
         from fairgate.plot import overview
+        from fairgate.plot_gateway import gateway_figure, gateways
 
         overview(results, out / "plot.png")
+        for gateway in gateways(results):
+            gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
     if not args.quiet:
         _print_tables(results)
         print(f"\nwrote {out}/summary.json and {out}/*.parquet")

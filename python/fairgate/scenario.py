@@ -76,6 +76,16 @@ class Scenario:
     def router(self, name: str) -> Scenario:
         return self.node(name, "router")
 
+    def gateway(self, name: str, options: Table | None = None) -> Scenario:
+        """Adds a split-connection gateway node; ``options`` is its ``gateway`` table
+        (``lhs``, ``rhs``, ``send_buffer``, ``syn_ack``, ``flush_period``; see
+        ``docs/models/gateway.md``)."""
+        node: Table = {"name": name, "kind": "gateway"}
+        if options:
+            node["gateway"] = options
+        self._doc.setdefault("nodes", []).append(node)
+        return self
+
     def link(
         self,
         src: str,

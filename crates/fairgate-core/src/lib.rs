@@ -32,6 +32,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod gateway;
 pub mod net;
 pub mod qdisc;
 pub mod results;

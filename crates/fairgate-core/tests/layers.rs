@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("qdisc", 3),
     ("transport", 3),
     ("traffic", 3),
+    ("gateway", 3),
     ("sim", 4),
     ("scenario", 5),
     ("results", 5),

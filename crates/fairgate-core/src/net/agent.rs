@@ -63,6 +63,28 @@ impl<'a> AgentCtx<'a> {
     pub fn trace(&mut self, flow: u32, name: &str, value: f64) {
         self.traces.push(to_secs(self.now), flow, name, value);
     }
+
+    /// How many packets and timers this call has asked for so far: an agent that hosts inner
+    /// agents (a gateway) takes a mark before calling one and rewrites what it added.
+    pub(crate) fn mark(&self) -> (usize, usize) {
+        (self.effects.outbox.len(), self.effects.timers.len())
+    }
+
+    /// Applies `edit` to every packet sent since `mark`.
+    pub(crate) fn edit_sent_since(
+        &mut self,
+        mark: (usize, usize),
+        mut edit: impl FnMut(&mut Packet),
+    ) {
+        for &id in &self.effects.outbox[mark.0..] {
+            edit(self.packets.get_mut(id));
+        }
+    }
+
+    /// The timers asked for since `mark`, as (time, token), for re-tokening.
+    pub(crate) fn timers_since(&mut self, mark: (usize, usize)) -> &mut [(Time, u64)] {
+        &mut self.effects.timers[mark.1..]
+    }
 }
 
 /// An end point on a host.
@@ -76,6 +98,16 @@ pub trait Agent: Send {
     /// A timer set with `ctx.set_timer` fired. Timers cannot be cancelled: an agent ignores
     /// tokens it no longer expects.
     fn on_timer(&mut self, _token: u64, _ctx: &mut AgentCtx) {}
+    /// Whether this agent takes over `packet`, which crosses its node on the way elsewhere
+    /// (only the agent of a gateway node is asked; see [`crate::gateway`]).
+    fn claims(&self, _packet: &Packet) -> bool {
+        false
+    }
+    /// Broken invariants this agent has found (conservation of the bytes it holds), as
+    /// readable sentences; the engine reports them beside its own.
+    fn violations(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Variables sampled at the scenario's sample interval into the trace table.
     fn sample(&self) -> Vec<(&'static str, f64)> {
         Vec::new()

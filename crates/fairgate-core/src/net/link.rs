@@ -16,6 +16,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub enum DelaySpec {
     Fixed(Duration),
     PerPacket(DurationDist),
+    /// Drawn per packet, but never overtaking an earlier packet of the same flow.
+    PerPacketInOrder(DurationDist),
     PerFlow(DurationDist),
 }
 
@@ -41,7 +43,7 @@ impl<'de> Deserialize<'de> for DelaySpec {
             Some(toml::Value::String(s)) => s,
             Some(other) => {
                 return Err(D::Error::custom(format!(
-                    "field `per`: got {other}, expected \"packet\" or \"flow\""
+                    "field `per`: got {other}, expected \"packet\", \"packet_in_order\" or \"flow\""
                 )))
             }
         };
@@ -49,9 +51,10 @@ impl<'de> Deserialize<'de> for DelaySpec {
             DurationDist::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
         match per.as_str() {
             "packet" => Ok(DelaySpec::PerPacket(dist)),
+            "packet_in_order" => Ok(DelaySpec::PerPacketInOrder(dist)),
             "flow" => Ok(DelaySpec::PerFlow(dist)),
             other => Err(D::Error::custom(format!(
-                "field `per`: got {other:?}, expected \"packet\" or \"flow\""
+                "field `per`: got {other:?}, expected \"packet\", \"packet_in_order\" or \"flow\""
             ))),
         }
     }
@@ -63,6 +66,7 @@ impl Serialize for DelaySpec {
         let (dist, per) = match self {
             DelaySpec::Fixed(d) => return d.serialize(s),
             DelaySpec::PerPacket(d) => (d, "packet"),
+            DelaySpec::PerPacketInOrder(d) => (d, "packet_in_order"),
             DelaySpec::PerFlow(d) => (d, "flow"),
         };
         let mut table = toml::Table::try_from(dist).map_err(serde::ser::Error::custom)?;
@@ -79,7 +83,9 @@ impl DelaySpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
             DelaySpec::Fixed(_) => Ok(()),
-            DelaySpec::PerPacket(d) | DelaySpec::PerFlow(d) => d.0.validate(path),
+            DelaySpec::PerPacket(d) | DelaySpec::PerPacketInOrder(d) | DelaySpec::PerFlow(d) => {
+                d.0.validate(path)
+            }
         }
     }
 
@@ -87,7 +93,9 @@ impl DelaySpec {
     pub fn mean_secs(&self) -> f64 {
         match self {
             DelaySpec::Fixed(d) => d.secs(),
-            DelaySpec::PerPacket(d) | DelaySpec::PerFlow(d) => d.0.mean(),
+            DelaySpec::PerPacket(d) | DelaySpec::PerPacketInOrder(d) | DelaySpec::PerFlow(d) => {
+                d.0.mean()
+            }
         }
     }
 }
@@ -202,6 +210,8 @@ impl LossSpec {
 enum DelayModel {
     Fixed(Time),
     PerPacket(Dist),
+    /// Drawn per packet; the last arrival time of each flow keeps its packets in order.
+    PerPacketInOrder(Dist, Vec<Time>),
     /// Drawn once per flow, on the flow's first packet.
     PerFlow(Dist, Vec<Option<Time>>),
 }
@@ -248,6 +258,7 @@ impl Link {
         let delay = match delay {
             DelaySpec::Fixed(d) => DelayModel::Fixed(d.0),
             DelaySpec::PerPacket(d) => DelayModel::PerPacket(d.0),
+            DelaySpec::PerPacketInOrder(d) => DelayModel::PerPacketInOrder(d.0, Vec::new()),
             DelaySpec::PerFlow(d) => DelayModel::PerFlow(d.0, Vec::new()),
         };
         let loss = match loss {
@@ -294,11 +305,20 @@ impl Link {
         matches!(self.delay, DelayModel::Fixed(_))
     }
 
-    /// Propagation delay for this packet.
-    pub fn propagation(&mut self, packet: &Packet) -> Time {
+    /// Propagation delay for this packet, which finishes serialisation at `sent`.
+    pub fn propagation(&mut self, packet: &Packet, sent: Time) -> Time {
         match &mut self.delay {
             DelayModel::Fixed(t) => *t,
             DelayModel::PerPacket(d) => secs(d.sample(&mut self.rng)),
+            DelayModel::PerPacketInOrder(d, last) => {
+                let i = packet.flow as usize;
+                if last.len() <= i {
+                    last.resize(i + 1, 0);
+                }
+                let arrival = (sent + secs(d.sample(&mut self.rng))).max(last[i]);
+                last[i] = arrival;
+                arrival - sent
+            }
             DelayModel::PerFlow(d, drawn) => {
                 let i = packet.flow as usize;
                 if drawn.len() <= i {

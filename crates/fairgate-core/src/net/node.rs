@@ -1,4 +1,5 @@
-//! Nodes: hosts (where agents live) and routers (which forward).
+//! Nodes: hosts (where agents live), routers (which forward) and gateways (routers that split
+//! the TCP connections crossing them, see [`crate::gateway`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +9,7 @@ pub enum NodeKind {
     #[default]
     Host,
     Router,
+    Gateway,
 }
 
 pub struct Node {

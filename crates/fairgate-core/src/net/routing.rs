@@ -1,6 +1,6 @@
 //! Static shortest-path routing by hop count.
 //!
-//! Decisions: only routers forward transit traffic (a host is an end point, never an
+//! Decisions: only routers and gateways forward transit traffic (a host is an end point, never an
 //! intermediate hop); among equal-length paths the next hop through the lowest-numbered port
 //! (declaration order) wins, so routes never depend on hash order.
 
@@ -61,7 +61,7 @@ fn hops_to(dst: usize, nodes: &[Node], incoming: &[Vec<(u32, u32)>]) -> Vec<usiz
     dist[dst] = 0;
     let mut frontier = VecDeque::from([dst]);
     while let Some(v) = frontier.pop_front() {
-        let may_forward = v == dst || nodes[v].kind == NodeKind::Router;
+        let may_forward = v == dst || nodes[v].kind != NodeKind::Host;
         if !may_forward {
             continue;
         }

@@ -4,8 +4,9 @@ use super::schema::Scenario;
 use super::validate::{resolve, Resolved};
 use crate::config::error::ScenarioError;
 use crate::engine::rng;
+use crate::gateway::{FlowMap, Gateway};
 use crate::net::link::Link;
-use crate::net::node::Node;
+use crate::net::node::{Node, NodeKind};
 use crate::qdisc::QdiscEnv;
 use crate::sim::device::DeviceQueue;
 use crate::sim::port::Port;
@@ -57,7 +58,8 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             stats: PortStats::default(),
         });
     }
-    let agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
+    let mut agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
+    agents.extend(gateway_agents(&resolved, &flows, &nodes, &ports, seed));
     Ok(Simulation::new(SimParts {
         nodes,
         ports,
@@ -154,4 +156,50 @@ fn build_agents(
         });
     }
     agents
+}
+
+/// The agent of each gateway node, after the flows' agents.
+fn gateway_agents(
+    r: &Resolved,
+    flows: &[FlowInfo],
+    nodes: &[Node],
+    ports: &[Port],
+    seed: u64,
+) -> Vec<AgentSlot> {
+    let map = tcp_flow_map(flows);
+    let gateways = r
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Gateway);
+    gateways
+        .map(|(i, n)| {
+            let spec = n.gateway.clone().unwrap_or_default();
+            let agent = Gateway::new(&n.name, spec, map.clone(), r.sample_interval);
+            AgentSlot {
+                agent: Box::new(agent),
+                node: i as u32,
+                rng: rng::stream(seed, &format!("gateway:{}", n.name)),
+                flow: 0,
+                start: 0,
+                stop: None,
+                first_hop_rate_bps: first_hop_rate(nodes, ports, i as u32),
+            }
+        })
+        .collect()
+}
+
+/// The TCP data flows and their ACK flows, which a gateway may split.
+fn tcp_flow_map(flows: &[FlowInfo]) -> FlowMap {
+    let mut map = FlowMap {
+        ack_flow_of: vec![None; flows.len()],
+        data_flow_of: vec![None; flows.len()],
+    };
+    for (i, f) in flows.iter().enumerate() {
+        if let (FlowRole::Ack, Some(data), "tcp") = (f.role, f.parent, f.kind.as_str()) {
+            map.ack_flow_of[data as usize] = Some(i as u32);
+            map.data_flow_of[i] = Some(data);
+        }
+    }
+    map
 }

@@ -47,13 +47,16 @@ fn default_seed() -> u64 {
     1
 }
 
-/// `[[nodes]]`: a host or a router.
+/// `[[nodes]]`: a host, a router or a gateway.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     pub name: String,
     #[serde(default)]
     pub kind: NodeKind,
+    /// Options of a `kind = "gateway"` node (defaults when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<crate::gateway::GatewaySpec>,
 }
 
 /// `[[links]]`: a simplex link, or a pair when `duplex` (the default).

@@ -108,6 +108,7 @@ fn node(name: impl Into<String>, kind: NodeKind) -> NodeSpec {
     NodeSpec {
         name: name.into(),
         kind,
+        gateway: None,
     }
 }
 

@@ -70,6 +70,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
     };
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
+    check_gateways(&node_specs)?;
     let flows_named = flow_names(&s.flows)?;
     let flow_exists = |name: &str| flows_named.iter().any(|n| n == name);
     let links = resolve_links(&link_specs, &names, &flow_exists)?;
@@ -319,7 +320,10 @@ fn resolve_flows(
                 if nodes[id as usize].kind != NodeKind::Host {
                     return Err(ScenarioError::new(
                         join(&path, field),
-                        format!("got {nm:?}, a router; expected a host"),
+                        format!(
+                            "got {nm:?}, a {:?} node; expected a host",
+                            nodes[id as usize].kind
+                        ),
                     ));
                 }
             }
@@ -394,4 +398,22 @@ pub fn routing_of(nodes: &[NodeSpec], links: &[ResolvedLink]) -> RoutingTable {
     }
     let port_to: Vec<u32> = links.iter().map(|l| l.to).collect();
     RoutingTable::compute(&net_nodes, &port_to)
+}
+
+/// Gateway options belong to gateway nodes; each node's options must be valid.
+fn check_gateways(nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
+    for (i, n) in nodes.iter().enumerate() {
+        let path = format!("nodes[{i}].gateway");
+        match (&n.gateway, n.kind) {
+            (Some(spec), NodeKind::Gateway) => spec.validate(&path)?,
+            (Some(_), kind) => {
+                return Err(ScenarioError::new(
+                    path,
+                    format!("got gateway options on a {kind:?} node; expected kind = \"gateway\""),
+                ))
+            }
+            (None, _) => {}
+        }
+    }
+    Ok(())
 }

@@ -76,6 +76,8 @@ pub struct Simulation {
     agents: Vec<AgentSlot>,
     flow_info: Vec<FlowInfo>,
     flow_stats: Vec<FlowStats>,
+    /// Per node, the agent of a gateway node, which may take over transit packets.
+    gateway_of: Vec<Option<u32>>,
     sample_interval: Option<Time>,
     trace_every_change: bool,
     queue_series: QueueSeries,
@@ -92,6 +94,7 @@ impl Simulation {
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
+        let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
         let mut sim = Simulation {
             now: 0,
             end: parts.end,
@@ -103,6 +106,7 @@ impl Simulation {
             agents: parts.agents,
             flow_info: parts.flows,
             flow_stats,
+            gateway_of,
             sample_interval: parts.sample_interval,
             trace_every_change: parts.trace_every_change,
             queue_series: QueueSeries::default(),
@@ -188,8 +192,20 @@ impl Simulation {
         }
     }
 
-    /// A packet at `node`: deliver it if it is addressed here, else queue it at the next port.
+    /// A packet arriving at `node`: a gateway there may take it over; else route it.
     fn forward(&mut self, node: u32, packet: PacketId) {
+        if let Some(gateway) = self.gateway_of[node as usize] {
+            let p = self.packets.get(packet);
+            if p.dst != node && self.agents[gateway as usize].agent.claims(p) {
+                self.hand_over(gateway as usize, packet);
+                return;
+            }
+        }
+        self.route(node, packet);
+    }
+
+    /// Delivers a packet addressed to `node`, else queues it at the next port.
+    fn route(&mut self, node: u32, packet: PacketId) {
         let dst = self.packets.get(packet).dst;
         if dst == node {
             self.deliver(node, packet);
@@ -286,7 +302,7 @@ impl Simulation {
             self.discard(packet, DropReason::LinkLoss);
         } else {
             p.in_transit += 1;
-            let at = p.busy_until + p.link.propagation(header);
+            let at = p.busy_until + p.link.propagation(header, p.busy_until);
             if !p.link.preserves_order() {
                 let event = Event::Arrive {
                     port: port as u32,
@@ -334,6 +350,16 @@ impl Simulation {
     }
 
     fn deliver(&mut self, node: u32, packet: PacketId) {
+        let agent = self.packets.get(packet).dst_agent as usize;
+        debug_assert_eq!(
+            self.agents[agent].node, node,
+            "packet delivered to the wrong host"
+        );
+        self.hand_over(agent, packet);
+    }
+
+    /// Frees `packet`, counts it as delivered and gives it to `agent`.
+    fn hand_over(&mut self, agent: usize, packet: PacketId) {
         let header = *self.packets.get(packet);
         self.packets.free(packet);
         let stats = &mut self.flow_stats[header.flow as usize];
@@ -342,11 +368,6 @@ impl Simulation {
         stats.record_delay(self.now - header.created);
         stats.first_delivery.get_or_insert(self.now);
         stats.last_delivery = self.now;
-        let agent = header.dst_agent as usize;
-        debug_assert_eq!(
-            self.agents[agent].node, node,
-            "packet delivered to the wrong host"
-        );
         self.with_agent(agent, |a, ctx| a.on_packet(&header, ctx));
     }
 
@@ -474,7 +495,7 @@ impl Simulation {
         if p.dst == node {
             self.events.schedule(self.now, Event::Deliver { packet });
         } else {
-            self.forward(node, packet);
+            self.route(node, packet);
         }
     }
 
@@ -526,7 +547,11 @@ impl Simulation {
 
     /// Every violated conservation law, as readable sentences (empty when all hold).
     pub fn conservation_violations(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out: Vec<String> = self
+            .agents
+            .iter()
+            .flat_map(|slot| slot.agent.violations())
+            .collect();
         let in_network = self.in_network_by_flow();
         for ((info, s), inside) in self.flow_info.iter().zip(&self.flow_stats).zip(in_network) {
             let accounted = s.delivered_pkts + s.dropped_total() + inside;
@@ -644,4 +669,15 @@ impl Simulation {
             std::mem::take(&mut self.traces),
         )
     }
+}
+
+/// The agent on each gateway node (a gateway node hosts exactly one, its gateway).
+fn gateway_agents(nodes: &[Node], agents: &[AgentSlot]) -> Vec<Option<u32>> {
+    let mut out = vec![None; nodes.len()];
+    for (i, slot) in agents.iter().enumerate() {
+        if nodes[slot.node as usize].kind == crate::net::node::NodeKind::Gateway {
+            out[slot.node as usize] = Some(i as u32);
+        }
+    }
+    out
 }

@@ -87,6 +87,11 @@ impl TcpReceiver {
         &self.ooo
     }
 
+    /// Sends a pure ACK now (a window update from an agent that changes its window).
+    pub fn ack_now(&mut self, ctx: &mut AgentCtx) {
+        self.send_ack(ctx);
+    }
+
     fn control(&self, kind: PacketKind, ctx: &mut AgentCtx) {
         ctx.send(Packet {
             flow: self.reply.ack_flow,

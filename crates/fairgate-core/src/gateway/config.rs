@@ -1,0 +1,193 @@
+//! A gateway node's configuration: `[[nodes]] kind = "gateway"` with a `gateway = { ... }`
+//! table. The decisions behind each option are on the docs page `docs/models/gateway.md`.
+
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::Duration;
+use crate::traffic::SourceConfig;
+use crate::transport::app::AppSpec;
+use crate::transport::tcp::tcp_config::TcpConfig;
+use serde::{Deserialize, Serialize};
+
+/// When the gateway answers a source's SYN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SynAck {
+    /// Once the far side has answered the gateway's own SYN [Vaidyanathan99, §4.2].
+    #[default]
+    AfterFarSide,
+    /// At once, before the far side is reached.
+    Immediate,
+}
+
+fn default_tcp() -> TcpConfig {
+    TcpConfig::deserialize(toml::Value::Table(toml::Table::new()))
+        .expect("every TCP option has a default")
+}
+
+/// `gateway = { lhs = {...}, rhs = {...}, send_buffer = ..., syn_ack = ..., flush_period = ... }`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySpec {
+    /// The side facing the sources (LHS): the receiver options of a TCP config apply
+    /// (`rwnd`, `window_scale`, `delayed_ack`, `cc = "sack"` for SACK blocks, `mss` for the
+    /// window-update threshold).
+    #[serde(default = "default_tcp")]
+    pub lhs: TcpConfig,
+    /// The sending side toward the far end (RHS), the satellite leg's transport: any TCP
+    /// sender option (`cc`, `initial_window`, `window_scale`, `rate_cap`, ...). `app` and
+    /// `handshake` are set by the gateway.
+    #[serde(default = "default_tcp")]
+    pub rhs: TcpConfig,
+    /// Bytes of not-yet-sent data the RHS may hold per connection; absent = infinite.
+    #[serde(default)]
+    pub send_buffer: Option<u64>,
+    #[serde(default)]
+    pub syn_ack: SynAck,
+    /// Period of the LHS receive-buffer flush; 0 = data leaves the LHS buffer at once.
+    #[serde(default)]
+    pub flush_period: Duration,
+    /// Buffer flow control [Byun07, eq. 2.1]; absent = off (a plain PEP).
+    #[serde(default)]
+    pub flow_control: Option<FlowControlSpec>,
+    /// The two-server model [Vaidyanathan99, §4.3]; absent = packets reach the TCP layer at once.
+    #[serde(default)]
+    pub two_server: Option<super::two_server::TwoServerSpec>,
+}
+
+/// `flow_control = { preset = "fc1" }` or explicit parameters [Byun07, §2.3 and Table 3.2]:
+/// the PEP buffer limit B is multiplied by `decr` on each marked arrival and grows by
+/// `incr × buffer` on each unmarked one, except within `freeze` of the last decrement; the
+/// window advertised upstream is min(B - bytes held, `max_window`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowControlSpec {
+    /// FC1-FC5 of the source; explicit fields override the preset's.
+    #[serde(default)]
+    pub preset: Option<FcPreset>,
+    /// The PEP buffer per connection, bytes (its starting and largest limit).
+    #[serde(default = "default_fc_buffer")]
+    pub buffer: u64,
+    /// MaxRcvWind, bytes.
+    #[serde(default = "default_max_window")]
+    pub max_window: u64,
+    #[serde(default)]
+    pub decr: Option<f64>,
+    /// Fraction of `buffer` added per unmarked arrival.
+    #[serde(default = "default_incr")]
+    pub incr: f64,
+    #[serde(default = "default_freeze")]
+    pub freeze: Duration,
+}
+
+/// The five parameter sets of [Byun07, Table 3.2]; they differ in `decr` only.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FcPreset {
+    Fc1,
+    Fc2,
+    Fc3,
+    Fc4,
+    Fc5,
+}
+
+impl FcPreset {
+    pub fn decr(self) -> f64 {
+        match self {
+            FcPreset::Fc1 => 0.97,
+            FcPreset::Fc2 => 0.95,
+            FcPreset::Fc3 => 0.90,
+            FcPreset::Fc4 => 0.80,
+            FcPreset::Fc5 => 0.50,
+        }
+    }
+}
+
+fn default_fc_buffer() -> u64 {
+    625_000
+}
+
+fn default_max_window() -> u64 {
+    16_000
+}
+
+fn default_incr() -> f64 {
+    0.01
+}
+
+fn default_freeze() -> Duration {
+    Duration::from_secs(0.2)
+}
+
+impl FlowControlSpec {
+    /// The decrement factor: explicit, else the preset's, else FC3's.
+    pub fn decr(&self) -> f64 {
+        self.decr
+            .or(self.preset.map(FcPreset::decr))
+            .unwrap_or(FcPreset::Fc3.decr())
+    }
+
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "buffer", self.buffer)?;
+        check::positive_int(path, "max_window", self.max_window)?;
+        if let Some(decr) = self.decr {
+            check::in_range(path, "decr", decr, 0.0, 1.0)?;
+        }
+        check::in_range(path, "incr", self.incr, 0.0, 1.0)?;
+        check::non_negative(path, "freeze", self.freeze.secs())
+    }
+}
+
+impl Default for GatewaySpec {
+    fn default() -> Self {
+        GatewaySpec {
+            lhs: default_tcp(),
+            rhs: default_tcp(),
+            send_buffer: None,
+            syn_ack: SynAck::default(),
+            flush_period: Duration::default(),
+            flow_control: None,
+            two_server: None,
+        }
+    }
+}
+
+impl GatewaySpec {
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.lhs.validate(&join(path, "lhs"))?;
+        self.rhs.validate(&join(path, "rhs"))?;
+        for (side, app) in [("lhs", &self.lhs.app), ("rhs", &self.rhs.app)] {
+            if *app != AppSpec::Bulk {
+                return Err(ScenarioError::new(
+                    join(&join(path, side), "app"),
+                    "got an application, expected none (the gateway relays the source's data)",
+                ));
+            }
+        }
+        if self.rhs.send_buffer.is_some() {
+            return Err(ScenarioError::new(
+                join(&join(path, "rhs"), "send_buffer"),
+                "got a send buffer, expected none here (the gateway's `send_buffer` bounds it)",
+            ));
+        }
+        if let Some(bytes) = self.send_buffer {
+            check::positive_int(path, "send_buffer", bytes)?;
+        }
+        check::non_negative(path, "flush_period", self.flush_period.secs())?;
+        if let Some(fc) = &self.flow_control {
+            fc.validate(&join(path, "flow_control"))?;
+        }
+        match &self.two_server {
+            Some(ts) => ts.validate(&join(path, "two_server")),
+            None => Ok(()),
+        }
+    }
+
+    /// The RHS sender's configuration for one connection.
+    pub(crate) fn rhs_config(&self, handshake: bool) -> TcpConfig {
+        TcpConfig {
+            app: AppSpec::Manual,
+            handshake,
+            ..self.rhs.clone()
+        }
+    }
+}

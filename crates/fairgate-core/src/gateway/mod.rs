@@ -1,0 +1,13 @@
+//! Split-connection gateways [Vaidyanathan99, §4.1-4.3; Byun07, §1.2]: a gateway node
+//! terminates each TCP connection crossing it, acknowledges the data itself, holds it and
+//! sends it on over a connection of its own. See `docs/models/gateway.md`.
+
+pub mod config;
+pub mod flow_control;
+pub mod node;
+pub mod split;
+pub mod two_server;
+
+pub use config::{GatewaySpec, SynAck};
+pub use node::{FlowMap, Gateway};
+pub use split::{Occupancy, SplitConnection};

@@ -1,0 +1,243 @@
+//! The agent of a gateway node: it takes over the TCP packets crossing the node (data, SYN and
+//! FIN going downstream; ACKs, SYN-ACKs and FIN-ACKs coming back), keeps one
+//! [`SplitConnection`] per TCP flow, and lets every other packet (UDP, other protocols) be
+//! routed as usual [Vaidyanathan99, §4.2]. At each sample it records, per connection, the
+//! occupancy the sources plot [Vaidyanathan99, §4.4; Byun07, §3] and checks that no
+//! acknowledged byte was lost.
+
+use super::config::GatewaySpec;
+use super::split::{SplitConnection, TIMER_BITS};
+use super::two_server::RateServer;
+use crate::engine::Time;
+use crate::net::{Agent, AgentCtx, Packet, PacketKind};
+use crate::transport::tcp::tcp_receiver::PROTO_TCP;
+
+const SAMPLE: u64 = 0;
+const SERVE: u64 = 1;
+/// At most this many violations are kept (the first ones say what went wrong).
+const MAX_VIOLATIONS: usize = 16;
+
+/// The per-connection variables traced at each sample, prefixed by the gateway's name.
+const TRACED: [&str; 10] = [
+    "pep_buffer",
+    "send_buffer",
+    "unacked",
+    "rhs_cwnd",
+    "advertised_window",
+    "relayed_bytes",
+    "leg_retransmits",
+    "leg_timeouts",
+    "pep_limit",
+    "fc_marks",
+];
+
+/// Which flows the gateway may split: TCP data flows and their ACK flows.
+#[derive(Clone, Debug, Default)]
+pub struct FlowMap {
+    /// Per flow id: the ACK flow of a TCP data flow.
+    pub ack_flow_of: Vec<Option<u32>>,
+    /// Per flow id: the data flow a TCP ACK flow answers.
+    pub data_flow_of: Vec<Option<u32>>,
+}
+
+pub struct Gateway {
+    name: String,
+    spec: GatewaySpec,
+    flows: FlowMap,
+    /// Per flow id: its connection's index in `conns`.
+    conn_of: Vec<Option<u32>>,
+    conns: Vec<SplitConnection>,
+    sample_interval: Option<Time>,
+    trace_names: Vec<String>,
+    violations: Vec<String>,
+    /// The IP subsystem of the two-server model, if configured.
+    server: Option<RateServer>,
+}
+
+impl Gateway {
+    pub fn new(name: &str, spec: GatewaySpec, flows: FlowMap, sample: Option<Time>) -> Self {
+        let n = flows.ack_flow_of.len();
+        Gateway {
+            trace_names: TRACED.iter().map(|v| format!("{name}.{v}")).collect(),
+            name: name.to_string(),
+            flows,
+            conn_of: vec![None; n],
+            conns: Vec::new(),
+            sample_interval: sample,
+            violations: Vec::new(),
+            server: spec.two_server.as_ref().map(|ts| RateServer::new(ts, name)),
+            spec,
+        }
+    }
+
+    pub fn connections(&self) -> &[SplitConnection] {
+        &self.conns
+    }
+
+    /// Whether the TCP layer takes `p` over (a segment, or an answer for a split connection).
+    fn splits(&self, p: &Packet) -> bool {
+        if p.proto != PROTO_TCP {
+            return false;
+        }
+        let opens = matches!(p.kind, PacketKind::Data | PacketKind::Syn)
+            && self
+                .flows
+                .ack_flow_of
+                .get(p.flow as usize)
+                .is_some_and(|a| a.is_some());
+        opens || self.connection_for(p).is_some()
+    }
+
+    /// The TCP layer's handling of a packet it takes over.
+    fn process(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        let upstream = matches!(p.kind, PacketKind::Data | PacketKind::Syn | PacketKind::Fin);
+        let conn = match self.connection_for(p) {
+            Some(c) => c,
+            None if upstream && p.kind != PacketKind::Fin => match self.open(p, ctx) {
+                Some(c) => c,
+                None => return,
+            },
+            None => return,
+        };
+        let spec = &self.spec;
+        if upstream {
+            self.conns[conn].on_upstream(p, spec, ctx);
+        } else {
+            self.conns[conn].on_downstream(p, spec, ctx);
+        }
+    }
+
+    /// One service of the IP subsystem: the served packet goes to the TCP layer or on.
+    fn serve(&mut self, ctx: &mut AgentCtx) {
+        let Some(server) = &mut self.server else {
+            return;
+        };
+        let (served, next) = server.serve(ctx.now, ctx.rng);
+        if let Some(at) = next {
+            ctx.set_timer(at, SERVE);
+        }
+        let Some(p) = served else {
+            return;
+        };
+        if self.splits(&p) {
+            return self.process(&p, ctx);
+        }
+        let mark = ctx.mark();
+        ctx.send(p);
+        ctx.edit_sent_since(mark, |q| {
+            q.src = p.src;
+            q.src_agent = p.src_agent;
+            q.created = p.created;
+        });
+    }
+
+    fn connection_for(&self, p: &Packet) -> Option<usize> {
+        let flow = match p.kind {
+            PacketKind::Data | PacketKind::Syn | PacketKind::Fin => p.flow,
+            _ => (*self.flows.data_flow_of.get(p.flow as usize)?)?,
+        };
+        self.conn_of
+            .get(flow as usize)
+            .copied()
+            .flatten()
+            .map(|c| c as usize)
+    }
+
+    fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
+        let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
+        let index = self.conns.len();
+        let conn = SplitConnection::open(index, ack_flow, p, &self.spec, ctx);
+        self.conns.push(conn);
+        self.conn_of[p.flow as usize] = Some(index as u32);
+        Some(index)
+    }
+
+    fn sample_connections(&mut self, ctx: &mut AgentCtx) {
+        if let Some(server) = &self.server {
+            let served = [
+                ("ip_buffer", server.len_bytes() as f64),
+                ("ip_served_pkts", server.served_packets as f64),
+                ("ip_served_bytes", server.served_bytes as f64),
+                ("ip_dropped_pkts", server.dropped_packets as f64),
+            ];
+            for (var, value) in served {
+                ctx.trace(0, &format!("{}.{var}", self.name), value);
+            }
+        }
+        for conn in &self.conns {
+            let o = conn.occupancy();
+            let values = [
+                o.held() as f64,
+                o.unsent as f64,
+                o.in_flight as f64,
+                conn.rhs().state().cwnd as f64,
+                conn.advertised() as f64,
+                o.accepted as f64,
+                conn.leg.retransmits as f64,
+                conn.leg.timeouts as f64,
+                conn.flow_control().map_or(f64::NAN, |fc| fc.limit()),
+                conn.flow_control().map_or(0.0, |fc| fc.marks() as f64),
+            ];
+            for (name, value) in self.trace_names.iter().zip(values) {
+                ctx.trace(conn.flow, name, value);
+            }
+            if self.violations.len() < MAX_VIOLATIONS {
+                let found = conn.check(&self.name, self.spec.send_buffer);
+                self.violations.extend(found);
+            }
+        }
+    }
+}
+
+impl Agent for Gateway {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        if self.sample_interval.is_some() {
+            ctx.set_timer(ctx.now, SAMPLE);
+        }
+    }
+
+    fn claims(&self, p: &Packet) -> bool {
+        self.server.is_some() || self.splits(p)
+    }
+
+    fn on_packet(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        match &mut self.server {
+            Some(server) => {
+                if let Some(at) = server.enqueue(*p, ctx.now, ctx.rng) {
+                    ctx.set_timer(at, SERVE);
+                }
+            }
+            None => self.process(p, ctx),
+        }
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        if token == SERVE {
+            return self.serve(ctx);
+        }
+        if token == SAMPLE {
+            self.sample_connections(ctx);
+            if let Some(interval) = self.sample_interval {
+                ctx.set_timer(ctx.now + interval, SAMPLE);
+            }
+            return;
+        }
+        let conn = (token >> TIMER_BITS) as usize - 1;
+        let local = token & ((1 << TIMER_BITS) - 1);
+        if let Some(c) = self.conns.get_mut(conn) {
+            c.on_timer(local, &self.spec, ctx);
+        }
+    }
+
+    fn violations(&self) -> Vec<String> {
+        let now = self
+            .conns
+            .iter()
+            .filter_map(|c| c.check(&self.name, self.spec.send_buffer));
+        self.violations.iter().cloned().chain(now).collect()
+    }
+
+    fn name(&self) -> &'static str {
+        "gateway"
+    }
+}

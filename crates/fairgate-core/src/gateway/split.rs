@@ -1,0 +1,415 @@
+//! One split connection inside a gateway [Vaidyanathan99, §4.2]: the LHS, a TCP receiver that
+//! acknowledges the upstream sender itself, and the RHS, a TCP sender that relays the
+//! acknowledged bytes downstream; the RHS keeps its send buffer (accepted, not yet sent) apart
+//! from its unacknowledged window, as in the source.
+//!
+//! Decisions (the long form is on `docs/models/gateway.md`):
+//! - Bytes pass from LHS to RHS the moment they are in order; both legs share one sequence
+//!   space (the source synchronises C1 and C3 from the SYNs).
+//! - The LHS advertises min(LHS buffer not yet flushed, free send buffer), never moving the
+//!   window's right edge left; a segment beyond that edge is refused (neither stored nor ACKed).
+//! - A window update goes upstream when the window has grown by min(rwnd / 2, MSS) since the
+//!   last advertisement (receiver SWS avoidance, RFC 1122 §4.2.3.3).
+//! - The inner transports write to the gateway's own per-connection counters, not to the
+//!   end-to-end flow's: retransmissions on the downstream leg are counted apart.
+
+use super::config::{GatewaySpec, SynAck};
+use super::flow_control::BufferFlowControl;
+use crate::engine::Time;
+use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
+use crate::traffic::SourceEnv;
+use crate::transport::tcp::sender::{Conn, TcpSender};
+use crate::transport::tcp::tcp_receiver::{Reply, TcpReceiver};
+
+/// Low bits of a gateway timer token: which inner timer of the connection it is.
+const RHS_TIMER: u64 = 0;
+const LHS_TIMER: u64 = 8;
+const FLUSH_TIMER: u64 = 15;
+pub(crate) const TIMER_BITS: u32 = 4;
+
+/// What happened on the downstream leg, counted apart from the end-to-end flow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LegCounters {
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Upstream segments beyond the advertised window, refused.
+    pub refused: u64,
+}
+
+/// Byte counts of one connection at an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occupancy {
+    /// Bytes accepted in order from upstream (and acknowledged there).
+    pub accepted: u64,
+    /// Bytes the downstream side has acknowledged.
+    pub delivered: u64,
+    /// Bytes sent downstream and not yet acknowledged.
+    pub in_flight: u64,
+    /// Bytes accepted and not yet sent (the send buffer).
+    pub unsent: u64,
+}
+
+impl Occupancy {
+    /// Everything the gateway must still hold (send buffer plus unacknowledged window).
+    pub fn held(&self) -> u64 {
+        self.in_flight + self.unsent
+    }
+}
+
+pub struct SplitConnection {
+    pub flow: u32,
+    ack_flow: u32,
+    /// High bits of this connection's timer tokens.
+    tokens: u64,
+    lhs: TcpReceiver,
+    lhs_rwnd: u64,
+    lhs_open: bool,
+    rhs: TcpSender,
+    syn_waiting: Option<Packet>,
+    accepted: u64,
+    unflushed: u64,
+    flush_armed: bool,
+    advertised: u64,
+    /// The furthest sequence number any advertisement allowed.
+    right_edge: u64,
+    flow_control: Option<BufferFlowControl>,
+    pub leg: LegCounters,
+    /// When the upstream side got its SYN-ACK (None without a handshake).
+    pub syn_acked_at: Option<Time>,
+}
+
+impl SplitConnection {
+    /// A connection for the first packet `p` (a SYN or a data segment) of flow `p.flow`.
+    pub fn open(
+        index: usize,
+        ack_flow: u32,
+        p: &Packet,
+        spec: &GatewaySpec,
+        ctx: &mut AgentCtx,
+    ) -> Self {
+        let reply = Reply {
+            ack_flow,
+            dst: p.src,
+            dst_agent: p.src_agent,
+        };
+        let params = spec.lhs.receiver_params();
+        let env = SourceEnv {
+            flow: p.flow,
+            ack_flow: Some(ack_flow),
+            src_node: ctx.node,
+            dst_node: p.dst,
+            sender_agent: ctx.agent,
+            receiver_agent: p.dst_agent,
+            first_hop_rate_bps: ctx.first_hop_rate_bps,
+            start: ctx.now,
+            stop: None,
+        };
+        let handshake = p.kind == PacketKind::Syn;
+        let mut conn = SplitConnection {
+            flow: p.flow,
+            ack_flow,
+            tokens: (index as u64 + 1) << TIMER_BITS,
+            lhs: TcpReceiver::new(params, reply),
+            lhs_rwnd: params.rwnd,
+            lhs_open: false,
+            rhs: TcpSender::new(&spec.rhs_config(handshake), &env),
+            syn_waiting: None,
+            accepted: 0,
+            unflushed: 0,
+            flush_armed: false,
+            advertised: params.rwnd,
+            right_edge: params.rwnd,
+            flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
+            leg: LegCounters::default(),
+            syn_acked_at: None,
+        };
+        conn.call_rhs(ctx, Agent::start);
+        conn
+    }
+
+    pub fn occupancy(&self) -> Occupancy {
+        let s = self.rhs.state();
+        Occupancy {
+            accepted: self.accepted,
+            delivered: s.snd_una,
+            in_flight: s.snd_max - s.snd_una,
+            unsent: s.app_end.saturating_sub(s.snd_max),
+        }
+    }
+
+    pub fn rhs(&self) -> &TcpSender {
+        &self.rhs
+    }
+
+    pub fn advertised(&self) -> u64 {
+        self.advertised
+    }
+
+    pub fn flow_control(&self) -> Option<&BufferFlowControl> {
+        self.flow_control.as_ref()
+    }
+
+    /// A packet travelling downstream (data, SYN, FIN) for the LHS.
+    pub fn on_upstream(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        match p.kind {
+            PacketKind::Syn
+                if self.rhs.conn() == Conn::Established || spec.syn_ack == SynAck::Immediate =>
+            {
+                self.answer_syn(p, spec, ctx)
+            }
+            PacketKind::Syn => self.syn_waiting = Some(*p),
+            PacketKind::Data => self.on_data(p, spec, ctx),
+            _ => {
+                let mark = ctx.mark();
+                self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
+                self.stamp_window(mark, spec, ctx);
+            }
+        }
+    }
+
+    /// A packet travelling upstream (ACK, SYN-ACK, FIN-ACK) for the RHS.
+    pub fn on_downstream(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        self.call_rhs(ctx, |s, ctx| Agent::on_packet(s, p, ctx));
+        self.after_rhs(spec, ctx);
+    }
+
+    /// One of this connection's timers (the low bits of the gateway's token).
+    pub fn on_timer(&mut self, local: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        match local {
+            FLUSH_TIMER => {
+                self.flush_armed = false;
+                self.unflushed = 0;
+                self.update_window(spec, ctx);
+            }
+            t if t >= LHS_TIMER => {
+                let mark = ctx.mark();
+                self.call_lhs(ctx, |r, ctx| Agent::on_timer(r, t - LHS_TIMER, ctx));
+                self.stamp_window(mark, spec, ctx);
+            }
+            t => {
+                self.call_rhs(ctx, |s, ctx| Agent::on_timer(s, t, ctx));
+                self.after_rhs(spec, ctx);
+            }
+        }
+    }
+
+    /// Broken invariants of this connection's byte accounting, if any.
+    pub fn check(&self, gateway: &str, limit: Option<u64>) -> Option<String> {
+        let o = self.occupancy();
+        let s = self.rhs.state();
+        let acked_upstream = self.lhs.rcv_nxt();
+        let sum = o.delivered + o.in_flight + o.unsent;
+        if acked_upstream != self.accepted || acked_upstream != sum || s.app_end != sum {
+            return Some(format!(
+                "gateway {gateway}, flow {}: ACKed upstream {acked_upstream} != delivered downstream {} + in flight {} + held {} (relayed {})",
+                self.flow, o.delivered, o.in_flight, o.unsent, self.accepted
+            ));
+        }
+        match limit {
+            Some(limit) if o.unsent > limit => Some(format!(
+                "gateway {gateway}, flow {}: send buffer holds {} B, above its limit {limit} B",
+                self.flow, o.unsent
+            )),
+            _ => None,
+        }
+    }
+
+    fn answer_syn(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        let mark = ctx.mark();
+        self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
+        self.stamp_window(mark, spec, ctx);
+        self.lhs_open = true;
+        self.syn_acked_at.get_or_insert(ctx.now);
+    }
+
+    fn on_data(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        if p.seq + p.aux > self.right_edge {
+            self.leg.refused += 1;
+            return;
+        }
+        self.lhs_open = true;
+        let mut p = *p;
+        if let Some(fc) = &mut self.flow_control {
+            fc.on_arrival(p.has(flags::CE), ctx.now);
+            p.clear(flags::CE);
+        }
+        let before = self.lhs.rcv_nxt();
+        let mark = ctx.mark();
+        self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, &p, ctx));
+        let advanced = self.lhs.rcv_nxt() - before;
+        if advanced > 0 {
+            self.accept(advanced, spec, ctx);
+        }
+        self.stamp_window(mark, spec, ctx);
+    }
+
+    /// Hands `bytes` newly in order at the LHS to the RHS.
+    fn accept(&mut self, bytes: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        self.accepted += bytes;
+        if spec.flush_period.0 > 0 {
+            self.unflushed += bytes;
+            if !self.flush_armed {
+                self.flush_armed = true;
+                ctx.set_timer(ctx.now + spec.flush_period.0, self.tokens | FLUSH_TIMER);
+            }
+        }
+        self.call_rhs(ctx, |s, ctx| {
+            s.push(bytes, ctx);
+        });
+        self.after_rhs(spec, ctx);
+    }
+
+    fn after_rhs(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        if self.rhs.conn() == Conn::Established {
+            if let Some(syn) = self.syn_waiting.take() {
+                self.answer_syn(&syn, spec, ctx);
+            }
+        }
+        self.update_window(spec, ctx);
+    }
+
+    /// The window the LHS can offer now.
+    fn window(&self, spec: &GatewaySpec) -> u64 {
+        let lhs_free = self.lhs_rwnd.saturating_sub(self.unflushed);
+        let unsent = self.occupancy().unsent;
+        let buffer_free = spec
+            .send_buffer
+            .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+        let controlled = self
+            .flow_control
+            .as_ref()
+            .map_or(u64::MAX, |fc| fc.window(self.occupancy().held()));
+        let scale = spec.lhs.window_scale;
+        (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
+    }
+
+    fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        if !self.lhs_open {
+            return;
+        }
+        let threshold = (self.lhs_rwnd / 2).min(spec.lhs.mss).max(1);
+        if self.window(spec) >= self.advertised + threshold {
+            let mark = ctx.mark();
+            self.call_lhs(ctx, |r, ctx| r.ack_now(ctx));
+            self.stamp_window(mark, spec, ctx);
+        }
+    }
+
+    /// Writes the current window into the LHS packets sent since `mark`.
+    fn stamp_window(&mut self, mark: (usize, usize), spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        let window = self.window(spec);
+        let ack_flow = self.ack_flow;
+        let mut stamped = false;
+        ctx.edit_sent_since(mark, |p| {
+            if p.flow == ack_flow {
+                p.aux = window;
+                stamped = true;
+            }
+        });
+        if stamped {
+            self.advertised = window;
+            self.right_edge = self.right_edge.max(self.lhs.rcv_nxt() + window);
+        }
+    }
+
+    fn call_lhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpReceiver, &mut AgentCtx)) {
+        let mark = ctx.mark();
+        let saved = ctx.flow(self.flow).clone();
+        f(&mut self.lhs, ctx);
+        *ctx.flow(self.flow) = saved;
+        self.retoken(mark, LHS_TIMER, ctx);
+    }
+
+    fn call_rhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpSender, &mut AgentCtx)) {
+        let mark = ctx.mark();
+        let saved = ctx.flow(self.flow).clone();
+        f(&mut self.rhs, ctx);
+        let after = std::mem::replace(ctx.flow(self.flow), saved);
+        let before = ctx.flow(self.flow);
+        self.leg.retransmits += after.retransmits - before.retransmits;
+        self.leg.timeouts += after.timeouts - before.timeouts;
+        self.retoken(mark, RHS_TIMER, ctx);
+    }
+
+    fn retoken(&self, mark: (usize, usize), base: u64, ctx: &mut AgentCtx) {
+        for timer in ctx.timers_since(mark) {
+            timer.1 = self.tokens | (base + timer.1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::testing::AgentHarness;
+
+    fn data(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            src: 5,
+            src_agent: 7,
+            dst: 9,
+            dst_agent: 11,
+            kind: PacketKind::Data,
+            seq,
+            aux: 1000,
+            size: 1040,
+            ..Default::default()
+        }
+    }
+
+    fn ack(ack: u64) -> Packet {
+        Packet {
+            flow: 1,
+            kind: PacketKind::Ack,
+            ack,
+            aux: 65_535,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn bytes_acknowledged_upstream_are_delivered_in_flight_or_held() {
+        let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
+        let mut h = AgentHarness::new(2);
+        let mut conn = None;
+        let sent = h.call(|ctx| {
+            let mut c = SplitConnection::open(0, 1, &data(0), &spec, ctx);
+            c.on_upstream(&data(0), &spec, ctx);
+            c.on_upstream(&data(1000), &spec, ctx);
+            conn = Some(c);
+        });
+        let mut c = conn.unwrap();
+        // Upstream ACKs go back to the source with the LHS window; one segment goes on.
+        let acks: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Ack).collect();
+        assert_eq!(
+            (acks.len(), acks[1].ack, acks[1].dst, acks[1].dst_agent),
+            (2, 2000, 5, 7)
+        );
+        let relayed: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Data).collect();
+        assert_eq!(
+            (relayed.len(), relayed[0].dst, relayed[0].dst_agent),
+            (1, 9, 11)
+        );
+        let o = c.occupancy();
+        assert_eq!(
+            (o.accepted, o.delivered, o.in_flight, o.unsent),
+            (2000, 0, 1000, 1000)
+        );
+        assert_eq!(
+            h.flows[0].goodput_bytes, 0,
+            "the gateway is not the destination"
+        );
+        assert_eq!(c.check("gw", None), None);
+        assert!(c
+            .check("gw", Some(500))
+            .unwrap()
+            .contains("above its limit"));
+        h.call(|ctx| c.on_downstream(&ack(1000), &spec, ctx));
+        let o = c.occupancy();
+        assert_eq!((o.delivered, o.in_flight, o.unsent), (1000, 1000, 0));
+        // A byte acknowledged upstream and not handed on is a violation.
+        c.accepted += 1;
+        assert!(c.check("gw", None).unwrap().contains("ACKed upstream"));
+    }
+}

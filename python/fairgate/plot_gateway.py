@@ -1,0 +1,59 @@
+"""Figures of a split-connection gateway: end-to-end goodput, the gateway's buffers and its
+windows over time (the panels of [Vaidyanathan99, Figs. 4.5-4.7] and [Byun07, §6])."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fairgate.results import Results  # noqa: E402
+
+MAX_CONNECTIONS = 6
+BUFFERS = ("pep_buffer", "send_buffer", "unacked")
+WINDOWS = ("rhs_cwnd", "advertised_window")
+
+
+def gateways(results: Results) -> list[str]:
+    """Names of the gateways that traced connections in this run."""
+    names = results.traces["var"].astype(str)
+    found = names[names.str.endswith(".pep_buffer")].str.removesuffix(".pep_buffer")
+    return sorted(found.unique())
+
+
+def _var(results: Results, gateway: str, var: str):
+    t = results.traces
+    return t[t["var"].astype(str) == f"{gateway}.{var}"]
+
+
+def gateway_figure(results: Results, gateway: str, path: str | Path) -> Path:
+    """Writes a three-panel PNG for `gateway`: goodput per flow, buffered bytes summed over
+    its connections, and the RHS congestion and advertised windows of its first connections."""
+    fig, (ax_t, ax_b, ax_w) = plt.subplots(3, 1, figsize=(9, 8), sharex=True, layout="constrained")
+    rates = results.throughput()
+    for flow in list(rates.columns)[:MAX_CONNECTIONS]:
+        ax_t.plot(rates.index, rates[flow] / 1e6, label=flow, lw=1)
+    ax_t.set_ylabel("goodput (Mb/s)")
+    for var in BUFFERS:
+        total = _var(results, gateway, var).groupby("time_s")["value"].sum()
+        ax_b.plot(total.index, total.values / 1e3, label=var, lw=1)
+    ax_b.set_ylabel(f"{gateway} buffers (KB)")
+    for var in WINDOWS:
+        series = _var(results, gateway, var)
+        for flow in list(series["flow"].unique())[:MAX_CONNECTIONS]:
+            s = series[series["flow"] == flow]
+            ax_w.plot(s["time_s"], s["value"] / 1e3, label=f"{var} {flow}", lw=1)
+    ax_w.set_ylabel("window (KB)")
+    ax_w.set_xlabel("time (s)")
+    for ax in (ax_t, ax_b, ax_w):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper left", fontsize="small", ncol=2)
+    fig.suptitle(f"{results.summary.get('scenario') or 'fairgate run'}: gateway {gateway}")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

@@ -1,0 +1,61 @@
+"""Split-connection gateways from Python: the builder, the per-connection traces and the
+T1 spoofing result (satellite link full, gateway 1's send buffer growing)."""
+
+import fairgate as fg
+
+
+def _spoofing(rate: str = "1.544Mbps") -> fg.Scenario:
+    s = fg.Scenario("spoofing-py", duration="20s", sample_interval="500ms")
+    s.node("server").gateway("gw1", {"rhs": {"cc": "sack", "initial_window": 2}})
+    s.gateway("gw2", {"lhs": {"cc": "sack", "window_scale": 3, "rwnd": 200000}})
+    s.node("client")
+    s.link("server", "gw1", "10Mbps", "0.1ms", queue={"kind": "fifo", "limit": 1000})
+    s.link("gw1", "gw2", rate, "250ms", queue={"kind": "fifo", "limit": 100000})
+    s.link("gw2", "client", "10Mbps", "0.1ms", queue={"kind": "fifo", "limit": 1000})
+    s.flow("server", "client", {"kind": "tcp", "cc": "sack"}, name="file")
+    return s
+
+
+def test_gateway_traces_show_the_send_buffer_growing_at_t1():
+    res = _spoofing().run()
+    assert res.summary["conservation"]["ok"]
+    traces = res.traces
+    buffer = traces[traces["var"] == "gw1.send_buffer"].sort_values("time_s")
+    assert len(buffer) > 30
+    early = buffer[buffer["time_s"] <= 10.0]["value"].iloc[-1]
+    late = buffer["value"].iloc[-1]
+    assert late > early > 0
+    port = res.ports.set_index("port").loc["gw1->gw2"]
+    assert port["utilisation"] > 0.8
+
+
+def test_gateway_options_on_a_host_are_a_scenario_error():
+    s = fg.Scenario("bad", duration="1s")
+    s._doc["nodes"] = [{"name": "a", "gateway": {"send_buffer": 10}}]
+    try:
+        s.run()
+    except fg.ScenarioError as e:
+        assert "nodes[0].gateway" in str(e)
+    else:
+        raise AssertionError("gateway options on a host were accepted")
+
+
+def test_gateway_figure_is_written(tmp_path):
+    from fairgate.plot_gateway import gateway_figure, gateways
+
+    res = _spoofing().run()
+    assert gateways(res) == ["gw1", "gw2"]
+    out = gateway_figure(res, "gw1", tmp_path / "gw1.png")
+    assert out.stat().st_size > 10_000
+
+
+def test_two_server_study_sweeps_mu_beside_the_vanilla_gateway(tmp_path):
+    from fairgate.studies import two_server
+
+    table = two_server.sweep(duration_s=20.0, rates=[300.0, 20000.0])
+    assert list(table["gateway"]) == ["vanilla", "two-server", "two-server"]
+    slow, fast = table.iloc[1], table.iloc[2]
+    assert slow["rhs_starves"] and not fast["rhs_starves"]
+    assert slow["throughput_mbps"] < fast["throughput_mbps"]
+    assert slow["total_buffer_kb"] * 10 < fast["total_buffer_kb"]
+    assert two_server.optimum(table) is None or two_server.optimum(table) == 20000.0
