@@ -7,6 +7,7 @@ import importlib
 from types import ModuleType
 
 REPRODUCTIONS: dict[str, str] = {
+    "hybrid-gateways": "fairgate.repro.hybrid_gateways",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
 }
