@@ -42,6 +42,7 @@ bench: bench-engine bench-micro
 
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
+	cargo run --release -p fairgate-core --bin fairgate-bench-workloads
 
 bench-micro:
 	cargo bench -p fairgate-core -- --warm-up-time 1 --measurement-time 3

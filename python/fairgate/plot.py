@@ -1,9 +1,11 @@
-"""The standard figures: queue length over time and per-flow throughput over time."""
+"""The standard figures: queue length over time, per-flow and per-class throughput over time,
+and the distribution of transfer times of the web and HTTP workloads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from fairgate.results import Results
@@ -45,7 +47,49 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
+    return _finish(fig, results, path, title)
+
+
+def _finish(fig: Figure, results: Results, path: str | Path | None, title: str | None) -> Figure:
     fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
     if path is not None:
         fig.savefig(Path(path), dpi=120)
     return fig
+
+
+def class_throughput(
+    results: Results, path: str | Path | None = None, title: str | None = None
+) -> Figure:
+    """The goodput of each traffic class (source kind) over time; written to `path` if given."""
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax = fig.subplots()
+    rates = results.class_throughput()
+    for kind in rates.columns:
+        ax.plot(rates.index, rates[kind] / 1e6, label=str(kind), lw=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.grid(alpha=0.3)
+    if len(rates.columns):
+        ax.legend(loc="upper right", fontsize="small")
+    return _finish(fig, results, path, title)
+
+
+def transfer_time_cdf(
+    results: Results, path: str | Path | None = None, title: str | None = None
+) -> Figure:
+    """The empirical CDF of transfer times (request to last byte), one curve per flow of the
+    transfers table; written to `path` if given."""
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
+    transfers = results.transfers
+    for flow in transfers["flow"].unique():
+        times = np.sort(transfers.loc[transfers["flow"] == flow, "transfer_time_s"].to_numpy())
+        share = np.arange(1, len(times) + 1) / len(times)
+        ax.step(times, share, where="post", label=str(flow), lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("transfer time, request to last byte (s)")
+    ax.set_ylabel("fraction of transfers")
+    ax.grid(alpha=0.3)
+    if len(transfers):
+        ax.legend(loc="lower right", fontsize="small")
+    return _finish(fig, results, path, title)

@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-TABLES = ("flows", "ports", "queue_series", "flow_series", "qdisc_state", "traces")
+TABLES = (
+    "flows",
+    "ports",
+    "queue_series",
+    "flow_series",
+    "qdisc_state",
+    "traces",
+    "transfers",
+)
 
 
 def _frame(columns: list[tuple[str, Any]]) -> pd.DataFrame:
@@ -42,6 +50,7 @@ class Results:
     flow_series: pd.DataFrame
     qdisc_state: pd.DataFrame
     traces: pd.DataFrame
+    transfers: pd.DataFrame
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:
@@ -63,6 +72,13 @@ class Results:
         rates = wide.diff().mul(8.0).div(dt, axis=0).iloc[1:]
         rates.columns = rates.columns.astype(str)
         return rates
+
+    def class_throughput(self) -> pd.DataFrame:
+        """Goodput (bit/s) between consecutive samples summed per class: the source kind of the
+        data flows (``tcp``, ``cbr``, ``web``, ``http``, ...)."""
+        rates = self.throughput()
+        kinds = dict(zip(self.flows["flow"].astype(str), self.flows["kind"], strict=True))
+        return rates.T.groupby(rates.columns.map(kinds)).sum().T
 
     def save(self, out_dir: str | Path) -> Path:
         """Writes summary.json and one Parquet file per table into ``out_dir``.

@@ -161,6 +161,21 @@ class Scenario:
         self._doc.setdefault("flows", []).append(_clean(spec))
         return self
 
+    def phases(
+        self,
+        src: str,
+        dst: str,
+        source: Table,
+        counts: list[int],
+        phase: float,
+        name: str = "phase",
+    ) -> Scenario:
+        """Flows of ``source`` whose number steps through ``counts``, one per ``phase`` seconds
+        (see :mod:`fairgate.phases`)."""
+        from fairgate.phases import add_phases
+
+        return add_phases(self, src, dst, source, counts, phase, name)
+
     def to_dict(self) -> Table:
         return json.loads(json.dumps(self._doc))
 

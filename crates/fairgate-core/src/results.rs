@@ -91,6 +91,7 @@ pub struct Results {
     pub flow_series: Table,
     pub qdisc_state: Table,
     pub traces: Table,
+    pub transfers: Table,
 }
 
 fn f64s(it: impl Iterator<Item = f64>) -> Column {
@@ -355,6 +356,7 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let summary = summary(sim, scenario_name, seed, &flows, &ports);
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
+    let transfers = transfer_table(sim);
     let (qs, fs, state, traces) = sim.take_series();
     let mut queue_series = Table::default();
     queue_series.push("time_s", Column::F64(qs.time));
@@ -391,7 +393,54 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
         flow_series,
         qdisc_state: var_table(state, "port", port_names),
         traces: var_table(traces, "flow", flow_names),
+        transfers,
     }
+}
+
+/// One row per finished transfer of a workload (`docs/results.md`, transfers).
+fn transfer_table(sim: &mut Simulation) -> Table {
+    let rows = sim.take_transfers().rows;
+    let node = |i: u32| sim.nodes()[i as usize].name.clone();
+    let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
+    let class = |f: u32| sim.flows()[f as usize].kind.clone();
+    let secs_or_nan = |t: Option<crate::engine::Time>| t.map_or(f64::NAN, to_secs);
+    let mut t = Table::default();
+    let codes = rows.iter().map(|r| r.flow).collect();
+    t.push(
+        "flow",
+        Column::Cat {
+            codes,
+            categories: flow_names,
+        },
+    );
+    t.push("class", strs(rows.iter().map(|r| class(r.flow))));
+    t.push("conn", u64s(rows.iter().map(|r| r.conn as u64)));
+    t.push("session", u64s(rows.iter().map(|r| r.session as u64)));
+    t.push("page", u64s(rows.iter().map(|r| r.page)));
+    t.push("client", strs(rows.iter().map(|r| node(r.client))));
+    t.push("server", strs(rows.iter().map(|r| node(r.server))));
+    t.push("bytes", u64s(rows.iter().map(|r| r.bytes)));
+    t.push("request_s", f64s(rows.iter().map(|r| to_secs(r.requested))));
+    t.push(
+        "first_byte_s",
+        f64s(rows.iter().map(|r| secs_or_nan(r.first_byte))),
+    );
+    t.push(
+        "last_byte_s",
+        f64s(rows.iter().map(|r| secs_or_nan(r.last_byte))),
+    );
+    t.push(
+        "completed_s",
+        f64s(rows.iter().map(|r| secs_or_nan(r.completed))),
+    );
+    let duration = |r: &crate::stats::transfers::TransferRecord| {
+        secs_or_nan(r.last_byte) - to_secs(r.requested)
+    };
+    t.push("transfer_time_s", f64s(rows.iter().map(duration)));
+    t.push("retransmits", u64s(rows.iter().map(|r| r.retransmits)));
+    t.push("timeouts", u64s(rows.iter().map(|r| r.timeouts)));
+    t.push("aborted", u64s(rows.iter().map(|r| r.aborted as u64)));
+    t
 }
 
 fn summary(sim: &Simulation, name: &str, seed: u64, flows: &Table, ports: &Table) -> Value {

@@ -130,6 +130,7 @@ impl Simulation {
             ("flow_series", r.flow_series),
             ("qdisc_state", r.qdisc_state),
             ("traces", r.traces),
+            ("transfers", r.transfers),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

@@ -3,8 +3,11 @@
 //!
 //! Usage: `fairgate-bench [PACKETS]` (default 10,000,000). Build in release mode.
 
+mod support;
+
 use fairgate_core::scenario::{build, parse};
 use std::time::Instant;
+use support::peak_rss_mib;
 
 const FLOWS: u64 = 100;
 const LINK_BPS: f64 = 1e9;
@@ -35,13 +38,6 @@ dst = "dst"
 source = {{ kind = "poisson", rate = {per_flow_bps}, size = {PACKET_BYTES} }}
 "#
     )
-}
-
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
 }
 
 fn main() {

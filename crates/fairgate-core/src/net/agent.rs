@@ -113,4 +113,6 @@ pub trait Agent: Send {
         Vec::new()
     }
     fn name(&self) -> &'static str;
+    /// Moves the transfers finished so far into `out` (workloads that record transfers).
+    fn drain_transfers(&mut self, _out: &mut crate::stats::transfers::TransferTable) {}
 }

@@ -85,6 +85,9 @@ pub struct Packet {
     pub sack_len: u8,
     /// Hops taken so far.
     pub hops: u16,
+    /// Connection within a workload that multiplexes many connections on one agent pair
+    /// (0 for sources with a single connection).
+    pub conn: u32,
 }
 
 impl Packet {

@@ -660,6 +660,14 @@ impl Simulation {
     pub fn traces(&self) -> &VarSeries {
         &self.traces
     }
+    /// Moves out the transfers the workloads finished so far.
+    pub fn take_transfers(&mut self) -> crate::stats::transfers::TransferTable {
+        let mut table = crate::stats::transfers::TransferTable::default();
+        for slot in &mut self.agents {
+            slot.agent.drain_transfers(&mut table);
+        }
+        table
+    }
     /// Moves the series out (for handing to Python without copying).
     pub fn take_series(&mut self) -> (QueueSeries, FlowSeries, VarSeries, VarSeries) {
         (

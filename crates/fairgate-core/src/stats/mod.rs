@@ -3,6 +3,7 @@
 
 pub mod reason;
 pub mod series;
+pub mod transfers;
 
 pub use reason::DropReason;
 

@@ -1,9 +1,13 @@
 //! Applications and traffic sources, and the registry that makes each selectable from a
 //! scenario (`source = { kind = "...", ... }`).
 
+pub mod http;
 pub mod open_loop;
 pub mod registry;
 pub mod sink;
+pub mod web;
+pub mod web_conn;
+pub mod workload;
 
 pub use registry::SourceSpec;
 

@@ -59,4 +59,6 @@ source_registry! {
     "decbit" => Decbit(crate::transport::keshav::decbit::DecbitConfig),
     "packet_pair" => PacketPair(crate::transport::keshav::packet_pair::PacketPairConfig),
     "pp_cth" => PpCth(crate::transport::keshav::pp_cth::PpCthConfig),
+    "web" => Web(super::web::WebConfig),
+    "http" => Http(super::http::HttpConfig),
 }

@@ -1,0 +1,197 @@
+//! Web sessions after ns-2's WebTraf, as the SFG evaluation drives them [Chung06, §4.1]:
+//! `source = { kind = "web", sessions = 300, start_window = "30s", ... }` on a flow whose `src`
+//! is the server host and `dst` the client host.
+//!
+//! A session is a sequence of pages separated by think times; a page is `objects` objects
+//! requested together; each object is its own pair of TCP connections as in WebTraf: a request
+//! of `request_size` bytes from client to server, then the response from server to client, each
+//! opened with a SYN handshake. Object sizes follow `object_size` (default
+//! the Pareto of ns-2's `RandomVariable/Pareto`: scale = mean (shape - 1) / shape, shape 1.2,
+//! mean 5 KB), rounded up to whole segments as WebTraf rounds up to whole packets.
+//!
+//! Decisions (the long form is on `docs/models/web.md`):
+//! - The server starts the response when the whole request has arrived (WebTraf hands the
+//!   request over when its sender sees the last ACK, half a round trip later).
+//! - A page ends when the client holds every byte of its objects; the next page starts a think
+//!   time later (WebTraf's inter-page time counted from the end of a page).
+//! - Session i of n starts at `start + i * start_window / n`.
+//! - No FIN exchange (ns-2's one-way TCP has none): an object's state is retired once request
+//!   and response are acknowledged; its slot is reused, so memory follows the number of open
+//!   connections, not the number ever made.
+
+use super::web_conn::ConnTable;
+use super::workload::{endpoints, Workload, OWN_TIMER};
+use super::{AgentPair, SourceConfig, SourceEnv};
+use crate::config::dist::{Dist, DurationDist, SizeDist};
+use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::Duration;
+use crate::engine::{secs, Time};
+use crate::net::AgentCtx;
+use crate::transport::tcp::tcp_config::TcpConfig;
+use serde::{Deserialize, Serialize};
+
+fn default_sessions() -> u32 {
+    1
+}
+fn default_objects() -> u32 {
+    2
+}
+fn default_object_size() -> SizeDist {
+    SizeDist(Dist::Pareto {
+        mean: 5000.0,
+        shape: 1.2,
+    })
+}
+fn default_think() -> DurationDist {
+    DurationDist(Dist::Exponential { mean: 7.0 })
+}
+fn default_request_size() -> u64 {
+    1000
+}
+fn yes() -> bool {
+    true
+}
+pub(super) fn default_tcp() -> TcpConfig {
+    toml::Value::Table(Default::default())
+        .try_into()
+        .expect("every TCP setting has a default")
+}
+
+/// `kind = "web"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    #[serde(default = "default_sessions")]
+    pub sessions: u32,
+    /// Session starts are spread evenly over this window after the flow's start.
+    #[serde(default)]
+    pub start_window: Duration,
+    /// Pages per session (default: no limit, sessions browse until the flow stops).
+    #[serde(default)]
+    pub pages: Option<u64>,
+    /// Objects per page.
+    #[serde(default = "default_objects")]
+    pub objects: u32,
+    #[serde(default = "default_object_size")]
+    pub object_size: SizeDist,
+    /// Round object sizes up to whole segments (WebTraf counts objects in packets).
+    #[serde(default = "yes")]
+    pub whole_segments: bool,
+    #[serde(default = "default_think")]
+    pub think: DurationDist,
+    #[serde(default = "default_request_size")]
+    pub request_size: u64,
+    /// Record each finished object in the transfers table (false: memory stays flat however
+    /// many objects a run makes).
+    #[serde(default = "yes")]
+    pub record_transfers: bool,
+    /// The TCP of both connections (`app` and `handshake` are set by the workload).
+    #[serde(default = "default_tcp")]
+    pub tcp: TcpConfig,
+}
+
+impl SourceConfig for WebConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::positive_int(path, "sessions", self.sessions as u64)?;
+        check::positive_int(path, "objects", self.objects as u64)?;
+        check::positive_int(path, "request_size", self.request_size)?;
+        check::non_negative(path, "start_window", self.start_window.secs())?;
+        if let Some(pages) = self.pages {
+            check::positive_int(path, "pages", pages)?;
+        }
+        self.object_size.validate(&join(path, "object_size"))?;
+        self.think.0.validate(&join(path, "think"))?;
+        self.tcp.validate(&join(path, "tcp"))
+    }
+
+    fn has_reverse_flow(&self) -> bool {
+        true
+    }
+
+    fn build(&self, env: &SourceEnv) -> AgentPair {
+        let sessions = WebSessions {
+            cfg: self.clone(),
+            sessions: vec![Session::default(); self.sessions as usize],
+            objects: 0,
+            stopped: false,
+        };
+        let conns = ConnTable::new(&self.tcp, self.request_size, self.record_transfers, env);
+        endpoints(sessions, conns, ("web_server", "web_client"))
+    }
+}
+
+/// Where a session is.
+#[derive(Clone, Copy, Debug, Default)]
+struct Session {
+    pages_done: u64,
+    /// Objects of the current page the client does not hold yet.
+    pending: u32,
+}
+
+/// The sessions of one web flow.
+struct WebSessions {
+    cfg: WebConfig,
+    sessions: Vec<Session>,
+    /// Objects requested so far.
+    objects: u64,
+    stopped: bool,
+}
+
+impl WebSessions {
+    fn object_bytes(&self, ctx: &mut AgentCtx) -> u64 {
+        let bytes = self.cfg.object_size.0.sample(ctx.rng).max(1.0);
+        if self.cfg.whole_segments {
+            let mss = self.cfg.tcp.mss as f64;
+            ((bytes / mss).ceil() * mss) as u64
+        } else {
+            bytes.round() as u64
+        }
+    }
+}
+
+impl Workload for WebSessions {
+    fn start(&mut self, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
+        let n = self.cfg.sessions as u64;
+        let window = self.cfg.start_window.0;
+        for i in 0..n {
+            let offset = (window as u128 * i as u128 / n as u128) as Time;
+            ctx.set_timer(ctx.now + offset, OWN_TIMER | i);
+        }
+    }
+
+    /// A session's next page.
+    fn on_timer(&mut self, session: u64, conns: &mut ConnTable, ctx: &mut AgentCtx) {
+        if self.stopped {
+            return;
+        }
+        let page = self.sessions[session as usize].pages_done;
+        self.sessions[session as usize].pending = self.cfg.objects;
+        for _ in 0..self.cfg.objects {
+            let bytes = self.object_bytes(ctx);
+            conns.open(session as u32, page, bytes, ctx);
+        }
+        self.objects += self.cfg.objects as u64;
+    }
+
+    fn on_received(&mut self, session: u32, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
+        let s = &mut self.sessions[session as usize];
+        s.pending -= 1;
+        if s.pending > 0 {
+            return;
+        }
+        s.pages_done += 1;
+        if self.cfg.pages.is_some_and(|p| s.pages_done >= p) {
+            return;
+        }
+        let think = secs(self.cfg.think.0.sample(ctx.rng).max(0.0));
+        ctx.set_timer(ctx.now + think, OWN_TIMER | session as u64);
+    }
+
+    fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    fn sample(&self, _conns: &ConnTable) -> Vec<(&'static str, f64)> {
+        vec![("objects", self.objects as f64)]
+    }
+}
