@@ -16,11 +16,12 @@
 //! - The average sees the backlog before the arrival (the arrival is already queued when the
 //!   hook runs); a full buffer refuses the arrival as drop-tail does.
 
+use super::droptail::DropTail;
 use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
 use crate::config::{check, ScenarioError};
 use crate::qdisc::aqm::red::{RedConfig, RedCore, Verdict};
 use crate::qdisc::aqm::Watched;
-use crate::qdisc::{DropReason, QdiscCtx};
+use crate::qdisc::QdiscCtx;
 use serde::{Deserialize, Serialize};
 
 /// `buffer = { kind = "red", limit = 50, min_th = 0.2, max_th = 0.6, max_p = 0.02 }`.
@@ -81,9 +82,11 @@ impl BufferConfig for FqRedConfig {
     }
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(FqRed {
-            capacity: Capacity {
-                packets: self.limit,
-                bytes: self.limit_bytes,
+            full: DropTail {
+                capacity: Capacity {
+                    packets: self.limit,
+                    bytes: self.limit_bytes,
+                },
             },
             red: self.red(),
             core: None,
@@ -92,7 +95,8 @@ impl BufferConfig for FqRedConfig {
 }
 
 pub struct FqRed {
-    pub capacity: Capacity,
+    /// A full buffer refuses the arrival, as drop-tail does.
+    full: DropTail,
     red: RedConfig,
     /// Built at the first arrival, when the link rate (the idle-decay unit) is known.
     core: Option<RedCore>,
@@ -106,19 +110,15 @@ impl FqRed {
 
 impl BufferManager for FqRed {
     fn over_capacity(&self, queues: &dyn FlowQueues) -> bool {
-        self.capacity.exceeded(queues)
+        self.full.over_capacity(queues)
     }
     fn overflow(
         &mut self,
         arrival_queue: u32,
-        _queues: &dyn FlowQueues,
-        _ctx: &mut QdiscCtx,
+        queues: &dyn FlowQueues,
+        ctx: &mut QdiscCtx,
     ) -> Victim {
-        Victim {
-            queue: arrival_queue,
-            end: End::Tail,
-            reason: DropReason::Overflow,
-        }
+        self.full.overflow(arrival_queue, queues, ctx)
     }
     fn early(
         &mut self,
@@ -157,6 +157,7 @@ mod tests {
     use super::*;
     use crate::qdisc::buffer::testing::TestQueues;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::DropReason;
 
     fn manager(max_p: f64) -> Box<dyn BufferManager> {
         FqRedConfig {
