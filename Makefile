@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test build lint rust-test py-test bench bench-engine bench-micro clean
+.PHONY: demo test build lint rust-test py-test bench bench-engine bench-scale bench-atm bench-micro bench-sweep clean
 
 $(STAMP): requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -38,14 +38,26 @@ py-test: build
 
 test: lint rust-test py-test
 
-bench: bench-engine bench-micro
+bench: bench-engine bench-scale bench-atm bench-micro bench-sweep
 
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
 	cargo run --release -p fairgate-core --bin fairgate-bench-workloads
 
+# TCP dumbbells at 10 to 100,000 flows: build time, run time, events/s, peak RSS per flow.
+bench-scale:
+	cargo run --release -p fairgate-core --bin fairgate-scale
+
+bench-atm:
+	cargo run --release -p fairgate-core --bin fairgate-atm-bench
+
 bench-micro:
 	cargo bench -p fairgate-core -- --warm-up-time 1 --measurement-time 3
+
+# 200 points of about 0.2 s: executor overhead per point, speed-up on the local cluster, and
+# points per second on a scheduler with two workers on loopback.
+bench-sweep: build
+	$(BIN)/python -m fairgate.sweeps.bench
 
 clean:
 	rm -rf $(VENV) target demo-out out

@@ -18,10 +18,28 @@ A scenario file runs the same way: ``fg.run_file("scenarios/showcase.toml")``.
 from fairgate._core import ScenarioError, SimulationError
 from fairgate._core import __version__ as __version__
 from fairgate.results import Results
-from fairgate.runner import registry, run_file, run_text, validate_file, validate_text
+from fairgate.runner import (
+    ConservationError,
+    registry,
+    run_file,
+    run_text,
+    validate_file,
+    validate_text,
+)
 from fairgate.scenario import Scenario, link_params, queue, source
 
+
+def __getattr__(name: str) -> object:
+    """``fg.sweep`` loads Dask, DuckDB and SciPy only when first used."""
+    if name == "sweep":
+        from fairgate.sweeps import sweep
+
+        return sweep
+    raise AttributeError(f"module 'fairgate' has no attribute {name!r}")
+
+
 __all__ = [
+    "ConservationError",
     "Results",
     "Scenario",
     "ScenarioError",
@@ -32,6 +50,7 @@ __all__ = [
     "run_file",
     "run_text",
     "source",
+    "sweep",
     "validate_file",
     "validate_text",
 ]

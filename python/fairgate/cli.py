@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input (scenario, file, parameter), 1 internal error
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,8 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
-from fairgate.runner import run_file, validate_file
+from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
+from fairgate.sweeps import cli as sweep_cli
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -38,6 +40,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", type=Path, help="scenario TOML file")
     run.add_argument("--seed", type=int, help="override simulation.seed")
+    run.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="run seeds SEED..SEED+N-1 on Dask; print means with 95%% intervals; "
+        "write a results store",
+    )
     run.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
     run.add_argument(
         "--set",
@@ -49,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sweep_cli.add_executor_options(run)
 
     repro = sub.add_parser(
         "reproduce",
@@ -67,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
     repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
+    sweep_cli.add_executor_options(repro)
 
     study = sub.add_parser(
         "study",
@@ -78,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--list", action="store_true", help="list the studies")
     study.add_argument("--quick", action="store_true", help="shorter traces")
     study.add_argument("--out", type=Path, help="output directory (default: out/study/<name>)")
+
+    sweep_cli.add_parsers(sub)
 
     validate = sub.add_parser(
         "validate",
@@ -97,7 +110,7 @@ def _flow_table(results: Results) -> pd.DataFrame:
         {
             "flow": f["flow"],
             "kind": f["kind"],
-            "src->dst": f["src"] + "->" + f["dst"],
+            "src->dst": f["src"].astype(str) + "->" + f["dst"].astype(str),
             "goodput Mb/s": (f["goodput_bps"] / 1e6).round(4),
             "delivered": f["delivered_pkts"],
             "dropped": f["dropped_pkts"],
@@ -132,16 +145,22 @@ def _print_tables(results: Results) -> None:
     print(_flow_table(results).to_string(index=False))
     print("\nqueues")
     print(_port_table(results).to_string(index=False))
-    if not results.conserved:
-        print("\nCONSERVATION VIOLATED:", *s["conservation"]["violations"], sep="\n  ")
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.seeds is not None:
+        return sweep_cli.run_seeds(args)
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
-    results = run_file(args.scenario, overrides, progress=not args.quiet)
-    out = args.out or Path("out") / args.scenario.stem
+    out = check_out_dir(args.out or Path("out") / args.scenario.stem)
+    try:
+        results = run_file(args.scenario, overrides, progress=not args.quiet)
+    except ConservationError as err:
+        err.results.save(out)
+        print(f"error: {err}", file=sys.stderr)
+        print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
+        return EXIT_INTERNAL
     results.save(out)
     if args.plot:
         from fairgate.plot import overview
@@ -153,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(results)
         print(f"\nwrote {out}/summary.json and {out}/*.parquet")
-    return 0 if results.conserved else EXIT_INTERNAL
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -180,8 +199,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
         listed = ", ".join(map(str, module.EXPERIMENTS))
         raise ScenarioError(f"`--scenario`: got {args.scenario!r}, expected one of {listed}")
-    out = args.out or Path("out") / "repro" / args.name
-    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True)
+    out = check_out_dir(args.out or Path("out") / "repro" / args.name)
+    options = {}
+    if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
+        options["client"] = sweep_cli.client_of(args)
+    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True, **options)
     written = report.write(out)
     print(report.text())
     print("\nwrote " + ", ".join(str(p) for p in written))
@@ -200,7 +222,7 @@ def _study(args: argparse.Namespace) -> int:
     except KeyError:
         known = ", ".join(studies.available())
         raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
-    out = args.out or Path("out") / "study" / args.name
+    out = check_out_dir(args.out or Path("out") / "study" / args.name)
     print(module.run(out, quick=args.quick))
     print(f"wrote {out}")
     return 0
@@ -208,11 +230,19 @@ def _study(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "validate": _validate, "reproduce": _reproduce, "study": _study}
+    handlers = {
+        "run": _run,
+        "validate": _validate,
+        "reproduce": _reproduce,
+        "study": _study,
+        "sweep": sweep_cli.run_sweep,
+        "query": sweep_cli.run_query,
+    }
     try:
         return handlers[args.command](args)
     except ScenarioError as err:
-        where = f"{args.scenario}: " if isinstance(args.scenario, Path) else ""
+        source = getattr(args, "scenario", None)
+        where = f"{source}: " if isinstance(source, Path) else ""
         print(f"error: {where}{err.args[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:

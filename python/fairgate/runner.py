@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,42 @@ from fairgate.results import Results
 
 PROGRESS_STEPS = 200
 """A run is advanced in this many chunks so the progress bar can move."""
+
+
+class ConservationError(_core.SimulationError):
+    """A run broke a conservation law. Its results, marked invalid, are in ``results``."""
+
+    def __init__(self, results: Results) -> None:
+        violations = results.summary["conservation"]["violations"]
+        super().__init__("conservation violated: " + "; ".join(violations))
+        self.results = results
+
+
+def check_out_dir(out: str | Path) -> Path:
+    """Checks, before a run, that results can be written to directory ``out``.
+
+    Raises ScenarioError naming ``--out`` when it is an existing file, lies under a file, or
+    its first existing ancestor is not writable.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise _core.ScenarioError(
+            f"--out: got {str(out)!r}, an existing file; expected a directory"
+        )
+    existing = out
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise _core.ScenarioError(
+            f"--out: got {str(out)!r}, which lies under the file {str(existing)!r}; "
+            "expected a directory path"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise _core.ScenarioError(
+            f"--out: got {str(out)!r}, but {str(existing)!r} is not writable; "
+            "expected a directory you can write to"
+        )
+    return out
 
 
 def _read(path: str | Path) -> str:
@@ -52,10 +89,17 @@ def _advance(sim: Any, progress: bool) -> None:
 
 
 def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -> Results:
-    """Runs TOML text with ``key.path=value`` overrides; returns the results."""
+    """Runs TOML text with ``key.path=value`` overrides; returns the results.
+
+    Raises ScenarioError for a bad scenario, SimulationError when the run cannot go on, and
+    ConservationError (carrying the invalid results) when a conservation law was broken.
+    """
     sim = _core.load(text, list(overrides))
     _advance(sim, progress)
-    return Results.from_core(sim.results())
+    results = Results.from_core(sim.results())
+    if not results.conserved:
+        raise ConservationError(results)
+    return results
 
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False) -> Results:

@@ -15,7 +15,9 @@
 //!    enhancing proxies) are neither a queue discipline nor a host transport: they go in a
 //!    `gateway` module of this layer, beside `transport`, and are wired by [`sim`] like hosts.
 //! 4. The simulation: [`sim`] (a [`sim::port::Port`] is one discipline plus one link; the
-//!    [`Simulation`] dispatches every event to the port or agent it concerns).
+//!    [`Simulation`] dispatches every event to the port or agent it concerns); [`atm`] is the
+//!    cell-level counterpart for ATM GFR networks: AAL5 edges, cell ports and links, TCPs on
+//!    named VCs).
 //! 5. The top: [`scenario`] (the schema, its validation and building a [`Simulation`] from
 //!    it), [`results`] (what a run reports) and [`studies`] (cost and data-structure studies).
 //!
@@ -30,6 +32,7 @@
 //! takes it and may answer (an ACK) along the reverse route. Each packet is at every moment
 //! delivered, dropped or held by exactly one port or link: conservation is checked at the end.
 
+pub mod atm;
 pub mod config;
 pub mod engine;
 pub mod gateway;

@@ -471,6 +471,8 @@ fn summary(sim: &Simulation, name: &str, seed: u64, flows: &Table, ports: &Table
             "in_network_pkts": sim.in_network_by_flow().iter().sum::<u64>(),
         },
         "fairness": { "jain_goodput_data_flows": jain_index(&data_goodput) },
+        "valid": violations.is_empty() && sim.failure().is_none(),
+        "failure": sim.failure(),
         "conservation": { "ok": violations.is_empty(), "violations": violations },
         "flows": flows.records(),
         "ports": ports.records(),

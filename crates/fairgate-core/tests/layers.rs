@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("traffic", 3),
     ("gateway", 3),
     ("sim", 4),
+    ("atm", 4),
     ("scenario", 5),
     ("results", 5),
     ("studies", 5),

@@ -77,6 +77,13 @@ impl Simulation {
 impl Simulation {
     /// Runs every event up to `t` seconds (capped at the scenario's duration), without the GIL.
     fn run_until(&self, py: Python<'_>, t: f64) -> PyResult<()> {
+        if !t.is_finite() {
+            return Err(ScenarioError::new_err((
+                format!("run_until.t: got {t}, expected a finite time in seconds"),
+                "run_until.t".to_string(),
+                format!("got {t}, expected a finite time in seconds"),
+            )));
+        }
         py.detach(|| {
             let mut guard = self
                 .inner
@@ -85,7 +92,11 @@ impl Simulation {
             let sim = guard
                 .as_mut()
                 .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
-            guarded("running", || sim.run_until(secs(t.max(0.0))))
+            guarded("running", || sim.run_until(secs(t.max(0.0))))?;
+            match sim.failure() {
+                Some(why) => Err(SimulationError::new_err(why.to_string())),
+                None => Ok(()),
+            }
         })
     }
 
@@ -229,6 +240,21 @@ fn keshav_study<'py>(
     Ok(out)
 }
 
+/// Runs a cell-level GFR network (`fairgate_core::atm`) from its JSON config; returns the
+/// results as JSON text.
+#[pyfunction]
+fn atm_run(py: Python<'_>, config: &str) -> PyResult<String> {
+    let config = fairgate_core::atm::AtmConfig::from_json(config).map_err(scenario_err)?;
+    let results = py
+        .detach(|| {
+            guarded("running the cell network", || {
+                fairgate_core::atm::run(&config)
+            })
+        })?
+        .map_err(SimulationError::new_err)?;
+    serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
 /// [Vaidyanathan99, §2.3-2.6]'s per-packet cost of WFQ, start-time FQ, DRR and stochastic FQ
 /// from the active flows at `port` of the scenario `text`, sampled every `interval_s`: one dict
 /// per sample and discipline.
@@ -314,6 +340,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
+    m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

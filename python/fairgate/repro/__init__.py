@@ -7,12 +7,14 @@ import importlib
 from types import ModuleType
 
 REPRODUCTIONS: dict[str, str] = {
+    "dfba": "fairgate.repro.dfba",
     "hybrid-gateways": "fairgate.repro.hybrid_gateways",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
 }
 """Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)
-and run(out_dir, experiment=None, quick=False, progress=False) -> Report."""
+and run(out_dir, experiment=None, quick=False, progress=False) -> Report; a module whose run
+also takes ``client`` runs its cases on the executor (:mod:`fairgate.repro.cases`)."""
 
 
 def available() -> list[str]:

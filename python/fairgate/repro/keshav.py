@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from fairgate import _core
+from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.intervals import interval_table
 from fairgate.repro.report import Report, Row, Tolerance
 from fairgate.results import Results
@@ -134,6 +135,17 @@ def sources_of(label: str, pairs: dict[str, Any]) -> tuple[Callable[[int], dict]
 
 def run_pair(scenario: int, label: str, pairs: dict[str, Any], quick: bool) -> Results:
     return run_text(tomli_w.dumps(scenario_doc(scenario, label, pairs, quick)))
+
+
+def run_case(scenario: int, label: str, pairs: dict[str, Any], quick: bool) -> dict[str, Any]:
+    """One case on a worker: the pair's run reduced to its statistics (and window traces for
+    the figures of S3 and S7)."""
+    results = run_pair(scenario, label, pairs, quick)
+    return {
+        "conserved": results.conserved,
+        "stats": measure(results, scenario, quick),
+        "traces": results.traces if scenario in (3, 7) else None,
+    }
 
 
 # --- measuring -----------------------------------------------------------------------------
@@ -240,11 +252,13 @@ def experiment_name(row: Any) -> str:
     return f"S{row.scenario} {row.pair} src {row.source}{phase}"
 
 
-def add_rows(report: Report, paper: pd.DataFrame, runs: dict, quick: bool) -> None:
+def add_rows(
+    report: Report, paper: pd.DataFrame, runs: dict, quick: bool, failed: dict | None = None
+) -> None:
     for row in paper.itertuples(index=False):
         stats = runs.get((row.scenario, row.pair))
         if stats is None:
-            note = "not run (scenario not selected)"
+            note = (failed or {}).get((row.scenario, row.pair), "not run (scenario not selected)")
             measured = math.nan
         else:
             measured = lookup(stats, row.source, row.metric, row.phase)
@@ -368,25 +382,36 @@ def labels_for(scenario: int, paper: pd.DataFrame) -> list[str]:
 
 
 def run(
-    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+    out_dir: Path,
+    experiment: str | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    client: Any = None,
 ) -> Report:
+    """Runs the selected scenarios' pairs as cases on the executor (``client``: a Dask
+    client; by default ``$FAIRGATE_SCHEDULER`` or the local cluster)."""
     report = Report("keshav", TITLE, SOURCE)
     pairs = load_pairs()
     paper = load_paper()
     selected = [int(experiment)] if experiment else [int(e) for e in EXPERIMENTS]
+    keys = {(s, label): f"s{s}-{label}" for s in selected for label in labels_for(s, paper)}
+    cases = [Case(key, run_case, (s, label, pairs, quick)) for (s, label), key in keys.items()]
+    values, errors = run_cases(cases, client, progress, desc="keshav")
     runs: dict = {}
     traces: dict = {}
-    for scenario in selected:
-        for label in labels_for(scenario, paper):
-            if progress:
-                print(f"scenario {scenario}, {label}", flush=True)
-            results = run_pair(scenario, label, pairs, quick)
-            if not results.conserved:
-                report.notes.append(f"S{scenario} {label}: conservation violated")
-            runs[(scenario, label)] = measure(results, scenario, quick)
-            if scenario in (3, 7):
-                traces[(scenario, label)] = results.traces
-    add_rows(report, paper[paper["scenario"].isin(selected)], runs, quick)
+    failed: dict = {}
+    for (scenario, label), key in keys.items():
+        if key in errors:
+            failed[(scenario, label)] = f"run failed: {errors[key]}"
+            report.notes.append(f"S{scenario} {label}: run failed: {errors[key]}")
+            continue
+        value = values[key]
+        if not value["conserved"]:
+            report.notes.append(f"S{scenario} {label}: conservation violated")
+        runs[(scenario, label)] = value["stats"]
+        if value["traces"] is not None:
+            traces[(scenario, label)] = value["traces"]
+    add_rows(report, paper[paper["scenario"].isin(selected)], runs, quick, failed)
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = [utility_figure(s, runs, out_dir) for s in selected]
     figures += [window_figure(s, traces, out_dir) for s in (3, 7)]

@@ -9,10 +9,13 @@ of the packets).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 
 import fairgate as fg
+from fairgate._core import SimulationError
+from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
 
 TITLE = "Queueing theory: M/M/1, M/D/1 and CBR against closed forms"
@@ -40,53 +43,72 @@ def _single_queue(load: float, exponential: bool, packets: int, seed: int) -> fg
     return sc.run()
 
 
-def _mm1(report: Report, packets: int, tol: Tolerance, points: list) -> None:
+def queue_case(load: float, exponential: bool, packets: int, seed: int) -> dict[str, float]:
+    """One M/M/1 or M/D/1 run on a worker, reduced to the port's and the flow's means."""
+    res = _single_queue(load, exponential, packets, seed)
+    port, flow = res.ports.iloc[0], res.flows.iloc[0]
+    means = {k: port[k] for k in ("mean_system_pkts", "mean_queue_pkts", "mean_wait_s")}
+    return {**means, "mean_delay_s": flow["mean_delay_s"]}
+
+
+def cbr_case(rate_mbps: float, quick: bool) -> dict[str, float]:
+    """A CBR source at ``rate_mbps`` into 10 Mb/s: the link's utilisation and the loss."""
+    sc = fg.Scenario("cbr", duration=5 if quick else 30)
+    sc.node("a").node("b")
+    sc.link("a", "b", "10Mbps", "10ms", fg.queue("fifo", limit=5))
+    sc.flow("a", "b", fg.source("cbr", rate=rate_mbps * 1e6))
+    res = sc.run()
+    flow = res.flows.iloc[0]
+    loss = flow["dropped_pkts"] / flow["offered_pkts"]
+    return {"utilisation": res.ports.iloc[0]["utilisation"], "loss": loss}
+
+
+CBR_RATES_MBPS = (5.0, 20.0)
+SEEDS = {"mm1": 11, "md1": 12}
+
+
+def _cases(selected: list[str], packets: int, quick: bool) -> list[Case]:
+    cases = [
+        Case(f"{name}-{rho}", queue_case, (rho, name == "mm1", packets, SEEDS[name]))
+        for name in ("mm1", "md1")
+        if name in selected
+        for rho in LOADS
+    ]
+    if "cbr" in selected:
+        cases += [Case(f"cbr-{rate}", cbr_case, (rate, quick)) for rate in CBR_RATES_MBPS]
+    return cases
+
+
+def _mm1(report: Report, values: dict, tol: Tolerance, points: list) -> None:
     for rho in LOADS:
-        res = _single_queue(rho, True, packets, seed=11)
-        port, flow = res.ports.iloc[0], res.flows.iloc[0]
+        v = values[f"mm1-{rho}"]
         exp = f"M/M/1 rho={rho}"
-        report.add(
-            Row(exp, "mean number in system", rho / (1 - rho), port["mean_system_pkts"], tol)
-        )
-        report.add(
-            Row(
-                exp,
-                "mean sojourn (ms)",
-                1e3 * SERVICE_S / (1 - rho),
-                1e3 * flow["mean_delay_s"],
-                tol,
-            )
-        )
-        points.append(("M/M/1", rho, port["mean_system_pkts"]))
+        report.add(Row(exp, "mean number in system", rho / (1 - rho), v["mean_system_pkts"], tol))
+        sojourn = 1e3 * SERVICE_S / (1 - rho)
+        report.add(Row(exp, "mean sojourn (ms)", sojourn, 1e3 * v["mean_delay_s"], tol))
+        points.append(("M/M/1", rho, v["mean_system_pkts"]))
 
 
-def _md1(report: Report, packets: int, tol: Tolerance, points: list) -> None:
+def _md1(report: Report, values: dict, tol: Tolerance, points: list) -> None:
     for rho in LOADS:
-        res = _single_queue(rho, False, packets, seed=12)
-        port = res.ports.iloc[0]
+        v = values[f"md1-{rho}"]
         lq = rho**2 / (2 * (1 - rho))
         exp = f"M/D/1 rho={rho}"
-        report.add(Row(exp, "mean queue (waiting)", lq, port["mean_queue_pkts"], tol))
-        report.add(
-            Row(exp, "mean wait (ms)", 1e3 * lq * SERVICE_S / rho, 1e3 * port["mean_wait_s"], tol)
-        )
-        points.append(("M/D/1", rho, port["mean_queue_pkts"] + rho))
+        report.add(Row(exp, "mean queue (waiting)", lq, v["mean_queue_pkts"], tol))
+        wait = 1e3 * lq * SERVICE_S / rho
+        report.add(Row(exp, "mean wait (ms)", wait, 1e3 * v["mean_wait_s"], tol))
+        points.append(("M/D/1", rho, v["mean_queue_pkts"] + rho))
 
 
-def _cbr(report: Report, quick: bool) -> None:
-    for rate_mbps in (5.0, 20.0):
-        sc = fg.Scenario("cbr", duration=5 if quick else 30)
-        sc.node("a").node("b")
-        sc.link("a", "b", "10Mbps", "10ms", fg.queue("fifo", limit=5))
-        sc.flow("a", "b", fg.source("cbr", rate=rate_mbps * 1e6))
-        res = sc.run()
+def _cbr(report: Report, values: dict) -> None:
+    for rate_mbps in CBR_RATES_MBPS:
+        v = values[f"cbr-{rate_mbps}"]
         exp = f"CBR {rate_mbps:g} Mb/s on 10 Mb/s"
         if rate_mbps < 10:
-            util = res.ports.iloc[0]["utilisation"]
+            util = v["utilisation"]
             report.add(Row(exp, "utilisation", rate_mbps / 10, util, Tolerance(relative=0.001)))
         else:
-            flow = res.flows.iloc[0]
-            loss = flow["dropped_pkts"] / flow["offered_pkts"]
+            loss = v["loss"]
             report.add(Row(exp, "drop rate", 1 - 10 / rate_mbps, loss, Tolerance(relative=0.01)))
 
 
@@ -110,19 +132,28 @@ def _figure(points: list, out_dir: Path) -> Path:
 
 
 def run(
-    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+    out_dir: Path,
+    experiment: str | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    client: Any = None,
 ) -> Report:
+    """Runs the selected experiments' simulations as cases on the executor (``client``)."""
     report = Report("queueing", TITLE, SOURCE)
     packets = 200_000 if quick else 2_000_000
     tol = Tolerance(relative=0.05 if quick else 0.02)
     points: list = []
     selected = [experiment] if experiment else EXPERIMENTS
+    values, errors = run_cases(_cases(selected, packets, quick), client, progress, "queueing")
+    if errors:
+        failures = "; ".join(f"{key}: {error}" for key, error in errors.items())
+        raise SimulationError(f"queueing cases failed: {failures}")
     if "mm1" in selected:
-        _mm1(report, packets, tol, points)
+        _mm1(report, values, tol, points)
     if "md1" in selected:
-        _md1(report, packets, tol, points)
+        _md1(report, values, tol, points)
     if "cbr" in selected:
-        _cbr(report, quick)
+        _cbr(report, values)
     if points:
         out_dir.mkdir(parents=True, exist_ok=True)
         report.figures.append(_figure(points, out_dir))

@@ -188,6 +188,9 @@ fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
 #[serde(transparent)]
 pub struct DurationDist(pub Dist);
 
+/// The largest packet, in bytes (65,535 x 16).
+pub const MAX_PACKET_BYTES: f64 = 1_048_560.0;
+
 /// A distribution of sizes, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(transparent)]
@@ -216,10 +219,12 @@ impl SizeDist {
         SizeDist(Dist::constant(bytes as f64))
     }
 
-    /// A packet size in whole bytes, at least 1 and at most 65,535 * 16.
+    /// A packet size in whole bytes, at least 1 and at most `MAX_PACKET_BYTES`: validation
+    /// refuses a size whose fixed value, upper bound or mean lies above it, so only the tail
+    /// of an unbounded distribution (exponential, Pareto, ...) is cut there.
     pub fn sample_bytes(&self, rng: &mut Rng) -> u32 {
         let bytes = self.0.sample(rng).round();
-        bytes.clamp(1.0, 1_048_560.0) as u32
+        bytes.clamp(1.0, MAX_PACKET_BYTES) as u32
     }
 
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
@@ -230,6 +235,20 @@ impl SizeDist {
                 format!(
                     "got a mean of {} bytes, expected at least 1 byte",
                     self.0.mean()
+                ),
+            ));
+        }
+        let largest = match self.0 {
+            Dist::Constant { value } => value,
+            Dist::Uniform { max, .. } => max,
+            other => other.mean(),
+        };
+        if largest > MAX_PACKET_BYTES {
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "got a size of up to {largest} bytes, expected at most {MAX_PACKET_BYTES} \
+                     bytes (65,535 x 16) per packet"
                 ),
             ));
         }
@@ -273,6 +292,16 @@ mod tests {
                 max: 0.2
             }
         );
+    }
+
+    #[test]
+    fn sizes_above_the_largest_packet_are_refused() {
+        let huge = parse_size("2000000").unwrap();
+        let err = huge.validate("flows[0].source.size").unwrap_err();
+        assert!(err.to_string().contains("at most 1048560"), "{err}");
+        let wide = parse_size("{ dist = \"uniform\", min = 1, max = 2e6 }").unwrap();
+        assert!(wide.validate("size").is_err());
+        assert!(parse_size("1048560").unwrap().validate("size").is_ok());
     }
 
     #[test]

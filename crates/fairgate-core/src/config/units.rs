@@ -37,22 +37,42 @@ pub(crate) fn split_number(text: &str) -> Option<(f64, String)> {
     // "1e3s" style exponents are fine; a bare unit like "s" is not.
     let (num, unit) = text.split_at(end);
     let value: f64 = num.parse().ok()?;
-    Some((value, unit.trim().to_ascii_lowercase()))
+    Some((value, unit.trim().to_string()))
 }
+
+/// Duration units, matched exactly (case matters: "Ms" is not "ms").
+const DURATION_UNITS: [(&str, f64); 8] = [
+    ("ps", 1e-12),
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("sec", 1.0),
+    ("min", 60.0),
+];
 
 pub fn parse_duration(text: &str) -> Result<f64, String> {
     let expected = "expected a duration such as \"10ms\" or a number of seconds";
     let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
     let scale = match unit.as_str() {
-        "ps" => 1e-12,
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "" | "s" | "sec" => 1.0,
-        "min" => 60.0,
-        _ => return Err(format!("got {text:?}: unknown unit {unit:?}, {expected}")),
+        "" => 1.0,
+        _ => scale_of(&DURATION_UNITS, &unit).ok_or_else(|| {
+            format!(
+                "got {text:?}: unknown unit {unit:?}; {expected}, with one of the units {}",
+                listed(&DURATION_UNITS)
+            )
+        })?,
     };
     check_duration(value * scale, text)
+}
+
+fn scale_of(units: &[(&str, f64)], unit: &str) -> Option<f64> {
+    units.iter().find(|(u, _)| *u == unit).map(|&(_, s)| s)
+}
+
+fn listed(units: &[(&str, f64)]) -> String {
+    units.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
 }
 
 fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
@@ -67,16 +87,53 @@ fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
     Ok(seconds)
 }
 
+/// Rate units in bits per second, matched exactly: a capital B means bytes ("MB/s", "MBps"
+/// are 8e6 bit/s), a lower-case b or "bit" means bits; "k" is lower case, M, G and T upper
+/// case. Anything else ("mbps", "MBPS", "Kbps") is refused rather than guessed.
+const RATE_UNITS: [(&str, f64); 24] = [
+    ("bps", 1.0),
+    ("b/s", 1.0),
+    ("bit/s", 1.0),
+    ("kbps", 1e3),
+    ("kb/s", 1e3),
+    ("kbit/s", 1e3),
+    ("kbit", 1e3),
+    ("Mbps", 1e6),
+    ("Mb/s", 1e6),
+    ("Mbit/s", 1e6),
+    ("Mbit", 1e6),
+    ("Gbps", 1e9),
+    ("Gb/s", 1e9),
+    ("Gbit/s", 1e9),
+    ("Gbit", 1e9),
+    ("Tbps", 1e12),
+    ("B/s", 8.0),
+    ("Bps", 8.0),
+    ("kB/s", 8e3),
+    ("kBps", 8e3),
+    ("MB/s", 8e6),
+    ("MBps", 8e6),
+    ("GB/s", 8e9),
+    ("GBps", 8e9),
+];
+
+/// The fastest rate a link or source may have: a 1-byte packet then still takes 8 ps, so
+/// every transmission and every gap between packets of a source lasts at least 1 ps.
+pub const MAX_RATE_BPS: f64 = 1e12;
+
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let expected = "expected a rate such as \"10Mbps\" or a number of bits per second";
     let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
-    let scale = match unit.replace("b/s", "bps").replace(' ', "").as_str() {
-        "" | "bps" => 1.0,
-        "kbps" => 1e3,
-        "mbps" => 1e6,
-        "gbps" => 1e9,
-        "tbps" => 1e12,
-        _ => return Err(format!("got {text:?}: unknown unit {unit:?}, {expected}")),
+    let unit = unit.replace(' ', "");
+    let scale = match unit.as_str() {
+        "" => 1.0,
+        _ => scale_of(&RATE_UNITS, &unit).ok_or_else(|| {
+            format!(
+                "got {text:?}: unknown unit {unit:?}; {expected}, with one of the units {} \
+                 (case matters: b = bits, B = bytes)",
+                listed(&RATE_UNITS)
+            )
+        })?,
     };
     check_rate(value * scale, text)
 }
@@ -85,6 +142,12 @@ fn check_rate(bps: f64, shown: &str) -> Result<f64, String> {
     if !bps.is_finite() || bps < 1.0 {
         return Err(format!(
             "got {shown}, expected a positive rate of at least 1 bps"
+        ));
+    }
+    if bps > MAX_RATE_BPS {
+        return Err(format!(
+            "got {shown}, expected a rate of at most 1 Tbps (1e12 bit/s), the fastest at which \
+             every packet still takes at least 1 ps"
         ));
     }
     Ok(bps)
@@ -184,5 +247,25 @@ mod tests {
         assert_eq!(parse_rate("80000").unwrap(), 8e4);
         assert!(parse_rate("0Mbps").is_err());
         assert!(parse_rate("-5Mbps").is_err());
+    }
+
+    #[test]
+    fn rate_units_are_case_sensitive_and_bytes_mean_bytes() {
+        assert_eq!(parse_rate("10MBps").unwrap(), 8e7);
+        assert_eq!(parse_rate("10 MB/s").unwrap(), 8e7);
+        assert_eq!(parse_rate("2kB/s").unwrap(), 16e3);
+        assert_eq!(parse_rate("3 Mbit").unwrap(), 3e6);
+        assert_eq!(parse_rate("64 kbit/s").unwrap(), 64e3);
+        for ambiguous in ["10mbps", "10MBPS", "10Kbps", "10 megabits"] {
+            let err = parse_rate(ambiguous).unwrap_err();
+            assert!(err.contains("Mbps, Mb/s"), "{err}");
+        }
+    }
+
+    #[test]
+    fn rates_above_one_terabit_are_refused() {
+        assert_eq!(parse_rate("1Tbps").unwrap(), 1e12);
+        assert!(parse_rate("1e17").unwrap_err().contains("at most 1 Tbps"));
+        assert!(parse_duration("10MS").is_err());
     }
 }

@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod classify;
 pub mod fifo;
 pub mod filter;
+pub mod leak;
 pub mod registry;
 pub mod sched;
 pub mod structures;

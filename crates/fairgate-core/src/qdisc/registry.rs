@@ -84,6 +84,7 @@ qdisc_registry! {
     "drr" => Drr(super::sched::drr::DrrConfig),
     "wrr" => Wrr(super::sched::wrr::WrrConfig),
     "nagle" => Nagle(super::sched::nagle::NagleConfig),
+    "test_leak" => TestLeak(super::leak::LeakConfig),
 }
 
 impl Default for QdiscSpec {

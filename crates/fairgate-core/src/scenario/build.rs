@@ -13,13 +13,19 @@ use crate::sim::port::Port;
 use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;
 use crate::traffic::SourceEnv;
+use std::collections::HashMap;
 
 /// Builds the simulation a scenario describes.
 pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
     let resolved = resolve(scenario)?;
     let seed = scenario.simulation.seed;
     let flows = flow_table(&resolved);
-    let flow_id = |name: &str| flows.iter().position(|f| f.name == name).unwrap_or(0) as u32;
+    let flow_ids: HashMap<&str, u32> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i as u32))
+        .collect();
+    let flow_id = |name: &str| flow_ids.get(name).copied().unwrap_or(0);
     let mut nodes: Vec<Node> = resolved
         .nodes
         .iter()
@@ -119,11 +125,14 @@ fn build_agents(
     seed: u64,
 ) -> Vec<AgentSlot> {
     let mut agents = Vec::with_capacity(r.flows.len() * 2);
+    let mut ack_of = vec![None; r.flows.len()];
+    for (ack, x) in flows.iter().enumerate() {
+        if let Some(parent) = x.parent {
+            ack_of[parent as usize] = Some(ack as u32);
+        }
+    }
     for (i, f) in r.flows.iter().enumerate() {
-        let ack_flow = flows
-            .iter()
-            .position(|x| x.parent == Some(i as u32))
-            .map(|x| x as u32);
+        let ack_flow = ack_of[i];
         let env = SourceEnv {
             flow: i as u32,
             ack_flow,

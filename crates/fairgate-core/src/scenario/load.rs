@@ -28,6 +28,9 @@ fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 
 /// Deserializes an already parsed table (the Python builders' path) and validates it.
 pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
+    for (key, value) in &table {
+        refuse_non_finite(value, key)?;
+    }
     let scenario: Scenario =
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let outer = e.path().to_string();
@@ -37,6 +40,25 @@ pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
         })?;
     super::validate::validate(&scenario)?;
     Ok(scenario)
+}
+
+/// No field of the schema means anything by NaN or an infinity, so they are refused wherever
+/// they appear, before any field could read them as a number.
+fn refuse_non_finite(value: &toml::Value, path: &str) -> Result<(), ScenarioError> {
+    match value {
+        toml::Value::Float(f) if !f.is_finite() => Err(ScenarioError::new(
+            path,
+            format!("got {f}, expected a finite number"),
+        )),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| refuse_non_finite(v, &format!("{path}[{i}]"))),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| refuse_non_finite(v, &super::error::join(path, k))),
+        _ => Ok(()),
+    }
 }
 
 /// One step of an override path: a key or an array index.
@@ -132,6 +154,14 @@ fn set_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nan_and_infinity_are_refused_with_their_path() {
+        let e = parse("[simulation]\nduration = nan\n", &[]).unwrap_err();
+        assert_eq!(e.path, "simulation.duration");
+        let e = parse("[[flows]]\nsrc = \"a\"\nweights = [1.0, inf]\n", &[]).unwrap_err();
+        assert_eq!(e.path, "flows[0].weights[1]");
+    }
 
     #[test]
     fn overrides_set_nested_values() {

@@ -41,6 +41,9 @@ pub struct SimulationSpec {
     /// Transports trace every window change, not only the sampled values.
     #[serde(default)]
     pub trace_every_change: bool,
+    /// Refuse scenarios whose estimated memory exceeds this (default 4096 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mib: Option<u64>,
 }
 
 fn default_seed() -> u64 {

@@ -8,7 +8,7 @@ use crate::net::node::{Node, NodeKind};
 use crate::net::routing::RoutingTable;
 use crate::qdisc::QdiscSpec;
 use crate::traffic::SourceSpec;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One direction of a link, with names resolved.
 #[derive(Clone, Debug)]
@@ -68,13 +68,15 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
         Some(d) => Some(d.0),
         None => Some((sim.duration.0 / 1000).max(1)),
     };
+    super::budget::check_memory(s)?;
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
     check_gateways(&node_specs)?;
     let flows_named = flow_names(&s.flows)?;
-    let flow_exists = |name: &str| flows_named.iter().any(|n| n == name);
+    let flow_set: HashSet<&str> = flows_named.iter().map(String::as_str).collect();
+    let flow_exists = |name: &str| flow_set.contains(name);
     let links = resolve_links(&link_specs, &names, &flow_exists)?;
-    let flows = resolve_flows(s, &names, &node_specs, &links)?;
+    let flows = resolve_flows(s, &names, &node_specs, &links, flows_named)?;
     Ok(Resolved {
         nodes: node_specs,
         links,
@@ -267,6 +269,7 @@ fn expand_name(template: &str, i: u32) -> String {
 
 fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
     let mut names: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for (i, f) in flows.iter().enumerate() {
         let count = f.count.unwrap_or(1);
         if count == 0 {
@@ -282,7 +285,7 @@ fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
                 (Some(n), None) => n.clone(),
                 (None, _) => format!("f{}", names.len()),
             };
-            if names.contains(&name) {
+            if !seen.insert(name.clone()) {
                 return Err(ScenarioError::new(
                     format!("flows[{i}].name"),
                     format!(
@@ -301,9 +304,9 @@ fn resolve_flows(
     names: &HashMap<String, u32>,
     nodes: &[NodeSpec],
     links: &[ResolvedLink],
+    flow_names: Vec<String>,
 ) -> Result<Vec<ResolvedFlow>, ScenarioError> {
-    let routes = routing_of(nodes, links);
-    let flow_names = flow_names(&s.flows)?;
+    let mut routes = routing_of(nodes, links);
     let end = s.simulation.duration;
     let mut out = Vec::new();
     for (i, f) in s.flows.iter().enumerate() {

@@ -6,6 +6,7 @@
 
 pub mod device;
 pub mod port;
+pub mod progress;
 pub mod simulation;
 
 pub use simulation::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};

@@ -1,5 +1,6 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
+use super::progress::{describe, ProgressGuard};
 use crate::engine::{to_secs, tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::node::Node;
@@ -87,6 +88,8 @@ pub struct Simulation {
     qdisc_effects: Effects,
     agent_effects: AgentEffects,
     packet_hops: u64,
+    progress: ProgressGuard,
+    failure: Option<String>,
 }
 
 impl Simulation {
@@ -94,6 +97,7 @@ impl Simulation {
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
+        let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
         let mut sim = Simulation {
             now: 0,
@@ -116,6 +120,8 @@ impl Simulation {
             qdisc_effects: Effects::default(),
             agent_effects: AgentEffects::default(),
             packet_hops: 0,
+            progress,
+            failure: None,
         };
         sim.prepare();
         sim
@@ -150,8 +156,12 @@ impl Simulation {
         &self.routes
     }
 
-    /// Runs every event up to and including `until` (capped at the scenario's end).
+    /// Runs every event up to and including `until` (capped at the scenario's end). A run
+    /// that stops making progress in time ends early with `failure()` set.
     pub fn run_until(&mut self, until: Time) {
+        if self.failure.is_some() {
+            return;
+        }
         let until = until.min(self.end);
         while let Some(t) = self.events.peek_time() {
             if t > until {
@@ -159,9 +169,25 @@ impl Simulation {
             }
             let (time, event) = self.events.pop().expect("peeked");
             self.now = time;
+            if !self.progress.advance(time) {
+                let culprit = describe(
+                    &event,
+                    &self.ports,
+                    &self.agents,
+                    &self.flow_info,
+                    &self.packets,
+                );
+                self.failure = Some(self.progress.stalled(culprit));
+                return;
+            }
             self.dispatch(event);
         }
         self.now = self.now.max(until);
+    }
+
+    /// Why the run stopped early, if it did (then its results are not valid).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Runs to the scenario's end.
@@ -636,6 +662,22 @@ impl Simulation {
         let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
         let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
         port.qdisc = wrap(old);
+        true
+    }
+
+    /// Replaces agent `index` by `wrap(old)` before the run (tests drive the engine with
+    /// agents no scenario describes). False if there is no such agent.
+    pub fn wrap_agent(
+        &mut self,
+        index: usize,
+        wrap: impl FnOnce(Box<dyn Agent>) -> Box<dyn Agent>,
+    ) -> bool {
+        let Some(slot) = self.agents.get_mut(index) else {
+            return false;
+        };
+        let placeholder: Box<dyn Agent> = Box::new(crate::traffic::sink::Sink);
+        let old = std::mem::replace(&mut slot.agent, placeholder);
+        slot.agent = wrap(old);
         true
     }
 

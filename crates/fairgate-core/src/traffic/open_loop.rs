@@ -17,7 +17,7 @@ use super::sink::Sink;
 use super::{AgentPair, SourceConfig, SourceEnv};
 use crate::config::dist::{Dist, DurationDist, SizeDist};
 use crate::config::error::{join, ScenarioError};
-use crate::config::units::{Duration, Rate};
+use crate::config::units::{Duration, Rate, MAX_RATE_BPS};
 use crate::engine::{secs, tx_time, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use serde::{Deserialize, Serialize};
@@ -259,6 +259,26 @@ impl SourceConfig for CbrConfig {
     }
 }
 
+/// A mean gap or period below the clock's 1 ps resolution would round every draw to 0 ps and
+/// keep the source sending at one instant.
+const MIN_MEAN_GAP_S: f64 = 1e-12;
+
+/// A mean gap must last at least 1 ps and carry at most 1 Tbps of packets of the mean size,
+/// the same bound as every rate.
+fn check_mean_gap(path: &str, gap_s: f64, mean_bytes: f64) -> Result<(), ScenarioError> {
+    let shortest = (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S);
+    if gap_s < shortest {
+        return Err(ScenarioError::new(
+            path,
+            format!(
+                "got a mean of {gap_s} s, expected a mean gap of at least {shortest} s \
+                 (1 ps, and a mean rate of at most 1 Tbps for {mean_bytes}-byte packets)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl PoissonConfig {
     fn mean_gap_secs(&self) -> f64 {
         match (self.mean_gap, self.rate) {
@@ -281,10 +301,9 @@ impl SourceConfig for PoissonConfig {
                 join(path, "rate"),
                 "missing: expected a mean `rate` (e.g. \"1Mbps\") or a `mean_gap` (e.g. \"10ms\")",
             )),
-            (None, Some(gap)) if gap.0 == 0 => Err(ScenarioError::new(
-                join(path, "mean_gap"),
-                "got 0, expected a positive mean gap",
-            )),
+            (None, Some(gap)) => {
+                check_mean_gap(&join(path, "mean_gap"), gap.secs(), self.size.0.mean())
+            }
             _ => Ok(()),
         }
     }
@@ -307,10 +326,13 @@ impl SourceConfig for OnOffConfig {
         self.size.validate(&join(path, "size"))?;
         self.on.0.validate(&join(path, "on"))?;
         self.off.0.validate(&join(path, "off"))?;
-        if self.on.0.mean() <= 0.0 {
+        if self.on.0.mean() < MIN_MEAN_GAP_S {
             return Err(ScenarioError::new(
                 join(path, "on"),
-                "got 0, expected a positive on period",
+                format!(
+                    "got a mean of {} s, expected a mean on period of at least 1 ps",
+                    self.on.0.mean()
+                ),
             ));
         }
         Ok(())
@@ -351,13 +373,7 @@ impl SourceConfig for TelnetConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.size.validate(&join(path, "size"))?;
         self.gap.0.validate(&join(path, "gap"))?;
-        if self.gap.0.mean() <= 0.0 {
-            return Err(ScenarioError::new(
-                join(path, "gap"),
-                "got 0, expected a positive mean gap",
-            ));
-        }
-        Ok(())
+        check_mean_gap(&join(path, "gap"), self.gap.0.mean(), self.size.0.mean())
     }
     fn build(&self, env: &SourceEnv) -> AgentPair {
         pair(OpenLoopSource::new(

@@ -46,7 +46,7 @@ pub enum ZRule {
 }
 
 impl ZRule {
-    fn of(self, share: f64) -> f64 {
+    pub fn of(self, share: f64) -> f64 {
         match self {
             ZRule::One => 1.0,
             ZRule::OneMinusShare => 1.0 - share,

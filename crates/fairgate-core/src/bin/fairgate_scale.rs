@@ -1,0 +1,141 @@
+//! Scale ladder: TCP NewReno dumbbells (10 Mb/s bottleneck, 60 s simulated) at 10, 1,000,
+//! 10,000 and 100,000 flows. Reports, per rung, scenario build time, run time, events per
+//! second, peak RSS and RSS per flow; build time both as wall and as CPU time (the latter
+//! holds on a loaded machine, where wall time does not). Each rung runs in a child process so peak RSS is its own.
+//!
+//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS]` (defaults: the ladder above, 60 s).
+
+use fairgate_core::scenario::{build, parse};
+use std::process::Command;
+use std::time::Instant;
+
+const LADDER: [u64; 4] = [10, 1_000, 10_000, 100_000];
+
+fn scenario(flows: u64, duration: f64) -> String {
+    let limit = (flows * 2).max(100);
+    format!(
+        r#"
+name = "scale-{flows}"
+[simulation]
+duration = {duration}
+seed = 1
+sample_interval = "10s"
+[topology]
+kind = "dumbbell"
+senders = {flows}
+bottleneck = {{ rate = "10Mbps", delay = "20ms", queue = {{ kind = "fifo", limit = {limit} }} }}
+access = {{ rate = "100Mbps", delay = "1ms" }}
+[[flows]]
+name = "t{{i}}"
+count = {flows}
+src = "s{{i}}"
+dst = "d{{i}}"
+start = {{ dist = "uniform", min = "0s", max = "5s" }}
+source = {{ kind = "tcp", cc = "newreno" }}
+"#
+    )
+}
+
+fn rss_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU seconds this process has used (user + system), which a loaded machine does not inflate.
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: Vec<f64> = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    ticks.iter().sum::<f64>() / 100.0
+}
+
+/// One rung in this process; prints one table row.
+fn rung(flows: u64, duration: f64) {
+    let text = scenario(flows, duration);
+    let started = Instant::now();
+    let cpu_started = cpu_s();
+    let parsed = parse(&text, &[]).expect("the ladder scenario is valid");
+    let mut sim = build(&parsed).expect("the ladder scenario builds");
+    let build_s = started.elapsed().as_secs_f64();
+    let build_cpu_s = cpu_s() - cpu_started;
+    let rss_built = rss_kib("VmRSS:");
+    let started = Instant::now();
+    sim.run();
+    let run_s = started.elapsed().as_secs_f64();
+    let violations = sim.conservation_violations();
+    assert!(
+        violations.is_empty(),
+        "conservation violated: {violations:?}"
+    );
+    let events = sim.events_processed();
+    let peak = rss_kib("VmHWM:");
+    println!(
+        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.2} {run_s:>9.2} {events:>12} {:>9.3} {:>8.1} {:>8.1} {:>10.2}",
+        events as f64 / run_s / 1e6,
+        rss_built as f64 / 1024.0,
+        peak as f64 / 1024.0,
+        peak as f64 / flows as f64,
+    );
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut duration = 60.0;
+    if let Some(i) = args.iter().position(|a| a == "--duration") {
+        duration = args
+            .get(i + 1)
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_else(|| {
+                eprintln!("usage: fairgate-scale [FLOWS...] [--duration SECONDS]");
+                std::process::exit(2)
+            });
+        args.drain(i..=i + 1);
+    }
+    if let [flag, flows] = &args[..] {
+        if flag == "--rung" {
+            rung(flows.parse().expect("a flow count"), duration);
+            return;
+        }
+    }
+    let ladder: Vec<u64> = if args.is_empty() {
+        LADDER.to_vec()
+    } else {
+        args.iter().filter_map(|a| a.parse().ok()).collect()
+    };
+    println!("TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated");
+    println!(
+        "{:>8} {:>9} {:>9} {:>9} {:>12} {:>9} {:>8} {:>8} {:>10}",
+        "flows",
+        "build s",
+        "build cpu",
+        "run s",
+        "events",
+        "Mev/s",
+        "RSS MiB",
+        "peak MiB",
+        "KiB/flow"
+    );
+    let me = std::env::current_exe().expect("the benchmark's own path");
+    for flows in ladder {
+        let status = Command::new(&me)
+            .args([
+                "--rung",
+                &flows.to_string(),
+                "--duration",
+                &duration.to_string(),
+            ])
+            .status()
+            .expect("the rung starts");
+        assert!(status.success(), "the rung with {flows} flows failed");
+    }
+}

@@ -1,0 +1,178 @@
+//! Hardening (bad and extreme input): the engine's progress check, conservation failures made
+//! visible, zero-progress and memory-hungry values refused at validation, and route building
+//! without an all-pairs table.
+
+use fairgate_core::net::{Agent, AgentCtx, Packet};
+use fairgate_core::results::collect;
+use fairgate_core::scenario::{build, parse};
+
+fn two_hosts(queue: &str, source: &str) -> String {
+    format!(
+        r#"
+name = "two-hosts"
+[simulation]
+duration = "2s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "r"
+kind = "router"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "r"
+rate = "100Mbps"
+[[links]]
+from = "r"
+to = "b"
+rate = "10Mbps"
+queue = {queue}
+[[flows]]
+name = "c0"
+src = "a"
+dst = "b"
+source = {source}
+"#
+    )
+}
+
+const CBR: &str = r#"{ kind = "cbr", rate = "20Mbps", size = 1000 }"#;
+
+/// An agent that sets a timer for the current instant every time one fires.
+struct SameInstantTimer;
+
+impl Agent for SameInstantTimer {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        ctx.set_timer(ctx.now, 0);
+    }
+    fn on_packet(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
+    fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        ctx.set_timer(ctx.now, token);
+    }
+    fn name(&self) -> &'static str {
+        "same-instant-timer"
+    }
+}
+
+#[test]
+fn a_run_without_progress_in_time_stops_with_an_error_naming_the_agent() {
+    let scenario = parse(&two_hosts("{ kind = \"fifo\" }", CBR), &[]).unwrap();
+    let mut sim = build(&scenario).unwrap();
+    assert!(sim.wrap_agent(0, |_| Box::new(SameInstantTimer)));
+    sim.run();
+    let why = sim.failure().expect("the run is stopped").to_string();
+    assert!(why.contains("no progress in time"), "{why}");
+    assert!(why.contains("a timer of agent 0 of flow \"c0\""), "{why}");
+    let results = collect(&mut sim, "two-hosts", 1);
+    assert_eq!(results.summary["valid"], false);
+    assert_eq!(results.summary["failure"], why);
+}
+
+#[test]
+fn a_leaking_discipline_breaks_conservation_and_marks_the_summary_invalid() {
+    let text = two_hosts("{ kind = \"test_leak\", every = 5 }", CBR);
+    let scenario = parse(&text, &[]).unwrap();
+    let mut sim = build(&scenario).unwrap();
+    sim.run();
+    let violations = sim.conservation_violations();
+    assert!(
+        violations.iter().any(|v| v.starts_with("flow c0")),
+        "{violations:?}"
+    );
+    assert!(
+        violations.iter().any(|v| v.starts_with("port r->b")),
+        "{violations:?}"
+    );
+    let results = collect(&mut sim, "two-hosts", 1);
+    assert_eq!(results.summary["valid"], false);
+    assert_eq!(results.summary["conservation"]["ok"], false);
+}
+
+#[test]
+fn zero_progress_values_are_refused_at_validation() {
+    let cases = [
+        (
+            r#"{ kind = "cbr", rate = 1e17, size = 1000 }"#,
+            "flows[0].source.rate",
+            "at most 1 Tbps",
+        ),
+        (
+            r#"{ kind = "telnet", gap = 0 }"#,
+            "flows[0].source.gap",
+            "mean gap of at least",
+        ),
+        (
+            r#"{ kind = "telnet", gap = "1ps" }"#,
+            "flows[0].source.gap",
+            "at most 1 Tbps",
+        ),
+        (
+            r#"{ kind = "telnet", gap = 1e-15 }"#,
+            "flows[0].source.gap",
+            "mean gap of at least",
+        ),
+        (
+            r#"{ kind = "cbr", rate = "1Mbps", size = 2e6 }"#,
+            "flows[0].source.size",
+            "at most 1048560",
+        ),
+        (
+            r#"{ kind = "cbr", rate = "10mbps" }"#,
+            "flows[0].source.rate",
+            "case matters",
+        ),
+    ];
+    for (source, path, expected) in cases {
+        let e = parse(&two_hosts("{ kind = \"fifo\" }", source), &[]).unwrap_err();
+        assert!(e.path.starts_with(path), "{source}: {e}");
+        assert!(e.message.contains(expected), "{source}: {e}");
+    }
+}
+
+#[test]
+fn too_many_flows_are_refused_with_the_count_named() {
+    let text = two_hosts("{ kind = \"fifo\" }", CBR)
+        .replace("name = \"c0\"", "name = \"c{i}\"\ncount = 1000000000");
+    let e = parse(&text, &[]).unwrap_err();
+    assert_eq!(e.path, "flows[0].count");
+    assert!(e.message.contains("memory_limit_mib"), "{e}");
+}
+
+#[test]
+fn a_large_dumbbell_routes_through_two_router_columns() {
+    let n = 20_000;
+    let text = format!(
+        r#"
+[simulation]
+duration = "0.2s"
+sample_interval = "0.1s"
+[topology]
+kind = "dumbbell"
+senders = {n}
+bottleneck = {{ rate = "10Mbps", delay = "10ms" }}
+access = {{ rate = "100Mbps", delay = "1ms" }}
+[[flows]]
+name = "t{{i}}"
+count = {n}
+src = "s{{i}}"
+dst = "d{{i}}"
+source = {{ kind = "tcp", cc = "newreno" }}
+"#
+    );
+    let scenario = parse(&text, &[]).unwrap();
+    let mut sim = build(&scenario).unwrap();
+    sim.run();
+    assert!(sim.conservation_violations().is_empty());
+    assert!(parse(&text.replace("sample_interval = \"0.1s\"", ""), &[])
+        .unwrap_err()
+        .to_string()
+        .contains("simulation.sample_interval"));
+    let nodes = 2 * n + 2;
+    // Data towards the right router's column, ACKs towards the left's: never nodes x nodes.
+    assert!(
+        sim.routes().column_bytes() <= 2 * nodes * 4,
+        "{}",
+        sim.routes().column_bytes()
+    );
+}

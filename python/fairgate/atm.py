@@ -1,0 +1,57 @@
+"""Cell-level GFR networks [Goyal98]: run the Rust core's ATM model (AAL5 edges, named GFR
+VCs, cell links, a backbone buffer discipline, SACK TCPs) from a config dict and get its
+results as data frames. The config schema is documented in docs/models/gfr.md."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from fairgate import _core
+
+PAPER_VCS_A = [12_000, 24_000, 36_000, 48_000, 60_000]
+"""MCR set A of [Goyal98, §4], cells/s (51% of the OC-3c cell rate)."""
+PAPER_VCS_B = [20_000, 40_000, 60_000, 80_000, 100_000]
+"""MCR set B of [Goyal98, §4], cells/s (85%)."""
+
+
+@dataclass
+class AtmRun:
+    """The outcome of one cell-level run."""
+
+    vcs: pd.DataFrame
+    """Per VC: goodput, excess over MCR, mean occupancy, drops (one row per VC, in order)."""
+    refused: pd.DataFrame
+    """Frames refused at the backbone buffer by VC, DFBA region (0 = no regions) and CLP."""
+    occupancy: pd.DataFrame
+    """Backbone buffer occupancy per VC over time (time, vc, cells)."""
+    total_goodput_mbps: float
+    window_s: float
+    backbone_cells: int
+    events: int
+
+
+def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
+    """Five VCs named vc1..vc5 with the given MCRs (cells/s) and TCPs each."""
+    return [{"name": f"vc{i + 1}", "mcr": m, "tcps": tcps_per_vc} for i, m in enumerate(mcrs)]
+
+
+def run_atm(config: dict[str, Any]) -> AtmRun:
+    """Runs a cell-level GFR network; bad input raises ``fairgate.ScenarioError``."""
+    raw = json.loads(_core.atm_run(json.dumps(config)))
+    names = [v["name"] for v in raw["vcs"]]
+    occupancy = pd.DataFrame(raw["occupancy"])
+    occupancy["vc"] = occupancy["vc"].map(dict(enumerate(names)))
+    refused = pd.DataFrame(raw["refused"], columns=["vc", "region", "clp", "frames"])
+    return AtmRun(
+        vcs=pd.DataFrame(raw["vcs"]),
+        refused=refused,
+        occupancy=occupancy,
+        total_goodput_mbps=raw["total_goodput_mbps"],
+        window_s=raw["window_s"],
+        backbone_cells=raw["backbone_cells"],
+        events=raw["events"],
+    )

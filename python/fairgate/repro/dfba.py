@@ -1,0 +1,472 @@
+"""DFBA for GFR VCs carrying TCP over AAL5 [Goyal98, §4-§5]: experiments E1-E6b (Tables 1-6)
+at cell level, each VC's numbers beside the paper's, the acceptance checks, an L/H sweep, the
+other frame disciplines on E3 for comparison, and the per-VC occupancy figure.
+
+Every run is an independent case (config + seed -> results) run through :func:`run_case`, so
+the list can move onto a sweep executor unchanged.
+
+Decisions where the paper is silent (docs/reproductions/dfba.md):
+- L = 0.5 K, H = 0.9 K for every buffer size; the sweep shows their effect on E3.
+- SACK TCP, MSS 1460 bytes (1500-byte IP packets: 32 cells each), 1 MB window, no delayed
+  ACKs, RTO per RFC 6298 with a 1 s minimum; TCPs start within the first 0.5 s.
+- Throughput is TCP goodput over the window after the warm-up; the "maximum possible" is the
+  cell payload rate times 1460 / (32 x 48), 128.90 Mb/s.
+- E6a/E6b (Table 6: configuration not stated) run 100 TCPs and 25k cells, like E3.
+- Full: 30 s runs with 5 s warm-up; quick: 2.5 s with 1 s warm-up (wider spread expected).
+- One seed for every table, so E1 and E2 are the same run (same W_i/W, same TCP count).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm  # noqa: E402
+from fairgate.repro.report import Report, Row, Tolerance  # noqa: E402
+
+TITLE = "Goyal, Jain et al. 1998: DFBA for GFR VCs carrying TCP over AAL5, Tables 1-6"
+SOURCE = "[Goyal98, §4-§5]: 5 GFR VCs over a 1000 km OC-3c backbone, SACK TCPs, DFBA buffer"
+EXPERIMENTS = ["E1", "E2", "E3", "E4", "E5", "E6a", "E6b"]
+CELL_RATE = 353_207.0
+MSS = 1460
+CELLS_PER_SEGMENT = 32
+MAX_GOODPUT_MBPS = CELL_RATE * 48 * 8 * MSS / (CELLS_PER_SEGMENT * 48) / 1e6
+LOW, HIGH = 0.5, 0.9
+
+PAPER: dict[str, dict[str, list[float]]] = {
+    "E1": {
+        "achieved": [11.86, 18.63, 24.80, 32.99, 38.60],
+        "ratio": [1.57, 1.02, 0.79, 0.79, 0.68],
+    },
+    "E2": {
+        "achieved": [12.52, 18.29, 25.57, 31.78, 38.72],
+        "ratio": [0.63, 0.19, 0.11, 0.03, 0.01],
+    },
+    "E3": {
+        "achieved": [11.29, 18.19, 26.00, 32.35, 39.09],
+        "ratio": [0.47, 0.18, 0.13, 0.05, 0.02],
+    },
+    "E4": {
+        "achieved": [10.02, 19.31, 25.78, 32.96, 38.56],
+        "ratio": [0.30, 0.26, 0.12, 0.07, 0.00],
+    },
+    "E5": {
+        "achieved": [11.79, 18.55, 25.13, 32.23, 38.97],
+        "ratio": [0.54, 0.21, 0.09, 0.05, 0.01],
+    },
+    "E6a": {"excess": [3.84, 2.90, 2.27, 2.56, 0.02], "ratio": [0.50, 0.19, 0.10, 0.08, 0.0005]},
+    "E6b": {"excess": [0.53, 2.97, 2.77, 2.39, 3.14], "ratio": [0.07, 0.19, 0.12, 0.08, 0.08]},
+}
+"""Tables 1-6. E6a's last ratio is printed 0.02 in the paper; 0.02 / 38.4 = 0.0005 is used."""
+PAPER_TOTALS = {"E1": 126.88, "E2": 126.88, "E3": 126.92, "E4": 126.63, "E5": 126.67}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    tcps_per_vc: int
+    mcrs: list[int]
+    buffer_cells: int
+    z: str = "one"
+
+
+SETUPS = {
+    "E1": Experiment("E1", 10, PAPER_VCS_A, 25_000),
+    "E2": Experiment("E2", 10, PAPER_VCS_B, 25_000),
+    "E3": Experiment("E3", 20, PAPER_VCS_B, 25_000),
+    "E4": Experiment("E4", 20, PAPER_VCS_B, 6_000),
+    "E5": Experiment("E5", 20, PAPER_VCS_B, 3_000),
+    "E6a": Experiment("E6a", 20, PAPER_VCS_B, 25_000, "one_minus_share"),
+    "E6b": Experiment("E6b", 20, PAPER_VCS_B, 25_000, "one_minus_share_squared"),
+}
+EXTRA_SEEDS = [2, 3]
+"""E3 again with other seeds: the run-to-run spread against which misses are judged."""
+LH_SWEEP = [(0.3, 0.6), (0.5, 0.9), (0.7, 0.9), (0.8, 0.95)]
+DISCIPLINES: list[dict[str, Any]] = [
+    {"kind": "epd", "threshold": 0.8},
+    {"kind": "ppd"},
+    {"kind": "selective_drop", "threshold": 0.8},
+    {"kind": "fba", "threshold": 0.8},
+    {"kind": "fifo"},
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One independent run: which table it serves and its full config."""
+
+    group: str
+    label: str
+    config: dict[str, Any] = field(hash=False)
+
+
+def timing(quick: bool) -> tuple[float, float]:
+    """(duration, warm-up) in seconds."""
+    return (2.5, 1.0) if quick else (30.0, 5.0)
+
+
+def dfba_buffer(cells: int, z: str = "one", low: float = LOW, high: float = HIGH) -> dict:
+    return {"kind": "dfba", "limit": cells, "low": low, "high": high, "alpha": 0.5, "z": z}
+
+
+def config(exp: Experiment, buffer: dict[str, Any], quick: bool, seed: int = 1) -> dict[str, Any]:
+    duration, warmup = timing(quick)
+    return {
+        "seed": seed,
+        "duration": duration,
+        "warmup": warmup,
+        "sample_interval": 0.01,
+        "vcs": paper_vcs(exp.mcrs, exp.tcps_per_vc),
+        "buffer": buffer,
+        "tcp": {
+            "cc": "sack",
+            "mss": MSS,
+            "rwnd": 1 << 20,
+            "window_scale": 5,
+            "min_rto": 1.0,
+            "granularity": 0.01,
+        },
+        "start_spread": 0.5,
+    }
+
+
+def cases(experiment: str | None, quick: bool) -> list[Case]:
+    """The experiments (all, or the one selected), then the sweep and the disciplines."""
+    names = [experiment] if experiment else EXPERIMENTS
+    out = [
+        Case("table", n, config(SETUPS[n], dfba_buffer(SETUPS[n].buffer_cells, SETUPS[n].z), quick))
+        for n in names
+    ]
+    if experiment is not None:
+        return out
+    e3 = SETUPS["E3"]
+    for low, high in LH_SWEEP:
+        if (low, high) != (LOW, HIGH):
+            buffer = dfba_buffer(e3.buffer_cells, low=low, high=high)
+            out.append(Case("lh", f"L={low:g}K H={high:g}K", config(e3, buffer, quick)))
+    if not quick:
+        for seed in EXTRA_SEEDS:
+            buffer = dfba_buffer(e3.buffer_cells)
+            out.append(Case("seed", f"seed {seed}", config(e3, buffer, quick, seed=seed)))
+        for d in DISCIPLINES:
+            buffer = {**d, "limit": e3.buffer_cells}
+            out.append(Case("discipline", d["kind"], config(e3, buffer, quick)))
+        tagged = {**config(e3, dfba_buffer(e3.buffer_cells), quick), "tagging": {}}
+        out.append(Case("tagging", "E3 F-GCRA tagged", tagged))
+    return out
+
+
+def run_case(case: Case) -> AtmRun:
+    """Runs one case; the unit a sweep executor would distribute."""
+    return run_atm(case.config)
+
+
+def run_cases(todo: list[Case], progress: bool) -> dict[tuple[str, str], AtmRun]:
+    results = {}
+    for case in todo:
+        if progress:
+            print(f"{case.group} {case.label}", flush=True)
+        results[(case.group, case.label)] = run_case(case)
+    return results
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+
+def add_table_rows(report: Report, name: str, run: AtmRun) -> None:
+    paper = PAPER[name]
+    vcs = run.vcs
+    for i, vc in enumerate(vcs.itertuples(index=False)):
+        label = f"{name} {vc.name} (MCR {vc.mcr_mbps:.2f})"
+        if "achieved" in paper:
+            report.add(Row(label, "achieved Mb/s", paper["achieved"][i], vc.goodput_mbps))
+        else:
+            report.add(Row(label, "excess Mb/s", paper["excess"][i], vc.excess_mbps))
+        report.add(Row(label, "excess/MCR", paper["ratio"][i], vc.excess_over_mcr))
+    if name in PAPER_TOTALS:
+        total = PAPER_TOTALS[name]
+        report.add(
+            Row(
+                f"{name} total",
+                "achieved Mb/s",
+                total,
+                run.total_goodput_mbps,
+                Tolerance(relative=0.03),
+            )
+        )
+        report.add(
+            Row(
+                f"{name} total",
+                "efficiency",
+                total / MAX_GOODPUT_MBPS,
+                run.total_goodput_mbps / MAX_GOODPUT_MBPS,
+                note=f"of {MAX_GOODPUT_MBPS:.2f} Mb/s (1460-byte segments in 32 cells)",
+            )
+        )
+
+
+@dataclass(frozen=True)
+class AtLeast(Tolerance):
+    """A check that passes when the measured value is at least ``bound``."""
+
+    bound: float = 0.0
+
+    def allows(self, paper: float, measured: float) -> bool:
+        return not math.isnan(measured) and measured >= self.bound
+
+    def describe(self) -> str:
+        return f">= {self.bound:g}"
+
+
+@dataclass(frozen=True)
+class AtMost(Tolerance):
+    """A check that passes when the measured value is at most ``bound``."""
+
+    bound: float = 0.0
+
+    def allows(self, paper: float, measured: float) -> bool:
+        return not math.isnan(measured) and measured <= self.bound
+
+    def describe(self) -> str:
+        return f"<= {self.bound:g}"
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    return float(pd.Series(x).rank().corr(pd.Series(y).rank()))
+
+
+def jain(values: list[float]) -> float:
+    v = np.asarray(values, dtype=float)
+    return float(v.sum() ** 2 / (len(v) * (v**2).sum())) if (v**2).sum() > 0 else math.nan
+
+
+def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
+    """The acceptance checks: MCR met, total, ordering, buffer independence, Z rule, occupancy."""
+    for name in ("E1", "E2", "E3", "E4", "E5"):
+        if name not in runs:
+            continue
+        vcs = runs[name].vcs
+        ratios = vcs["goodput_mbps"] / vcs["mcr_mbps"]
+        paper_ratios = [
+            a / m for a, m in zip(PAPER[name]["achieved"], vcs["mcr_mbps"], strict=True)
+        ]
+        report.add(
+            Row(
+                f"check {name}",
+                "MCR met: min achieved/MCR",
+                min(paper_ratios),
+                float(ratios.min()),
+                AtLeast(bound=0.98),
+            )
+        )
+        mcr = list(vcs["mcr_mbps"])
+        report.add(
+            Row(
+                f"check {name}",
+                "ordering: Spearman(excess/MCR, MCR)",
+                spearman(PAPER[name]["ratio"], mcr),
+                spearman(list(vcs["excess_over_mcr"]), mcr),
+                AtMost(bound=-0.7),
+            )
+        )
+    add_excess_checks(report, runs)
+    add_buffer_check(report, runs)
+    add_z_check(report, runs)
+    if "E3" in runs:
+        occ = runs["E3"].vcs
+        corr = float(np.corrcoef(occ["mean_occupancy"], occ["mcr_cells"])[0, 1])
+        report.add(Row("check E3", "occupancy ∝ MCR: correlation", 1.0, corr, AtLeast(bound=0.9)))
+
+
+def add_excess_checks(report: Report, runs: dict[str, AtmRun]) -> None:
+    for name in ("E2", "E3", "E4", "E5"):
+        if name in runs:
+            paper = PAPER_TOTALS[name] - 115.2
+            measured = float(runs[name].vcs["excess_mbps"].sum())
+            report.add(
+                Row(f"check {name}", "total excess Mb/s", paper, measured, Tolerance(absolute=1.5))
+            )
+
+
+def add_buffer_check(report: Report, runs: dict[str, AtmRun]) -> None:
+    names = ["E3", "E4", "E5"]
+    if not all(n in runs for n in names):
+        return
+    totals = [runs[n].total_goodput_mbps for n in names]
+    paper = [PAPER_TOTALS[n] for n in names]
+    spread = (max(totals) - min(totals)) / float(np.mean(totals))
+    paper_spread = (max(paper) - min(paper)) / float(np.mean(paper))
+    report.add(
+        Row(
+            "check E3-E5",
+            "buffer independence: total spread",
+            paper_spread,
+            spread,
+            AtMost(bound=0.01),
+        )
+    )
+
+
+def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
+    if "E6b" in runs:
+        measured = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
+        report.add(
+            Row(
+                "check E6b",
+                "Z rule: Jain(excess/MCR)",
+                jain(PAPER["E6b"]["ratio"]),
+                measured,
+                AtLeast(bound=0.8),
+            )
+        )
+    if "E6b" in runs:
+        ratios = runs["E6b"].vcs["excess_over_mcr"]
+        spread = float(ratios.max() / ratios.min()) if ratios.min() > 0 else math.inf
+        paper_ratios = PAPER["E6b"]["ratio"]
+        report.add(
+            Row(
+                "check E6b",
+                "Z rule: max/min excess/MCR",
+                max(paper_ratios) / min(paper_ratios),
+                spread,
+                AtMost(bound=3.0),
+            )
+        )
+    if "E6a" in runs and "E6b" in runs:
+        a = jain(list(runs["E6a"].vcs["excess_over_mcr"]))
+        b = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
+        paper = jain(PAPER["E6b"]["ratio"]) - jain(PAPER["E6a"]["ratio"])
+        report.add(
+            Row("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
+        )
+
+
+# --- side tables and the figure ------------------------------------------------------------
+
+
+def side_table(
+    results: dict[tuple[str, str], AtmRun], group: str, extra: AtmRun | None
+) -> pd.DataFrame:
+    rows = []
+    items = [(label, r) for (g, label), r in results.items() if g == group]
+    if extra is not None:
+        items.insert(0, (EXTRA_LABEL[group], extra))
+    for label, run in items:
+        row: dict[str, Any] = {"case": label, "total_mbps": run.total_goodput_mbps}
+        for vc in run.vcs.itertuples(index=False):
+            row[f"{vc.name}_excess_over_mcr"] = vc.excess_over_mcr
+        row["min_achieved_over_mcr"] = float((run.vcs["goodput_mbps"] / run.vcs["mcr_mbps"]).min())
+        row["tagged_frames"] = int(run.vcs["tagged_frames"].sum())
+        row["clp1_cells_dropped"] = int(run.vcs["cells_dropped_clp1"].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+EXTRA_LABEL = {
+    "discipline": "dfba L=0.5K H=0.9K",
+    "lh": "L=0.5K H=0.9K",
+    "seed": "seed 1",
+    "tagging": "E3 untagged",
+}
+
+
+def drops_table(results: dict[tuple[str, str], AtmRun]) -> pd.DataFrame:
+    frames = []
+    for (group, name), run in results.items():
+        if group not in ("table", "tagging"):
+            continue
+        refused = run.refused.copy()
+        refused.insert(0, "experiment", name)
+        frames.append(refused)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def occupancy_figure(run: AtmRun, name: str, out_dir: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for i, (vc, series) in enumerate(run.occupancy.groupby("vc", sort=False)):
+        color = f"C{i}"
+        ax.plot(series["time"], series["cells"], color=color, linewidth=0.4, alpha=0.3)
+        smooth = series["cells"].rolling(50, min_periods=1).mean()
+        ax.plot(series["time"], smooth, color=color, linewidth=1.2, label=f"{vc} (0.5 s mean)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cells in the backbone buffer")
+    ax.set_title(f"{name}: per-VC occupancy under DFBA")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    path = out_dir / f"dfba_occupancy_{name}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_side_tables(
+    report: Report, results: dict, tables: dict[str, AtmRun], out_dir: Path
+) -> None:
+    writers: list[tuple[str, Callable[[], pd.DataFrame], str]] = [
+        (
+            "dfba_lh_sweep.csv",
+            lambda: side_table(results, "lh", tables.get("E3")),
+            "L/H sweep on E3",
+        ),
+        (
+            "dfba_disciplines.csv",
+            lambda: side_table(results, "discipline", tables.get("E3")),
+            "other disciplines on E3",
+        ),
+        (
+            "dfba_seeds.csv",
+            lambda: side_table(results, "seed", tables.get("E3")),
+            "E3 with other seeds",
+        ),
+        (
+            "dfba_tagging.csv",
+            lambda: side_table(results, "tagging", tables.get("E3")),
+            "E3 with F-GCRA tagging at the edges",
+        ),
+        (
+            "dfba_refused_frames.csv",
+            lambda: drops_table(results),
+            "refused frames by VC, DFBA region and CLP",
+        ),
+    ]
+    for filename, build, what in writers:
+        frame = build()
+        if len(frame) > 1 or (filename.startswith("dfba_refused") and len(frame)):
+            frame.to_csv(out_dir / filename, index=False)
+            report.notes.append(f"{what}: {filename}")
+
+
+def run(
+    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+) -> Report:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = Report("dfba", TITLE, SOURCE)
+    results = run_cases(cases(experiment, quick), progress)
+    tables = {label: r for (group, label), r in results.items() if group == "table"}
+    for name, run_ in tables.items():
+        add_table_rows(report, name, run_)
+    add_checks(report, tables)
+    write_side_tables(report, results, tables, out_dir)
+    figure = "E3" if "E3" in tables else next(iter(tables))
+    report.figures.append(occupancy_figure(tables[figure], figure, out_dir))
+    if {"E1", "E2"} <= tables.keys():
+        report.notes.append(
+            "E1 and E2 are the same run: DFBA sees MCRs only through W_i/W and sets A and B are "
+            "both 1:2:3:4:5; only the MCR subtracted for the excess differs"
+        )
+    duration, warmup = timing(quick)
+    report.notes.append(
+        f"runs of {duration:g} s, measured after {warmup:g} s; L = {LOW:g} K, H = {HIGH:g} K; "
+        "rows without tolerance are reported for comparison, checks are the acceptance criteria"
+    )
+    return report

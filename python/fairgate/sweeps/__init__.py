@@ -1,0 +1,213 @@
+"""Many runs of one scenario: parameter sweeps and repetitions over seeds, run on Dask.
+
+``fg.sweep(scenario, grid={"bottleneck.queue.limit": [10, 20]}, seeds=5)`` checks every axis,
+runs each point (axis values x seed) as its own simulation on the executor
+(:mod:`fairgate.sweeps.execute`) and returns one summary row per point. With ``out=DIR`` each
+finished point is written to the results store (:mod:`fairgate.sweeps.store`) as it arrives,
+and a rerun skips the finished points and runs the failed ones again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fairgate import __version__
+from fairgate._core import ScenarioError
+from fairgate.runner import _read as read_scenario
+from fairgate.runner import run_text, validate_text
+from fairgate.scenario import Scenario
+from fairgate.sweeps import store
+from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
+from fairgate.sweeps.execute import Task, execute, resolve
+from fairgate.sweeps.query import query
+from fairgate.sweeps.stats import repetitions
+
+__all__ = [
+    "Axis",
+    "SweepRun",
+    "prepare",
+    "query",
+    "repetitions",
+    "run_point",
+    "scenario_text",
+    "sweep",
+]
+
+TABLES = ("summary", "flows", "ports")
+
+
+def scenario_text(scenario: Scenario | str | Path) -> str:
+    """TOML text of a :class:`Scenario`, a scenario file path, or TOML text itself."""
+    if isinstance(scenario, Scenario):
+        return scenario.to_toml()
+    if isinstance(scenario, Path) or ("\n" not in scenario and scenario.endswith(".toml")):
+        return read_scenario(scenario)
+    return scenario
+
+
+def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """Runs on a worker: one simulation; its summary and per-flow and per-port tables."""
+    results = run_text(text, list(overrides))
+    return {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+
+
+def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axis]:
+    """Axes from ``{path: values}`` (the column is named by the path) or given as Axis."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping):
+        return list(spec)
+    axes = []
+    for name, values in spec.items():
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise ScenarioError(f"axis `{name}`: got {values!r}, expected a list of values")
+        axes.append(Axis(name, name, tuple(values)))
+    return axes
+
+
+def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
+    """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int | Sequence):
+        raise ScenarioError(f"seeds: got {seeds!r}, expected a count or a list of seeds")
+    if isinstance(seeds, Sequence):
+        return list(seeds)
+    if seeds < 1:
+        raise ScenarioError(f"seeds: got {seeds}, expected at least 1")
+    first = int(validate_text(text, overrides)["simulation"]["seed"])
+    return list(range(first, first + seeds))
+
+
+class SweepRun:
+    """A checked sweep: its points, where its results go, and how to run them."""
+
+    def __init__(
+        self,
+        text: str,
+        grid: Grid,
+        overrides: Sequence[str] = (),
+        out: str | Path | None = None,
+    ) -> None:
+        self.text = text
+        self.grid = grid
+        self.overrides = list(overrides)
+        self.out = Path(out) if out is not None else None
+        self.points = grid.points()
+        digest = hashlib.sha256(json.dumps([text, self.overrides]).encode()).hexdigest()
+        self.manifest = {
+            "scenario_sha256": digest,
+            "axes": [{"name": a.name, "path": a.path} for a in grid.axes],
+            "seeds": list(grid.seeds),
+            "overrides": self.overrides,
+            "points": len(self.points),
+            "fairgate_version": __version__,
+        }
+        self.skipped = 0
+
+    def _todo(self) -> list[Point]:
+        if self.out is None:
+            return self.points
+        store.check_manifest(self.out, self.manifest)
+        done = store.finished_keys(self.out)
+        todo = [p for p in self.points if p.key not in done]
+        self.skipped = len(self.points) - len(todo)
+        return todo
+
+    def run(self, client: Any = None, progress: bool = False) -> dict[str, pd.DataFrame]:
+        """Runs the points not yet finished; returns the tables of every point of the grid
+        (read back from the store when there is one), in grid order."""
+        todo = self._todo()
+        tasks = [
+            Task(p.key, run_point, (self.text, [*self.overrides, *p.all_overrides()])) for p in todo
+        ]
+        by_key = {p.key: p for p in todo}
+        collected: dict[str, dict[str, Any]] = {}
+        if tasks:
+            for outcome in execute(tasks, resolve(client), progress, desc="sweep"):
+                point = by_key[outcome.key]
+                tables = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
+                if self.out is not None:
+                    store.commit(self.out, point.key, tables)
+                collected[point.key] = tables
+        return self._tables(collected)
+
+    def _tables(self, collected: dict[str, dict[str, Any]]) -> dict[str, pd.DataFrame]:
+        order = {p.key: i for i, p in enumerate(self.points)}
+        out = {}
+        for name in TABLES:
+            if self.out is not None:
+                frame = store.read(self.out, name)
+            else:
+                parts = [_with_key(t[name], key) for key, t in collected.items() if name in t]
+                frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            if not frame.empty:
+                frame = frame[frame["point"].isin(order)]
+                rank = frame["point"].map(order)
+                frame = frame.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+            out[name] = frame
+        return out
+
+
+def _with_key(table: Any, key: str) -> pd.DataFrame:
+    frame = table.to_pandas() if hasattr(table, "to_pandas") else table
+    frame.insert(0, "point", key)
+    return frame
+
+
+def _point_tables(point: Point, value: Any, error: str | None, attempts: int) -> dict[str, Any]:
+    params = dict(point.params)
+    row: dict[str, Any] = {"seed": point.seed, "attempts": attempts}
+    if error is not None:
+        row.update(status="failed", error=error)
+        return {"summary": store.summary_table(params, row)}
+    summary = value["summary"]
+    row.update(store.summary_metrics(summary), scenario=summary["scenario"], status="ok")
+    return {
+        "flows": store.with_params(value["flows"], params, point.seed),
+        "ports": store.with_params(value["ports"], params, point.seed),
+        "summary": store.summary_table(params, row),
+    }
+
+
+def prepare(
+    scenario: Scenario | str | Path,
+    grid: Mapping[str, Sequence[Any]] | Sequence[Axis] | None = None,
+    zip: Sequence[Mapping[str, Sequence[Any]] | Sequence[Axis]] = (),  # noqa: A002
+    seeds: int | Sequence[int] = 1,
+    overrides: Sequence[str] = (),
+    out: str | Path | None = None,
+) -> SweepRun:
+    """Checks a sweep (every axis value, by the core) without running anything."""
+    text = scenario_text(scenario)
+    seed_list = _seeds(seeds, text, overrides)
+    zipped = [_axes(group) for group in zip]
+    checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)
+    return SweepRun(text, checked, overrides, out)
+
+
+def sweep(
+    scenario: Scenario | str | Path,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    seeds: int | Sequence[int] = 1,
+    client: Any = None,
+    zip: Sequence[Mapping[str, Sequence[Any]]] = (),  # noqa: A002 - the combination's name
+    overrides: Sequence[str] = (),
+    out: str | Path | None = None,
+    table: str = "summary",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs ``scenario`` at every point of ``grid`` (a product of axes; ``zip`` groups axes
+    that vary together) for each seed, on ``client`` (a ``distributed.Client``; by default
+    ``$FAIRGATE_SCHEDULER`` or a local cluster). Returns ``table`` ("summary": one row per
+    point with its parameters, seed, status and metrics; "flows" or "ports": the per-flow or
+    per-port rows with the point's parameters). Raises ScenarioError naming the axis for bad
+    input before any point runs."""
+    if table not in TABLES:
+        raise ScenarioError(f"table: got {table!r}, expected one of {', '.join(TABLES)}")
+    prepared = prepare(scenario, grid, zip, seeds, overrides, out)
+    return prepared.run(client, progress)[table]

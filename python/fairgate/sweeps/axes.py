@@ -1,0 +1,247 @@
+"""Sweep axes: which scenario values vary, how they combine, and the points they make.
+
+An axis sets one scenario parameter path (``topology.bottleneck.queue.limit``, or any unique
+ending of it such as ``bottleneck.queue.limit``) to each of its values. Axes in one zip group
+vary together; groups combine as a product; every combination runs once per seed. Every axis
+value is checked by the core before any point runs, so a bad axis fails with its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import tomllib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fairgate._core import ScenarioError
+from fairgate.runner import validate_text
+
+RESERVED_COLUMNS = frozenset(
+    {"point", "seed", "status", "error", "attempts", "scenario", "flow", "port"}
+)
+"""Column names the results store uses itself; an axis may not take one of them."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One varied parameter: the column ``name``, the scenario ``path`` and its values."""
+
+    name: str
+    path: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulation of a sweep: axis values (in axis order) and a seed."""
+
+    params: tuple[tuple[str, Any], ...]
+    overrides: tuple[str, ...]
+    seed: int
+
+    @property
+    def key(self) -> str:
+        """Stable identity of the point: a digest of its parameters and seed."""
+        canonical = json.dumps({"params": dict(self.params), "seed": self.seed}, sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def all_overrides(self) -> list[str]:
+        return [*self.overrides, f"simulation.seed={self.seed}"]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Zip groups combined as a product, each combination run once per seed."""
+
+    groups: tuple[tuple[Axis, ...], ...]
+    seeds: tuple[int, ...]
+
+    @property
+    def axes(self) -> list[Axis]:
+        return [axis for group in self.groups for axis in group]
+
+    def points(self) -> list[Point]:
+        rows = [list(zip(*(a.values for a in group), strict=True)) for group in self.groups]
+        points = []
+        for combination in itertools.product(*rows):
+            values = [v for group_values in combination for v in group_values]
+            params = tuple(
+                (a.name, column_value(v)) for a, v in zip(self.axes, values, strict=True)
+            )
+            overrides = tuple(
+                f"{a.path}={toml_literal(v)}" for a, v in zip(self.axes, values, strict=True)
+            )
+            points.extend(Point(params, overrides, seed) for seed in self.seeds)
+        return points
+
+
+def toml_literal(value: Any) -> str:
+    """The value in TOML syntax, as an override's right-hand side."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{json.dumps(str(k))} = {toml_literal(v)}" for k, v in value.items())
+        return "{ " + items + " }"
+    raise TypeError(f"{type(value).__name__} has no TOML form")
+
+
+def column_value(value: Any) -> Any:
+    """How a value is stored in its parameter column: tables and arrays as their TOML text."""
+    return toml_literal(value) if isinstance(value, list | tuple | dict) else value
+
+
+def parse_cli_values(text: str) -> list[Any]:
+    """``red,pfd`` or ``10,20,50``: comma-separated TOML values, bare words as strings."""
+    return [parse_cli_value(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def parse_cli_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_cli_axis(spec: str, option: str) -> Axis:
+    """``PATH=V1,V2`` from ``--grid`` or ``--zip``."""
+    path, sep, values = spec.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ScenarioError(f"{option} {spec!r}: expected PATH=VALUE1,VALUE2,...")
+    return Axis(path, path, tuple(parse_cli_values(values)))
+
+
+def _paths(node: Any, prefix: str = "") -> Iterator[str]:
+    """Every table key and array entry of a TOML document, as override paths."""
+    if isinstance(node, dict):
+        for key, child in node.items():
+            here = f"{prefix}.{key}" if prefix else str(key)
+            yield here
+            yield from _paths(child, here)
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            if isinstance(child, dict | list):
+                yield from _paths(child, f"{prefix}[{index}]")
+
+
+def resolve_path(doc: dict[str, Any], path: str, axis: str) -> str:
+    """The full path ``path`` names: itself if the scenario has it, else the unique path it
+    ends. A key the scenario lacks is appended to its parent's full path and left for the
+    core to accept (a default) or reject (naming the key)."""
+    known = list(_paths(doc))
+    if path in known:
+        return path
+    matches = [p for p in known if p.endswith("." + path)]
+    if len(matches) > 1:
+        shown = ", ".join(matches[:6])
+        raise ScenarioError(f"axis `{axis}`: `{path}` is ambiguous, it ends {shown}")
+    if matches:
+        return matches[0]
+    parent, dot, leaf = path.rpartition(".")
+    if dot and "[" not in leaf:
+        resolved = resolve_path(doc, parent, axis)
+        if resolved in known:
+            return f"{resolved}.{leaf}"
+    return path
+
+
+def _value_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple | dict):
+        return "table or array"
+    raise ScenarioError(f"got {type(value).__name__} {value!r}, expected a TOML value")
+
+
+def _uniform(axis: Axis) -> Axis:
+    """All values of one kind (ints among floats become floats), so a column has one type."""
+    kinds = {_value_kind(v) for v in axis.values}
+    if len(kinds) > 1:
+        raise ScenarioError(
+            f"axis `{axis.name}`: values mix {' and '.join(sorted(kinds))}, expected one type"
+        )
+    if any(isinstance(v, float) for v in axis.values) and kinds == {"number"}:
+        return Axis(axis.name, axis.path, tuple(float(v) for v in axis.values))
+    return axis
+
+
+def _check_axis(axis: Axis) -> Axis:
+    if not axis.values:
+        raise ScenarioError(f"axis `{axis.name}`: empty, expected at least one value")
+    if axis.name in RESERVED_COLUMNS:
+        listed = ", ".join(sorted(RESERVED_COLUMNS))
+        raise ScenarioError(f"axis `{axis.name}`: the name is reserved ({listed})")
+    try:
+        return _uniform(axis)
+    except ScenarioError as err:
+        raise ScenarioError(f"axis `{axis.name}`: {err.args[0]}") from None
+
+
+def _check_group(group: Sequence[Axis], option: str) -> None:
+    lengths = {a.name: len(a.values) for a in group}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
+        raise ScenarioError(f"{option}: zipped axes need equal lengths; {shown}")
+
+
+def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], option: str) -> None:
+    """The core checks each value (each zipped tuple) on the scenario before anything runs."""
+    for values in zip(*(a.values for a in group), strict=True):
+        overrides = [f"{a.path}={toml_literal(v)}" for a, v in zip(group, values, strict=True)]
+        try:
+            validate_text(text, [*base, *overrides])
+        except ScenarioError as err:
+            named = " + ".join(
+                f"`{a.name}` = {toml_literal(v)}" for a, v in zip(group, values, strict=True)
+            )
+            raise ScenarioError(f"{option} {named}: {err.args[0]}") from None
+
+
+def build_grid(
+    text: str,
+    product: Sequence[Axis],
+    zipped: Sequence[Sequence[Axis]],
+    seeds: Sequence[int],
+    base_overrides: Sequence[str] = (),
+) -> Grid:
+    """Resolves and checks every axis against the scenario ``text``; raises ScenarioError
+    naming the axis at the first problem."""
+    doc = tomllib.loads(text)
+    if not seeds:
+        raise ScenarioError("seeds: empty, expected at least one seed")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ScenarioError(f"seeds: got {seed!r}, expected non-negative integers")
+    groups: list[tuple[Axis, ...]] = []
+    for option, group in [*(("axis", [a]) for a in product), *(("zip", z) for z in zipped)]:
+        checked = tuple(
+            Axis(a.name, resolve_path(doc, a.path, a.name), a.values)
+            for a in map(_check_axis, group)
+        )
+        if option == "zip":
+            _check_group(checked, option)
+        _validate_values(text, base_overrides, checked, option)
+        groups.append(checked)
+    names = [a.name for g in groups for a in g]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ScenarioError(f"axis `{twice[0]}`: given more than once")
+    return Grid(tuple(groups), tuple(dict.fromkeys(seeds)))

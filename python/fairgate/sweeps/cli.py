@@ -1,0 +1,193 @@
+"""The ``fairgate sweep`` and ``fairgate query`` commands, and ``fairgate run --seeds N``."""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fairgate._core import ScenarioError
+from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
+from fairgate.sweeps.axes import Axis, parse_cli_axis
+from fairgate.sweeps.query import query
+
+SHOWN_METRICS = {
+    "delivered_pkts": "delivered",
+    "dropped_pkts": "dropped",
+    "jain_goodput_data_flows": "Jain",
+}
+FLOW_METRICS = {
+    "goodput_bps": ("goodput Mb/s", 1e-6),
+    "loss_rate": ("loss %", 100.0),
+    "mean_delay_s": ("delay ms", 1e3),
+}
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run on this Dask cluster (default: $FAIRGATE_SCHEDULER, else a local cluster)",
+    )
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="local cluster size (default: one per core)"
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser(
+        "sweep",
+        help="run a scenario over parameter axes and seeds on Dask",
+        description="Run every point (axis values x seed) of a sweep as its own simulation "
+        "and write the results store DIR/{summary,flows,ports}/point=KEY/. A rerun skips "
+        "finished points and runs failed ones again.",
+    )
+    s.add_argument("file", type=Path, help="sweep file (TOML with `scenario = ...`) or scenario")
+    s.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2", help="product axis")
+    s.add_argument(
+        "--zip", action="append", default=[], metavar="PATH=V1,V2", help="axes varied together"
+    )
+    s.add_argument("--seeds", type=int, metavar="N", help="seeds: the scenario's and the N-1 after")
+    s.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    s.add_argument("--out", type=Path, help="results store (default: out/sweep/<file name>)")
+    s.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_executor_options(s)
+
+    q = sub.add_parser(
+        "query",
+        help="run SQL (DuckDB) over a results store",
+        description="Run SQL over DIR's views summary, flows and ports (a sweep store) or the "
+        "tables of a single run, and print the result (or write it as CSV/Parquet).",
+    )
+    q.add_argument("dir", type=Path, help="results directory")
+    q.add_argument("sql", help='e.g. "SELECT flow, avg(goodput_bps) FROM flows GROUP BY flow"')
+    q.add_argument("--csv", type=Path, metavar="FILE", help="write the result as CSV")
+    q.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as Parquet")
+
+
+def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return path, None  # the scenario reader reports it with the usual message
+    if not sweepfile.is_sweep_file(doc):
+        return path, None
+    spec = sweepfile.from_doc(doc, path.parent)
+    return spec.scenario, spec
+
+
+def _prepared(args: argparse.Namespace) -> SweepRun:
+    scenario, spec = _load_file(args.file)
+    grid: list[Axis] = list(spec.grid) if spec else []
+    zipped: list[list[Axis]] = [list(g) for g in spec.zipped] if spec else []
+    grid += [parse_cli_axis(a, "--grid") for a in args.grid]
+    if args.zip:
+        zipped.append([parse_cli_axis(a, "--zip") for a in args.zip])
+    seeds = args.seeds if args.seeds is not None else (spec.seeds if spec and spec.seeds else 1)
+    overrides = [*(spec.overrides if spec else []), *args.overrides]
+    out = args.out or Path("out") / "sweep" / args.file.stem
+    return prepare(scenario, grid, zipped, seeds, overrides, out)
+
+
+def _interval(table: pd.DataFrame, metric: str, scale: float = 1.0) -> pd.Series:
+    mean = table[f"{metric}_mean"] * scale
+    half = (table[f"{metric}_ci_high"] - table[f"{metric}_mean"]) * scale
+    text = mean.map("{:.6g}".format)
+    return text.where(half.isna(), text + " ± " + half.map("{:.2g}".format))
+
+
+def summary_table(summary: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
+    """Per combination of axis values: runs, failures and mean ± 95% interval half-width."""
+    ok = summary[summary["status"] == "ok"]
+    stats = repetitions(ok, axes, list(SHOWN_METRICS))
+    shown = stats[[*axes, "runs"]].copy()
+    for metric, label in SHOWN_METRICS.items():
+        shown[label] = _interval(stats, metric)
+    return shown
+
+
+def flow_table(flows: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
+    data = flows[flows["role"] == "data"]
+    stats = repetitions(data, [*axes, "flow"], list(FLOW_METRICS))
+    shown = stats[[*axes, "flow", "runs"]].copy()
+    for metric, (label, scale) in FLOW_METRICS.items():
+        shown[label] = _interval(stats, metric, scale)
+    return shown
+
+
+def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> int:
+    """Prints the outcome; 0 when every point finished, 1 when some failed."""
+    summary = tables["summary"]
+    axes = [a.name for a in prepared.grid.axes]
+    failed = summary[summary["status"] != "ok"]
+    ran = len(summary) - prepared.skipped
+    print(
+        f"{len(prepared.points)} points: {ran} ran, {prepared.skipped} already finished, "
+        f"{len(failed)} failed"
+    )
+    if len(failed) < len(summary):
+        print("\nmean ± 95% interval half-width over seeds")
+        print(summary_table(summary, axes).to_string(index=False))
+    if flows and not tables["flows"].empty:
+        print("\nflows")
+        print(flow_table(tables["flows"], axes).to_string(index=False))
+    for row in failed.head(5).itertuples(index=False):
+        print(f"\nfailed: point {row.point} seed {row.seed}: {row.error}")
+    if prepared.out is not None:
+        print(f"\nwrote {prepared.out}/{{summary,flows,ports}}/point=*/ (fairgate query)")
+    return 0 if failed.empty else 1
+
+
+def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
+    prepared = _prepared(args)
+    client = client_of(args)
+    try:
+        tables = prepared.run(client, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished points are kept; run the same command to resume")
+        return 130
+    if args.quiet:
+        return 0 if tables["summary"]["status"].eq("ok").all() else 1
+    return report(prepared, tables, flows)
+
+
+def client_of(args: argparse.Namespace) -> Any:
+    from fairgate.sweeps.execute import resolve
+
+    if args.workers is not None and args.workers < 1:
+        raise ScenarioError(f"--workers: got {args.workers}, expected at least 1")
+    return resolve(scheduler=args.scheduler, workers=args.workers)
+
+
+def run_seeds(args: argparse.Namespace) -> int:
+    """``fairgate run SCENARIO --seeds N``: a sweep without axes into --out."""
+    if args.plot:
+        raise ScenarioError("--plot: plots one run; with --seeds, run the seed of interest alone")
+    sweep_args = argparse.Namespace(
+        file=args.scenario,
+        grid=[],
+        zip=[],
+        seeds=args.seeds,
+        overrides=list(args.overrides),
+        out=args.out or Path("out") / args.scenario.stem,
+        quiet=args.quiet,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    )
+    if args.seed is not None:
+        sweep_args.overrides.append(f"simulation.seed={args.seed}")
+    return run_sweep(sweep_args, flows=True)
+
+
+def run_query(args: argparse.Namespace) -> int:
+    result = query(args.dir, args.sql)
+    if args.csv:
+        result.to_csv(args.csv, index=False)
+    if args.parquet:
+        result.to_parquet(args.parquet, index=False)
+    if not (args.csv or args.parquet):
+        print(result.to_string(index=False))
+    return 0

@@ -1,0 +1,168 @@
+"""The results store: one Parquet dataset per table, one hive partition per point.
+
+Layout (``docs/results.md``)::
+
+    DIR/sweep.json                          what was swept (scenario digest, axes, seeds)
+    DIR/summary/point=KEY/part-0.parquet    one row: parameters, seed, status, metrics
+    DIR/flows/point=KEY/part-0.parquet      the point's per-flow table with its parameters
+    DIR/ports/point=KEY/part-0.parquet      the point's per-port table with its parameters
+
+A point's files are written in ``DIR/.staging`` and renamed into place, its summary last and
+with Ctrl-C held back until all are in place: a point with a summary partition is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fairgate._core import ScenarioError
+
+TABLES = ("flows", "ports", "summary")
+"""In commit order: the summary, which marks a point complete, goes last."""
+
+MANIFEST = "sweep.json"
+
+METRICS: dict[str, pa.DataType] = {
+    "scenario": pa.string(),
+    "seed": pa.int64(),
+    "status": pa.string(),
+    "error": pa.string(),
+    "attempts": pa.int64(),
+    "time_s": pa.float64(),
+    "duration_s": pa.float64(),
+    "events": pa.int64(),
+    "packet_hops": pa.int64(),
+    "offered_pkts": pa.int64(),
+    "delivered_pkts": pa.int64(),
+    "dropped_pkts": pa.int64(),
+    "in_network_pkts": pa.int64(),
+    "jain_goodput_data_flows": pa.float64(),
+    "conserved": pa.bool_(),
+    "violations": pa.string(),
+}
+"""The summary row's columns after the parameters, with fixed types so that failed points
+(metrics null) and finished ones form one schema."""
+
+
+def summary_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    """The metrics of a run's ``summary.json`` as one flat row."""
+    totals = summary["totals"]
+    return {
+        "time_s": summary["time_s"],
+        "duration_s": summary["duration_s"],
+        "events": summary["events"],
+        "packet_hops": summary["packet_hops"],
+        **{k: totals[k] for k in ("offered_pkts", "delivered_pkts", "dropped_pkts")},
+        "in_network_pkts": totals["in_network_pkts"],
+        "jain_goodput_data_flows": summary["fairness"]["jain_goodput_data_flows"],
+        "conserved": summary["conservation"]["ok"],
+        "violations": "; ".join(summary["conservation"]["violations"]),
+    }
+
+
+def summary_table(params: dict[str, Any], row: dict[str, Any]) -> pa.Table:
+    """One summary row: parameter columns, then :data:`METRICS` (missing ones null)."""
+    fields = [pa.field(name, pa.scalar(value).type) for name, value in params.items()]
+    fields += [pa.field(name, kind) for name, kind in METRICS.items()]
+    values = {**params, **{name: row.get(name) for name in METRICS}}
+    return pa.Table.from_pylist([values], schema=pa.schema(fields))
+
+
+def with_params(frame: pd.DataFrame, params: dict[str, Any], seed: int) -> pd.DataFrame:
+    """A per-flow or per-port table with the point's parameters and seed as leading columns."""
+    lead = pd.DataFrame({**params, "seed": seed}, index=frame.index)
+    return pd.concat([lead, frame], axis=1)
+
+
+def partition(root: Path, table: str, key: str) -> Path:
+    return root / table / f"point={key}"
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Delivers a Ctrl-C that arrives inside the block only when the block is done."""
+    caught: list[Any] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+    except ValueError:  # not the main thread: signals cannot arrive here anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
+def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> None:
+    """Writes one point's tables atomically; a failed point has only ``summary``."""
+    staging_root = root / ".staging"
+    staging_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=staging_root))
+    try:
+        for name, table in tables.items():
+            target = staging / name
+            target.mkdir()
+            if isinstance(table, pd.DataFrame):
+                table = pa.Table.from_pandas(table, preserve_index=False)
+            pq.write_table(table, target / "part-0.parquet", compression="zstd")
+        with _ctrl_c_held():
+            for name in TABLES:
+                final = partition(root, name, key)
+                shutil.rmtree(final, ignore_errors=True)
+                if name in tables:
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(staging / name, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def finished_keys(root: Path) -> set[str]:
+    """Points whose summary says they ran to the end (failed ones are run again)."""
+    frame = read(root, "summary", columns=["status"])
+    return set(frame.loc[frame["status"] == "ok", "point"].astype(str))
+
+
+def read(root: Path, table: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """One table of the store as a DataFrame with a ``point`` column (empty if none yet)."""
+    base = Path(root) / table
+    files = sorted(base.glob("point=*/part-0.parquet"))
+    if not files:
+        return pd.DataFrame(columns=["point", *(columns or [])])
+    frames = []
+    for path in files:
+        frame = pq.read_table(path, columns=columns).to_pandas()
+        frame.insert(0, "point", path.parent.name.removeprefix("point="))
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def check_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    """A store holds one sweep: the same scenario and the same axis names on every rerun."""
+    path = root / MANIFEST
+    if path.exists():
+        held = json.loads(path.read_text(encoding="utf-8"))
+        for field in ("scenario_sha256", "axes"):
+            if held.get(field) != manifest[field]:
+                raise ScenarioError(
+                    f"{root} holds another sweep (its `{field}` differs: {held.get(field)!r}); "
+                    "choose another output directory"
+                )
+    root.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    staging = root / f".{MANIFEST}.tmp"
+    staging.write_text(text, encoding="utf-8")
+    os.replace(staging, path)

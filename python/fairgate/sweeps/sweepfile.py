@@ -1,0 +1,96 @@
+"""Sweep files: a TOML file naming a scenario and its axes.
+
+::
+
+    scenario = "showcase.toml"          # relative to this file
+    seeds = 5                           # or a list: [1, 7, 9]
+    set = ["simulation.duration=20s"]   # fixed overrides (optional)
+
+    [grid]                              # axes combined as a product
+    "bottleneck.queue.kind" = ["fifo", "red"]
+    buffer = { path = "bottleneck.queue.limit", values = [10, 20, 50] }
+
+    [[zip]]                             # axes that vary together, one table per group
+    "flows[0].source.rate" = ["1Mbps", "2Mbps"]
+    "flows[1].source.rate" = ["3Mbps", "4Mbps"]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fairgate._core import ScenarioError
+from fairgate.sweeps.axes import Axis
+
+KEYS = {"scenario", "seeds", "set", "grid", "zip"}
+
+
+@dataclass
+class SweepFile:
+    scenario: Path
+    seeds: int | list[int] | None = None
+    overrides: list[str] = field(default_factory=list)
+    grid: list[Axis] = field(default_factory=list)
+    zipped: list[list[Axis]] = field(default_factory=list)
+
+
+def is_sweep_file(doc: dict[str, Any]) -> bool:
+    """A sweep file names its scenario; a scenario file never has a ``scenario`` key."""
+    return isinstance(doc.get("scenario"), str)
+
+
+def _axis(name: str, spec: Any, where: str) -> Axis:
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"path", "values"}
+        if unknown or "values" not in spec:
+            raise ScenarioError(f"`{where}`: expected a table with `values` and optional `path`")
+        path, values = spec.get("path", name), spec["values"]
+    else:
+        path, values = name, spec
+    if not isinstance(values, list) or not isinstance(path, str):
+        raise ScenarioError(f"`{where}`: got {values!r}, expected a list of values")
+    return Axis(name, path, tuple(values))
+
+
+def _axes(table: Any, where: str) -> list[Axis]:
+    if not isinstance(table, dict):
+        raise ScenarioError(f"`{where}`: expected a table of axes")
+    return [_axis(name, spec, f"{where}.{name}") for name, spec in table.items()]
+
+
+def load(path: Path) -> SweepFile:
+    """Reads a sweep file; raises ScenarioError naming the bad key."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScenarioError(f"cannot read sweep file {str(path)!r}: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"TOML syntax error: {err}") from None
+    return from_doc(doc, path.parent)
+
+
+def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
+    unknown = sorted(set(doc) - KEYS)
+    if unknown:
+        raise ScenarioError(
+            f"`{unknown[0]}`: unknown key, expected one of {', '.join(sorted(KEYS))}"
+        )
+    seeds = doc.get("seeds")
+    if seeds is not None and not isinstance(seeds, int | list):
+        raise ScenarioError(f"`seeds`: got {seeds!r}, expected a count or a list of seeds")
+    overrides = doc.get("set", [])
+    if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+        raise ScenarioError('`set`: expected a list of "key.path=value" strings')
+    zipped = doc.get("zip", [])
+    if not isinstance(zipped, list):
+        raise ScenarioError("`zip`: expected an array of tables ([[zip]])")
+    return SweepFile(
+        scenario=base / doc["scenario"],
+        seeds=seeds,
+        overrides=list(overrides),
+        grid=_axes(doc.get("grid", {}), "grid"),
+        zipped=[_axes(group, f"zip[{i}]") for i, group in enumerate(zipped)],
+    )

@@ -1,0 +1,244 @@
+"""Bad and extreme input: every class of failure ends in a clear error, never a traceback.
+
+Covers the command line's own crashes (no flows, unknown study, unusable --out checked before
+the run), conservation failures made errors everywhere (with the deliberately broken
+``test_leak`` discipline), unit strings with their real meaning, NaN and infinities, and
+property-based scenarios from the Python builders (valid and invalid) that must either be
+refused with ScenarioError or run and conserve every packet.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import strategies as st
+
+import fairgate as fg
+from fairgate import _core
+from test_cli import fairgate
+
+NO_FLOWS = """
+[simulation]
+duration = "1s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+"""
+
+LEAKY = (
+    NO_FLOWS.replace(
+        'rate = "10Mbps"', 'rate = "10Mbps"\nqueue = { kind = "test_leak", every = 3 }'
+    )
+    + '[[flows]]\nsrc = "a"\ndst = "b"\nsource = { kind = "cbr", rate = "5Mbps" }\n'
+)
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_scenario_without_flows_runs_and_prints_its_tables(tmp_path: Path):
+    done = fairgate("run", write(tmp_path, NO_FLOWS), "--out", tmp_path / "o")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_an_unknown_study_is_bad_input():
+    done = fairgate("study", "no-such-study")
+    assert done.returncode == 2
+    assert "expected one of:" in done.stderr and "keshav-buffers" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("where", ["file", "under-file"])
+def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
+    blocker = write(tmp_path, "not a directory", "blocker")
+    out = blocker if where == "file" else blocker / "sub"
+    done = fairgate("run", write(tmp_path, LEAKY), "--out", out)
+    assert done.returncode == 2, done.stderr
+    assert "--out" in done.stderr and "conservation" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_study_and_reproduce_check_out_too(tmp_path: Path):
+    blocker = write(tmp_path, "x", "blocker")
+    for command in ("study", "reproduce"):
+        name = "keshav-buffers" if command == "study" else "keshav"
+        done = fairgate(command, name, "--quick", "--out", blocker)
+        assert done.returncode == 2, done.stderr
+        assert "--out" in done.stderr
+
+
+def test_a_conservation_failure_is_an_error_on_stderr_even_when_quiet(tmp_path: Path):
+    out = tmp_path / "o"
+    done = fairgate("run", write(tmp_path, LEAKY), "--out", out, "--quiet")
+    assert done.returncode == 1
+    assert "conservation violated: flow f0" in done.stderr
+    assert done.stdout == ""
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["valid"] is False
+
+
+def test_a_conservation_failure_raises_in_python_with_the_invalid_results():
+    with pytest.raises(fg.ConservationError) as caught:
+        fg.run_text(LEAKY)
+    assert isinstance(caught.value, fg.SimulationError)
+    assert caught.value.results.summary["valid"] is False
+    assert "port a->b" in str(caught.value)
+
+
+def test_valid_runs_are_marked_valid(two_hosts: fg.Scenario):
+    two_hosts.flow("a", "b", fg.source("cbr", rate="1Mbps"))
+    assert two_hosts.run().summary["valid"] is True
+
+
+@pytest.mark.parametrize("t", [math.nan, math.inf, -math.inf])
+def test_run_until_refuses_non_finite_times(t: float):
+    sim = _core.load(NO_FLOWS)
+    with pytest.raises(fg.ScenarioError, match="run_until.t"):
+        sim.run_until(t)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path"),
+    [
+        ("duration", math.nan, "simulation.duration"),
+        ("sample_interval", math.inf, "simulation.sample_interval"),
+    ],
+)
+def test_builders_refuse_nan_and_infinity(field: str, value: float, path: str):
+    sc = fg.Scenario("x", **{field: value})
+    with pytest.raises(fg.ScenarioError, match=path.replace(".", r"\.")):
+        sc.validate()
+
+
+@pytest.mark.parametrize(
+    ("rate", "bps"),
+    [("10Mbps", 10_000_000), ("10MBps", 80_000_000), ("10 MB/s", 80_000_000), ("3Mbit", 3e6)],
+)
+def test_rate_units_keep_their_meaning(rate: str, bps: float):
+    sc = fg.Scenario("units").node("a").node("b").link("a", "b", rate)
+    assert sc.validate()["links"][0]["rate"] == bps
+
+
+@pytest.mark.parametrize("rate", ["10mbps", "10MBPS", "10 megabits"])
+def test_ambiguous_rate_units_are_refused_with_the_accepted_list(rate: str):
+    sc = fg.Scenario("units").node("a").node("b").link("a", "b", rate)
+    with pytest.raises(fg.ScenarioError, match="Mbps, Mb/s, Mbit/s"):
+        sc.validate()
+
+
+# Property-based scenarios from the builders: mostly good values, one draw in eight a bad one.
+def mostly(good: st.SearchStrategy, bad: st.SearchStrategy) -> st.SearchStrategy:
+    return st.integers(min_value=0, max_value=7).flatmap(lambda k: bad if k == 0 else good)
+
+
+# Good rates stay at or below 1 Gb/s and good sizes at or above 40 bytes, so that no valid
+# case is a legitimately huge run (a 1 Tb/s source of 1-byte packets is valid but slow).
+RATES = mostly(
+    st.sampled_from(["10Mbps", "1Gbps", "64kbit/s", "2MB/s", "100Mbps", 5e6]),
+    st.one_of(
+        st.sampled_from(["10mbps", "0bps", "2Tbps", "fast"]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(min_value=-10, max_value=10**15),
+    ),
+)
+DURATIONS = mostly(
+    st.one_of(st.sampled_from(["10ms", "0s", "1ps", "2 ms"]), st.floats(0, 0.05)),
+    st.one_of(st.sampled_from(["-1s", "10 parsecs", "5 min"]), st.just(math.nan)),
+)
+# Good gaps and on periods stay at or above 1 ms for the same reason.
+GAPS = mostly(
+    st.one_of(st.sampled_from(["10ms", "2 ms"]), st.floats(0.001, 0.05)),
+    st.sampled_from([0, "1ps", "-1s", math.nan]),
+)
+SIZES = mostly(st.integers(min_value=40, max_value=9000), st.sampled_from([0, -5, 2e6, math.nan]))
+QUEUES = st.builds(
+    lambda kind, limit: fg.queue(kind, limit=limit) if kind == "fifo" else fg.queue(kind),
+    st.sampled_from(sorted(set(fg.registry()["qdisc"]) - {"test_leak"})),
+    st.integers(min_value=-1, max_value=500),
+)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> fg.Scenario:
+    """A dumbbell with random rates, delays, queues and sources, valid or not."""
+    senders = draw(mostly(st.integers(min_value=1, max_value=4), st.just(0)))
+    duration = draw(mostly(st.sampled_from([0.2, 0.5, "300ms"]), st.sampled_from([0, "1e9s"])))
+    sc = fg.Scenario("prop", duration=duration, seed=draw(st.integers(0, 2**32)))
+    bottleneck = fg.link_params(draw(RATES), draw(DURATIONS), draw(QUEUES))
+    sc.dumbbell(senders, bottleneck, fg.link_params(draw(RATES), draw(DURATIONS)))
+    for i in range(draw(st.integers(min_value=0, max_value=max(senders, 1)))):
+        kind = draw(st.sampled_from(["cbr", "poisson", "telnet", "tcp", "onoff"]))
+        params = {
+            "cbr": {"rate": draw(RATES), "size": draw(SIZES)},
+            "poisson": {"rate": draw(RATES)},
+            "telnet": {"gap": draw(GAPS)},
+            "tcp": {"cc": draw(st.sampled_from(["newreno", "reno", "tahoe", "cubic"]))},
+            "onoff": {"rate": draw(RATES), "on": draw(GAPS), "off": draw(GAPS)},
+        }[kind]
+        start = draw(mostly(st.sampled_from([0, "10ms", 0.1]), st.just(5)))
+        sc.flow(f"s{i}", f"d{i}", fg.source(kind, **params), start=start)
+    return sc
+
+
+def check_one(sc: fg.Scenario) -> None:
+    """Refused with ScenarioError, or run with every packet accounted for."""
+    try:
+        sc.validate()
+    except fg.ScenarioError as err:
+        assert err.args[0], "an error names what is wrong"
+        event("refused: " + str(err.args[0]).split(":")[0])
+        return
+    event("ran")
+    res = sc.run()
+    assert res.summary["valid"], res.summary["conservation"]
+
+
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@settings(PROPERTY, max_examples=300, derandomize=True)
+@given(scenarios())
+# The regression corpus: each case once broke a promise (noted beside it).
+@example(  # 1e17 b/s CBR: the gap rounded to 0 ps and the run never advanced.
+    fg.Scenario("loop", duration=0.2)
+    .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
+    .flow("s0", "d0", fg.source("cbr", rate=1e17))
+)
+@example(  # telnet with gap 0: a timer for the current instant, forever.
+    fg.Scenario("loop", duration=0.2)
+    .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
+    .flow("s0", "d0", fg.source("telnet", gap=0))
+)
+@example(  # telnet with a 1 ps gap: valid but 1e12 packets a second, the run never ended.
+    fg.Scenario("flood", duration=0.2)
+    .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
+    .flow("s0", "d0", fg.source("telnet", gap="1ps"))
+)
+@example(  # no flows: the CLI's table printing crashed.
+    fg.Scenario("empty", duration=0.2).dumbbell(
+        1, fg.link_params("10Mbps"), fg.link_params("100Mbps")
+    )
+)
+def test_random_scenarios_are_refused_or_conserve(sc: fg.Scenario):
+    check_one(sc)
+
+
+@pytest.mark.slow
+@settings(PROPERTY, max_examples=10_000)
+@given(scenarios())
+def test_random_scenarios_are_refused_or_conserve_at_length(sc: fg.Scenario):
+    check_one(sc)

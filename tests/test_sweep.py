@@ -1,0 +1,236 @@
+"""Sweeps: axes checked before any point runs, product and zip combinations, the results
+store (atomic, resumable, readable by pandas and DuckDB) and repetition statistics."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+from pathlib import Path
+
+import cloudpickle
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import fairgate as fg
+from fairgate.sweeps import prepare, repetitions, store
+from fairgate.sweeps.axes import Axis, parse_cli_axis, toml_literal
+from fairgate.sweeps.execute import local_client
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
+
+LIMIT = "queue.limit"
+
+
+def poisson_queue(duration: float = 2.0) -> fg.Scenario:
+    """a -> b at 10 Mb/s, fed by Poisson packets at 9 Mb/s: drops depend on seed and buffer."""
+    sc = fg.Scenario("poisson-queue", duration=duration, seed=5)
+    sc.node("a").node("b")
+    sc.link("a", "b", "10Mbps", "1ms", fg.queue("fifo", limit=20), duplex=False)
+    sc.flow("a", "b", fg.source("poisson", rate="9Mbps", size=1000), name="p")
+    return sc
+
+
+@pytest.fixture(scope="module")
+def client():
+    return local_client(2)
+
+
+def test_product_and_zip_make_every_combination_once_per_seed():
+    run = prepare(
+        poisson_queue(),
+        grid={"links[0].queue.limit": [5, 50]},
+        zip=[{"links[0].rate": ["5Mbps", "20Mbps"], "links[0].delay": ["1ms", "2ms"]}],
+        seeds=[1, 2, 3],
+    )
+    points = run.points
+    assert len(points) == 2 * 2 * 3
+    combos = {(p.params, p.seed) for p in points}
+    assert len(combos) == len(points)
+    rates_and_delays = {
+        (dict(p.params)["links[0].rate"], dict(p.params)["links[0].delay"]) for p in points
+    }
+    assert rates_and_delays == {("5Mbps", "1ms"), ("20Mbps", "2ms")}
+    assert points[0].overrides == (
+        "links[0].queue.limit=5",
+        'links[0].rate="5Mbps"',
+        'links[0].delay="1ms"',
+    )
+    assert len({p.key for p in points}) == len(points)
+
+
+def test_seed_count_starts_at_the_scenario_seed_and_a_path_may_be_its_unique_ending():
+    run = prepare(poisson_queue(), grid={LIMIT: [10]}, seeds=3)
+    assert [p.seed for p in run.points] == [5, 6, 7]
+    assert run.grid.axes[0].path == "links[0].queue.limit"
+    assert run.grid.axes[0].name == LIMIT
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ({"queue.limt": [5]}, "axis `queue.limt` = 5: `links[0].queue.limt`: unknown field `limt`"),
+        ({"buffer": [5]}, "axis `buffer` = 5: `buffer`: unknown field"),
+        ({LIMIT: []}, f"axis `{LIMIT}`: empty"),
+        ({LIMIT: ["big"]}, f'axis `{LIMIT}` = "big": `links[0].queue.limit`: invalid type'),
+        ({LIMIT: [5, "big"]}, f"axis `{LIMIT}`: values mix number and string"),
+        ({"seed": [1]}, "axis `seed`: the name is reserved"),
+        ({LIMIT: 5}, f"axis `{LIMIT}`: got 5, expected a list"),
+    ],
+)
+def test_bad_axes_are_named_before_anything_runs(grid, message):
+    with pytest.raises(fg.ScenarioError) as err:
+        prepare(poisson_queue(), grid=grid)
+    assert message in str(err.value.args[0])
+
+
+def test_ambiguous_endings_zip_lengths_and_seeds_are_rejected():
+    sc = fg.Scenario("two", duration=1)
+    sc.dumbbell(
+        2,
+        fg.link_params("10Mbps", "1ms", fg.queue("fifo", limit=5)),
+        fg.link_params("100Mbps", "1ms", fg.queue("fifo", limit=50)),
+    )
+    with pytest.raises(fg.ScenarioError, match="ambiguous, it ends topology.bottleneck.queue"):
+        prepare(sc, grid={"queue.limit": [1]})
+    with pytest.raises(fg.ScenarioError, match="zipped axes need equal lengths"):
+        prepare(sc, zip=[{"bottleneck.queue.limit": [1, 2], "access.queue.limit": [3]}])
+    with pytest.raises(fg.ScenarioError, match="seeds: got -1"):
+        prepare(sc, seeds=[-1])
+    with pytest.raises(fg.ScenarioError, match="seeds: got 0, expected at least 1"):
+        prepare(sc, seeds=0)
+
+
+def test_cli_axis_values_are_toml_with_bare_words_as_strings():
+    axis = parse_cli_axis("queue.kind=red, fifo ,10,2.5,true", "--grid")
+    assert axis == Axis("queue.kind", "queue.kind", ("red", "fifo", 10, 2.5, True))
+    with pytest.raises(fg.ScenarioError, match="expected PATH=VALUE1"):
+        parse_cli_axis("queue.kind", "--grid")
+    assert toml_literal({"kind": "red", "min_th": 5}) == '{ "kind" = "red", "min_th" = 5 }'
+
+
+def test_sweep_returns_one_row_per_point_matching_single_runs(client):
+    sc = poisson_queue()
+    frame = fg.sweep(sc, grid={LIMIT: [2, 50]}, seeds=2, client=client)
+    assert list(frame.columns[:3]) == ["point", LIMIT, "scenario"]
+    assert frame[[LIMIT, "seed"]].values.tolist() == [[2, 5], [2, 6], [50, 5], [50, 6]]
+    assert (frame["status"] == "ok").all() and frame["conserved"].all()
+    small = fg.run_text(sc.to_toml(), ["links[0].queue.limit=2", "simulation.seed=6"])
+    large = fg.run_text(sc.to_toml(), ["links[0].queue.limit=50", "simulation.seed=6"])
+    assert frame.loc[1, "dropped_pkts"] == small.summary["totals"]["dropped_pkts"]
+    assert frame.loc[3, "delivered_pkts"] == large.summary["totals"]["delivered_pkts"]
+    assert frame.loc[0, "dropped_pkts"] > frame.loc[2, "dropped_pkts"]
+    flows = fg.sweep(sc, grid={LIMIT: [2]}, seeds=1, client=client, table="flows")
+    assert flows[[LIMIT, "seed", "flow"]].values.tolist() == [[2, 5, "p"]]
+
+
+def test_store_is_resumable_byte_identical_and_rerun_failed_points(tmp_path: Path, client):
+    sc = poisson_queue()
+    out = tmp_path / "store"
+    first = fg.sweep(sc, grid={LIMIT: [2, 50]}, seeds=2, client=client, out=out)
+    files = sorted(out.glob("*/point=*/part-0.parquet"))
+    assert len(files) == 3 * 4
+    before = {p: p.read_bytes() for p in files}
+    # A failed point (as a worker would record it) is run again; finished ones are skipped.
+    failed_key = first.loc[0, "point"]
+    store.commit(
+        out,
+        failed_key,
+        {
+            "summary": store.summary_table(
+                {LIMIT: 2}, {"seed": 5, "status": "failed", "error": "boom", "attempts": 2}
+            )
+        },
+    )
+    assert not (out / "flows" / f"point={failed_key}").exists()
+    rerun = prepare(sc, grid={LIMIT: [2, 50]}, seeds=2, out=out)
+    again = rerun.run(client)
+    assert rerun.skipped == 3
+    assert {p: p.read_bytes() for p in files} == before  # re-run point byte-identical
+    pd.testing.assert_frame_equal(again["summary"], first)
+    assert not list(out.glob(".staging/*"))
+
+
+def test_store_refuses_another_sweep_in_the_same_directory(tmp_path: Path, client):
+    out = tmp_path / "store"
+    fg.sweep(poisson_queue(), grid={LIMIT: [2]}, client=client, out=out)
+    with pytest.raises(fg.ScenarioError, match="holds another sweep"):
+        fg.sweep(poisson_queue(duration=1.0), grid={LIMIT: [2]}, client=client, out=out)
+
+
+def test_store_reads_with_pandas_and_duckdb(tmp_path: Path, client):
+    out = tmp_path / "store"
+    fg.sweep(poisson_queue(), grid={LIMIT: [2, 50]}, seeds=2, client=client, out=out)
+    flows = pd.read_parquet(out / "flows")
+    assert len(flows) == 4 and set(flows[LIMIT]) == {2, 50}
+    con = duckdb.connect()
+    direct = con.execute(
+        f"SELECT count(*) FROM read_parquet('{out}/summary/*/*.parquet', hive_partitioning=true)"
+    ).fetchone()
+    assert direct == (4,)
+    frame = fg.sweeps.query(
+        out,
+        f'SELECT flows."{LIMIT}" AS limit, avg(loss_rate) AS loss FROM flows '
+        f"JOIN summary USING (point) WHERE status = 'ok' GROUP BY 1 ORDER BY 1",
+    )
+    assert frame["limit"].tolist() == [2, 50]
+    assert frame["loss"].iloc[0] > frame["loss"].iloc[1]
+    with pytest.raises(fg.ScenarioError, match="query: "):
+        fg.sweeps.query(out, "SELECT nonsense FROM flows")
+
+
+def test_repetitions_give_mean_std_and_student_t_interval():
+    frame = pd.DataFrame(
+        {"buffer": [1, 1, 1, 2, 2], "x": [1.0, 2.0, 4.0, 5.0, np.nan], "seed": [1, 2, 3, 1, 2]}
+    )
+    out = repetitions(frame, ["buffer"])
+    assert list(out.columns) == ["buffer", "runs", "x_mean", "x_std", "x_ci_low", "x_ci_high"]
+    row = out.iloc[0]
+    sd = np.std([1.0, 2.0, 4.0], ddof=1)
+    half = stats.t.ppf(0.975, 2) * sd / math.sqrt(3)
+    assert row["runs"] == 3 and row["x_mean"] == pytest.approx(7 / 3)
+    assert row["x_std"] == pytest.approx(sd)
+    assert (row["x_ci_low"], row["x_ci_high"]) == pytest.approx((7 / 3 - half, 7 / 3 + half))
+    one = out.iloc[1]  # one value with a number: no interval
+    assert one["x_mean"] == 5.0 and math.isnan(one["x_ci_low"])
+    overall = repetitions(frame, [], ["x"])
+    assert overall["runs"].tolist() == [5] and overall["x_mean"].iloc[0] == pytest.approx(3.0)
+
+
+def _square_or_fail(x: int) -> int:
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return x * x
+
+
+def test_reproduction_cases_come_back_in_case_order_with_errors_apart(client):
+    from fairgate.repro.cases import Case, run_cases
+
+    cases = [Case(f"c{x}", _square_or_fail, (x,)) for x in (3, -1, 2, 1)]
+    values, errors = run_cases(cases, client)
+    assert list(values) == ["c3", "c2", "c1"] and list(values.values()) == [9, 4, 1]
+    assert list(errors) == ["c-1"] and errors["c-1"].startswith("ValueError: negative: -1")
+
+
+def test_ctrl_c_during_a_commit_is_delivered_after_the_whole_point(tmp_path: Path, monkeypatch):
+    real_replace = os.replace
+
+    def replace_then_interrupt(src, dst):
+        real_replace(src, dst)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(store.os, "replace", replace_then_interrupt)
+    tables = {
+        "flows": pd.DataFrame({"flow": ["f"]}),
+        "ports": pd.DataFrame({"port": ["a->b"]}),
+        "summary": store.summary_table({}, {"seed": 1, "status": "ok"}),
+    }
+    with pytest.raises(KeyboardInterrupt):
+        store.commit(tmp_path, "k", tables)
+    for table in store.TABLES:
+        assert (tmp_path / table / "point=k" / "part-0.parquet").is_file()
+    assert store.finished_keys(tmp_path) == {"k"}

@@ -1,0 +1,119 @@
+"""`fairgate sweep`, `fairgate query` and `fairgate run --seeds N`."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from fairgate.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOWCASE = ROOT / "scenarios" / "showcase.toml"
+SHORT = ["--set", "simulation.duration=12s", "--workers", "2"]
+
+
+def test_sweep_from_cli_axes_then_resume_then_query(tmp_path: Path, capsys):
+    out = tmp_path / "store"
+    args = ["sweep", str(SHOWCASE), "--grid", "bottleneck.queue.limit=5,60", "--out", str(out)]
+    assert main([*args, "--zip", "flows[3].source.rate=1Mbps,3Mbps", *SHORT]) == 0
+    text = capsys.readouterr().out
+    assert "4 points: 4 ran, 0 already finished, 0 failed" in text
+    assert "bottleneck.queue.limit" in text and "flows[3].source.rate" in text
+    assert main([*args, "--zip", "flows[3].source.rate=1Mbps,3Mbps", *SHORT]) == 0
+    assert "4 points: 0 ran, 4 already finished" in capsys.readouterr().out
+
+    sql = (
+        'SELECT "bottleneck.queue.limit" AS buffer, sum(dropped_pkts) AS drops '
+        "FROM summary GROUP BY 1 ORDER BY 1"
+    )
+    assert main(["query", str(out), sql]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].split() == ["buffer", "drops"]
+    csv = tmp_path / "q.csv"
+    assert main(["query", str(out), sql, "--csv", str(csv)]) == 0
+    frame = pd.read_csv(csv)
+    assert frame["buffer"].tolist() == [5, 60]
+    assert (frame["drops"] > 0).all() and frame["drops"].nunique() == 2
+
+
+def test_sweep_file_with_named_axes_and_seeds(tmp_path: Path, capsys):
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        f'scenario = "{SHOWCASE}"\nseeds = 2\nset = ["simulation.duration=12s"]\n'
+        '[grid]\nbuffer = { path = "bottleneck.queue.limit", values = [5, 60] }\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "store"
+    assert main(["sweep", str(sweep), "--out", str(out), "--workers", "2"]) == 0
+    assert "4 points: 4 ran" in capsys.readouterr().out
+    summary = pd.read_parquet(out / "summary")
+    assert sorted(zip(summary["buffer"], summary["seed"], strict=True)) == [
+        (5, 1),
+        (5, 2),
+        (60, 1),
+        (60, 2),
+    ]
+
+
+def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsys):
+    out = tmp_path / "store"
+    cases = [
+        (["--grid", "bottleneck.queue.limt=5"], "axis `bottleneck.queue.limt` = 5"),
+        (["--grid", "bottleneck.queue.limit="], "axis `bottleneck.queue.limit`: empty"),
+        (["--grid", "queue.limit=5"], "`queue.limit` is ambiguous"),
+        (["--grid", "bottleneck.rate=fast"], 'axis `bottleneck.rate` = "fast"'),
+        (["--zip", "bottleneck.rate=1Mbps,2Mbps", "--zip", "bottleneck.delay=1ms"], "equal"),
+        (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
+    ]
+    for extra, message in cases:
+        code = main(["sweep", str(SHOWCASE), "--out", str(out), *extra])
+        err = capsys.readouterr().err
+        assert code == 2, (extra, err)
+        assert message in err, (extra, err)
+        assert not (out / "summary").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'scenario = "{SHOWCASE}"\ngird = {{}}\n', encoding="utf-8")
+    assert main(["sweep", str(bad)]) == 2
+    assert "`gird`: unknown key" in capsys.readouterr().err
+    assert main(["query", str(tmp_path), "SELECT 1"]) == 2
+    assert "no results here" in capsys.readouterr().err
+
+
+def test_run_with_seeds_prints_intervals_and_writes_a_store(tmp_path: Path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", str(SHOWCASE), "--seeds", "3", "--seed", "4", "--out", str(out), *SHORT])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "3 points: 3 ran" in text and "goodput Mb/s" in text and "tcp-40ms" in text
+    summary = pd.read_parquet(out / "summary")
+    assert sorted(summary["seed"]) == [4, 5, 6]
+
+
+def test_ctrl_c_keeps_only_whole_points_and_a_rerun_finishes(tmp_path: Path):
+    out = tmp_path / "store"
+    command = [
+        sys.executable, "-m", "fairgate.cli", "sweep", str(SHOWCASE), "--out", str(out),
+        "--grid", "bottleneck.queue.limit=" + ",".join(str(n) for n in range(5, 17)),
+        "--set", "simulation.duration=100s", "--workers", "2", "--quiet",
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("summary/point=*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout
+    assert "run the same command to resume" in stdout
+    done = {p.name for p in out.glob("summary/point=*")}
+    assert 0 < len(done) < 12
+    for table in ("flows", "ports"):
+        assert {p.name for p in out.glob(f"{table}/point=*")} >= done
+    assert not list(out.glob(".staging/*"))
+    rerun = subprocess.run(command[:-1], capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(done)} already finished" in rerun.stdout

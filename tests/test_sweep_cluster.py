@@ -1,0 +1,135 @@
+"""The executor on real Dask clusters: a scheduler and two worker processes started on
+loopback, an unreachable scheduler, and workers that die mid-point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import cloudpickle
+import pytest
+
+import fairgate as fg
+from fairgate.sweeps.execute import Task, connect, execute, local_client
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_sweep import LIMIT, poisson_queue  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args], stdout=log.open("w"), stderr=subprocess.STDOUT
+    )
+
+
+@pytest.fixture
+def loopback_cluster(tmp_path: Path):
+    """`dask scheduler` and two `dask worker` processes, all on 127.0.0.1."""
+    info = tmp_path / "scheduler.json"
+    scheduler = _start(
+        [
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(info),
+        ],
+        tmp_path / "scheduler.log",
+    )
+    procs = [scheduler]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        for k in range(2):
+            procs.append(
+                _start(
+                    [
+                        "distributed.cli.dask_worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{k}",
+                    ],
+                    tmp_path / f"worker{k}.log",
+                )
+            )
+        yield address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+
+
+def test_sweep_runs_on_a_loopback_scheduler_with_two_workers(loopback_cluster, tmp_path):
+    client = connect(loopback_cluster)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        start = time.monotonic()
+        frame = fg.sweep(
+            poisson_queue(), grid={LIMIT: [2, 5, 50]}, seeds=4, client=client, out=tmp_path / "s"
+        )
+        elapsed = time.monotonic() - start
+        workers = {w["name"] for w in client.scheduler_info()["workers"].values()}
+    finally:
+        client.close()
+    assert len(frame) == 12 and (frame["status"] == "ok").all()
+    assert workers == {"w0", "w1"}
+    local = fg.sweep(poisson_queue(), grid={LIMIT: [2, 5, 50]}, seeds=4, client=local_client(2))
+    assert frame.drop(columns="attempts").equals(local.drop(columns="attempts"))
+    print(f"loopback cluster: {len(frame) / elapsed:.1f} points/s")
+
+
+def test_scheduler_from_the_environment_and_unreachable_addresses(monkeypatch):
+    with pytest.raises(fg.ScenarioError, match="scheduler: got 'nowhere'"):
+        connect("nowhere")
+    monkeypatch.setenv("FAIRGATE_SCHEDULER", "tcp://127.0.0.1:9")
+    start = time.monotonic()
+    with pytest.raises(fg.ScenarioError, match="scheduler: cannot reach tcp://127.0.0.1:9"):
+        fg.sweep(poisson_queue(), grid={LIMIT: [2]})
+    assert time.monotonic() - start < 30
+
+
+def die_unless_marked(marker: str) -> int:
+    """Kills its worker the first time (no marker yet), returns the worker's pid after."""
+    if not os.path.exists(marker):
+        Path(marker).touch()
+        os._exit(1)
+    return os.getpid()
+
+
+def always_die() -> None:
+    os._exit(1)
+
+
+def fail() -> None:
+    raise ValueError("bad point")
+
+
+def test_a_lost_worker_retries_once_then_the_task_is_recorded_failed(tmp_path):
+    client = local_client(2)
+    (once,) = execute([Task("once", die_unless_marked, (str(tmp_path / "marker"),))], client)
+    assert once.ok and once.attempts == 2
+    client.wait_for_workers(2, timeout=60)
+    (always,) = execute([Task("always", always_die)], client)
+    assert not always.ok and always.attempts == 2
+    assert "worker lost" in always.error
+    (raised,) = execute([Task("raises", fail)], client)
+    assert raised.attempts == 1  # an exception is the outcome: the same inputs fail the same way
+    assert raised.error.startswith("ValueError: bad point (at test_sweep_cluster.py")
