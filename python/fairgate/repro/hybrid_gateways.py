@@ -5,7 +5,8 @@ bottleneck. Each scheme (drop-tail, drop-from-front, RED, LQD, RND, PFD, PFD wit
 proportional thresholds, quasi-pushout PFD, all under start-time FQ, plus FCFS and packet round
 robin with drop-tail) runs over a buffer grid given in link-milliseconds, with several seeds;
 goodput and Jain's fairness are taken over the whole run ([Vaidyanathan99, §3.4.1]) and
-reported as the mean over seeds with a 95% Student-t interval.
+reported as the mean over seeds with a 95% Student-t interval; every run is a case on the
+sweep executor.
 
 Decisions where the text is silent (docs/reproductions/hybrid_gateways.md gives the reasons):
 - 1000-byte segments (1040 B on the wire); B = round(ms x 250 B / 1040 B), at least 2 packets.
@@ -20,14 +21,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
 from fairgate.runner import run_text
+from fairgate.sweeps.stats import repetitions
 
 TITLE = "Vaidyanathan 1999, chapter 3: buffer management under start-time FQ"
 SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9]"
@@ -114,41 +117,33 @@ def run_one(experiment: str, scheme: str, ms: float, seed: int, duration: float)
     }
 
 
-def sweep(experiments: list[str], quick: bool, progress: bool = False) -> pd.DataFrame:
-    """Every (experiment, scheme, buffer, seed) run, one row each."""
+def sweep(
+    experiments: list[str], quick: bool, progress: bool = False, client: Any = None
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Every (experiment, scheme, buffer, seed) run as a case on the sweep executor, one row
+    each in case order; the errors of the cases that failed, by key."""
     grid = QUICK_BUFFER_MS if quick else BUFFER_MS
     seeds = range(1, (QUICK_SEEDS if quick else SEEDS) + 1)
     duration = QUICK_DURATION_S if quick else DURATION_S
-    rows = []
-    for experiment in experiments:
-        for scheme in SCHEMES:
-            if progress:
-                print(f"E{experiment} {scheme}", flush=True)
-            for ms in grid:
-                rows += [run_one(experiment, scheme, ms, s, duration) for s in seeds]
-    return pd.DataFrame(rows)
-
-
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
-"""Student t 0.975 quantiles for 1-10 degrees of freedom (standard tables)."""
-
-
-def t975(dof: int) -> float:
-    """The two-sided 95% Student t quantile; the normal 1.96 beyond 10 degrees of freedom
-    (bounded by 2.228, a 14% wider interval at most)."""
-    return T975[dof - 1] if 1 <= dof <= len(T975) else 1.96
+    cases = [
+        Case(f"e{e}-{scheme}-{ms}ms-s{seed}", run_one, (e, scheme, ms, seed, duration))
+        for e in experiments
+        for scheme in SCHEMES
+        for ms in grid
+        for seed in seeds
+    ]
+    values, errors = run_cases(cases, client, progress, desc="hybrid-gateways")
+    rows = [values[c.key] for c in cases if c.key in values]
+    return pd.DataFrame(rows), errors
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and 95% half-width (Student t over seeds) per (experiment, scheme, buffer)."""
+    """Mean, std and 95% half-width (Student t over seeds) per (experiment, scheme, buffer)."""
     keys = ["experiment", "scheme", "buffer_ms", "buffer_pkts"]
-    out = runs.groupby(keys, sort=False)[["goodput_mbps", "fairness"]].agg(["mean", "std", "count"])
+    out = repetitions(runs, keys, ["goodput_mbps", "fairness"])
     for metric in ("goodput_mbps", "fairness"):
-        n = out[(metric, "count")]
-        t = np.array([t975(int(k) - 1) for k in n], dtype=float)
-        out[(metric, "ci95")] = np.where(n > 1, t * out[(metric, "std")] / np.sqrt(n), math.nan)
-    out.columns = [f"{m}_{s}" for m, s in out.columns]
-    return out.reset_index()
+        out[f"{metric}_ci95"] = out[f"{metric}_mean"] - out[f"{metric}_ci_low"]
+    return out
 
 
 def _mean(
@@ -299,16 +294,25 @@ def figure(table: pd.DataFrame, experiment: str, out_dir: Path) -> Path:
 
 
 def run(
-    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+    out_dir: Path,
+    experiment: str | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    client: Any = None,
 ) -> Report:
-    """Runs the chapter-3 experiments and returns the report (findings as PASS/MISS rows)."""
+    """Runs the chapter-3 experiments as cases on the executor (``client``: a Dask client; by
+    default ``$FAIRGATE_SCHEDULER`` or the local cluster) and returns the report (findings as
+    ok/MISS rows with the measured numbers)."""
     experiments = [experiment] if experiment else EXPERIMENTS
-    runs = sweep(experiments, quick, progress)
+    runs, errors = sweep(experiments, quick, progress, client)
+    if runs.empty:
+        raise RuntimeError(f"every run failed, e.g. {next(iter(errors.items()))}")
     table = summarise(runs)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.to_csv(out_dir / "hybrid_gateways_runs.csv", index=False)
     table.to_csv(out_dir / "hybrid_gateways_summary.csv", index=False)
     report = Report("hybrid_gateways", TITLE, SOURCE)
+    report.notes.extend(f"run failed: {key}: {error}" for key, error in errors.items())
     for exp, text, holds, numbers in findings(table):
         report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
         report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
