@@ -111,7 +111,8 @@ def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> 
     """Writes one point's tables atomically; a failed point has only ``summary``."""
     staging_root = root / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=staging_root))
+    with _ctrl_c_held():  # a Ctrl-C between creating and entering `try` would leave it behind
+        staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=staging_root))
     try:
         for name, table in tables.items():
             target = staging / name
@@ -127,7 +128,8 @@ def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> 
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(staging / name, final)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        with _ctrl_c_held():  # an interrupted removal would leave a half-deleted staging folder
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def finished_keys(root: Path) -> set[str]:

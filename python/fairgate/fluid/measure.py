@@ -1,0 +1,138 @@
+"""Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.6].
+
+The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
+transmit queue, then fits Fourier series. Here: ω from the delivered data bytes per interval
+(actual over mean), d from the gateway's PEP buffer by Little's law (bytes held over bytes
+delivered per unit time), υ from the connections opened in each interval (births of an HTTP
+population, else flow starts) over m.
+Decisions: docs/models/fluid.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairgate._core import ScenarioError
+from fairgate.fluid.fourier import FourierSeries, fit_fourier
+from fairgate.fluid.model import UNIT_S
+from fairgate.results import Results
+
+POINTS = 500
+
+
+def _data_flows(results: Results) -> pd.Series:
+    flows = results.flows
+    return flows["flow"][flows["role"].astype(str) == "data"].astype(str)
+
+
+def delivered_rate(results: Results) -> pd.Series:
+    """Data bytes delivered per second in each sample interval, indexed by the interval's end."""
+    series = results.flow_series
+    data = series[series["flow"].astype(str).isin(set(_data_flows(results)))]
+    total = data.groupby("time_s", observed=True)["delivered_bytes"].sum().sort_index()
+    times = total.index.to_numpy(dtype=float)
+    rate = np.diff(total.to_numpy(dtype=float)) / np.diff(times)
+    return pd.Series(rate, index=pd.Index(times[1:], name="time_s"), name="bytes_per_s")
+
+
+def offered_load_ratio(results: Results) -> pd.Series:
+    """ω samples: the interval's delivered data rate over its mean across the series."""
+    rate = delivered_rate(results)
+    mean = rate.mean()
+    if not mean > 0:
+        raise ScenarioError("results.flow_series: no data bytes delivered, so ω is undefined")
+    return (rate / mean).rename("omega")
+
+
+def pep_delay(results: Results, gateway: str) -> pd.Series:
+    """d samples in model units: PEP-buffered bytes over the delivered rate (Little's law)."""
+    traces = results.traces
+    held = traces[traces["var"].astype(str) == f"{gateway}.pep_buffer"]
+    if held.empty:
+        raise ScenarioError(
+            f"results.traces: no '{gateway}.pep_buffer' samples; is '{gateway}' a gateway?"
+        )
+    buffered = held.groupby("time_s", observed=True)["value"].sum()
+    rate = delivered_rate(results)
+    aligned = buffered.reindex(rate.index).fillna(0.0)
+    seconds = aligned / rate.where(rate > 0)
+    return (seconds.fillna(0.0) / UNIT_S).rename("delay")
+
+
+def cumulative_births(results: Results) -> pd.Series | None:
+    """Connections opened so far by request/response workloads (their ``births`` traces), summed
+    over flows per sample time; None when the run has no such workload."""
+    traces = results.traces
+    births = traces[traces["var"].astype(str) == "births"]
+    if births.empty:
+        return None
+    wide = births.pivot_table(
+        index="time_s", columns="flow", values="value", aggfunc="last", observed=True
+    )
+    return wide.sort_index().ffill().fillna(0.0).sum(axis=1)
+
+
+def _default_connections(results: Results, flows: pd.DataFrame) -> int:
+    traces = results.traces
+    population = traces[traces["var"].astype(str) == "population"]
+    if population.empty:
+        return len(flows)
+    return int(population.groupby("time_s", observed=True)["value"].sum().max())
+
+
+def new_connection_fraction(results: Results, connections: int | None = None) -> pd.Series:
+    """υ samples: connections opened in each interval over m.
+
+    Openings are the ``births`` of request/response workloads when the run has them, else the
+    data flows' start times; m defaults to the largest population traced, else all data flows.
+    """
+    flows = results.flows[results.flows["role"].astype(str) == "data"]
+    m = connections if connections is not None else _default_connections(results, flows)
+    if m <= 0:
+        raise ScenarioError(f"connections: expected a positive count, got {m}")
+    ends = delivered_rate(results).index.to_numpy(dtype=float)
+    edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
+    births = cumulative_births(results)
+    if births is None:
+        starts = np.sort(flows["start_s"].to_numpy(dtype=float))
+        opened = np.searchsorted(starts, edges, side="right").astype(float)
+    else:
+        opened = births.reindex(edges, method="ffill").fillna(0.0).to_numpy()
+    fraction = np.clip(np.diff(opened) / m, 0.0, 1.0)
+    return pd.Series(fraction, index=pd.Index(ends, name="time_s"), name="upsilon")
+
+
+def sample_step_units(samples: pd.Series) -> float:
+    """The series' sample interval in model units (1.0 for 100 ms); it must be uniform."""
+    gaps = np.diff(samples.index.to_numpy(dtype=float))
+    if len(gaps) == 0 or not np.allclose(gaps, gaps[0], rtol=1e-6):
+        raise ScenarioError("samples: expected a uniform sample interval")
+    return float(gaps[0]) / UNIT_S
+
+
+def fit_window(samples: pd.Series, start_s: float = 0.0, points: int = POINTS) -> FourierSeries:
+    """Fits a Fourier series to ``points`` samples from ``start_s`` on (source: 500 × 100 ms)."""
+    window = samples[samples.index >= start_s].iloc[:points]
+    if len(window) < points:
+        raise ScenarioError(
+            f"samples: expected {points} samples from {start_s} s, got {len(window)}"
+        )
+    return fit_fourier(window.to_numpy(), step=sample_step_units(window))
+
+
+def measure_inputs(
+    results: Results,
+    gateway: str | None = None,
+    start_s: float = 0.0,
+    points: int = POINTS,
+    connections: int | None = None,
+) -> dict[str, FourierSeries]:
+    """Fits ω, υ and (with a gateway) d from one run; keys ``omega``, ``upsilon``, ``delay``."""
+    fitted = {
+        "omega": fit_window(offered_load_ratio(results), start_s, points),
+        "upsilon": fit_window(new_connection_fraction(results, connections), start_s, points),
+    }
+    if gateway is not None:
+        fitted["delay"] = fit_window(pep_delay(results, gateway), start_s, points)
+    return fitted

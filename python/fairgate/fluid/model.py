@@ -1,0 +1,200 @@
+"""Fluid (delay-differential) models of a satellite gateway with a PEP [Byun07, §4.4, §6.6].
+
+Chapter 4, (4.1)-(4.5): TCP aggregate rate λ, transmit queue q fed through the PEP delay d(t),
+virtual queue v, RED average w, marking probability p. Chapter 6, (6.1)-(6.6): buffer flow
+control (no drops) with the new-connection rate n and the new-connection fraction υ(t).
+Solver: method of steps with forward Euler at the source's step δ = 1 ms (0.01 units); delayed
+values come from the stored history by linear interpolation. Decisions (marking branches outside
+the band, the decrease term, units, projection onto q, v ≥ 0 and p ∈ [0, 1]): docs/models/fluid.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fairgate._core import ScenarioError
+from fairgate.fluid.fourier import FourierSeries
+
+SCHEMES = ("red", "avqred", "avq", "none")
+PACKET_BYTES = 1400.0
+UNIT_S = 0.1  # one model time unit is 100 ms
+
+
+@dataclass(frozen=True)
+class FluidParams:
+    """Parameters in model units (time 100 ms, rates in packets per unit); defaults per source."""
+
+    connections: int = 400
+    rtt: float = 0.6
+    service_rate: float = 20e6 / 8.0 / PACKET_BYTES * UNIT_S
+    target_utilisation: float = 1.0
+    min_th: float = 60.0
+    max_th: float = 120.0
+    red_weight: float = 0.1
+    red_max_p: float = 0.7
+    avqred_max_p: float = 1.0
+    max_rcv_win: float = 16000.0 / PACKET_BYTES / 10.0
+    decrease: float = 1.0 - 0.95
+    step: float = 0.01
+    horizon: float = 500.0
+
+    def validate(self) -> None:
+        """Raises ValueError naming the first parameter out of range."""
+        positive = ("connections", "rtt", "service_rate", "step", "horizon", "red_weight")
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ScenarioError(
+                    f"fluid.{name}: expected a positive number, got {getattr(self, name)}"
+                )
+        if not self.red_weight < 1:
+            raise ScenarioError(
+                f"fluid.red_weight: expected a value in (0, 1), got {self.red_weight}"
+            )
+        if not self.min_th < self.max_th:
+            raise ScenarioError(
+                f"fluid.max_th: expected more than min_th={self.min_th}, got {self.max_th}"
+            )
+        if self.step > self.horizon:
+            raise ScenarioError(
+                f"fluid.step: expected at most horizon={self.horizon}, got {self.step}"
+            )
+
+
+@dataclass(frozen=True)
+class FluidInputs:
+    """Measured inputs: offered-load ratio ω(t), PEP delay d(t) (units), new fraction υ(t)."""
+
+    omega: FourierSeries = field(default_factory=lambda: FourierSeries.constant(1.0))
+    delay: FourierSeries = field(default_factory=lambda: FourierSeries.constant(0.0))
+    upsilon: FourierSeries = field(default_factory=lambda: FourierSeries.constant(0.0))
+
+    def without_new_connections(self) -> FluidInputs:
+        """The υ ≡ 0 ablation of chapter 6."""
+        return FluidInputs(omega=self.omega, delay=self.delay, upsilon=FourierSeries.constant(0.0))
+
+
+def marking_rate(
+    scheme: str, p: float, w: float, v: float, dw: float, dv: float, prm: FluidParams
+) -> float:
+    """dp/dt of (4.5): the linear-profile slope inside [min_th, max_th], relaxation outside."""
+    if scheme == "none":
+        return 0.0
+    if scheme == "avq":
+        return -p if v < (prm.max_th - prm.min_th) / 2.0 else 1.0 - p
+    level, slope, max_p = (w, dw, prm.red_max_p) if scheme == "red" else (v, dv, prm.avqred_max_p)
+    if level < prm.min_th:
+        return -p
+    if level > prm.max_th:
+        return 1.0 - p
+    return max_p / (prm.max_th - prm.min_th) * slope
+
+
+class _History:
+    """Values of one state variable on the step grid, read at past times by interpolation."""
+
+    def __init__(self, steps: int, step: float, initial: float) -> None:
+        self.values = np.empty(steps + 1)
+        self.values[0] = initial
+        self.step = step
+
+    def at(self, time: float, latest: int) -> float:
+        if time <= 0.0:
+            return float(self.values[0])
+        pos = min(time / self.step, float(latest))
+        low = int(pos)
+        frac = pos - low
+        if frac == 0.0 or low >= latest:
+            return float(self.values[low])
+        return float(self.values[low] * (1.0 - frac) + self.values[low + 1] * frac)
+
+
+def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
+    if scheme not in SCHEMES:
+        raise ScenarioError(f"fluid.scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if chapter not in (4, 6):
+        raise ScenarioError(f"fluid.chapter: expected 4 or 6, got {chapter!r}")
+    prm.validate()
+
+
+def solve(
+    scheme: str,
+    params: FluidParams | None = None,
+    inputs: FluidInputs | None = None,
+    chapter: int = 4,
+) -> pd.DataFrame:
+    """Integrates the chapter-4 or chapter-6 model; one row per step.
+
+    Columns: ``t`` (units), ``time_s``, ``lam``, ``q``, ``v``, ``w``, ``p`` and, for chapter 6,
+    ``n`` and ``upsilon``.
+    """
+    prm = params or FluidParams()
+    inp = inputs or FluidInputs()
+    _check(scheme, chapter, prm)
+    steps = int(math.floor(prm.horizon / prm.step + 1e-9))
+    times = np.arange(steps + 1) * prm.step
+    delay = np.maximum(inp.delay(times), 0.0)
+    omega = np.maximum(inp.omega(times), 0.0)
+    omega_late = np.maximum(inp.omega(times - delay), 0.0)
+    floor_upsilon = 1.0 - 1.0 / prm.connections
+    upsilon = (
+        np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
+    )
+    state = _integrate(scheme, prm, chapter, times, delay, omega, omega_late, upsilon)
+    frame = pd.DataFrame({"t": times, "time_s": times * UNIT_S, **state})
+    if chapter == 6:
+        frame["upsilon"] = upsilon
+    return frame
+
+
+def _integrate(
+    scheme: str,
+    prm: FluidParams,
+    chapter: int,
+    times: np.ndarray,
+    delay: np.ndarray,
+    omega: np.ndarray,
+    omega_late: np.ndarray,
+    upsilon: np.ndarray,
+) -> dict[str, np.ndarray]:
+    steps, h = len(times) - 1, prm.step
+    lam_hist = _History(steps, h, prm.target_utilisation * prm.service_rate)
+    p_hist = _History(steps, h, 0.0)
+    out = {name: np.zeros(steps + 1) for name in ("q", "v", "w", "n")}
+    lam, q, v, w, n, p = lam_hist.values[0], 0.0, 0.0, 0.0, 0.0, 0.0
+    m, mu = float(prm.connections), prm.service_rate
+    red_gain = math.log(1.0 - prm.red_weight) / 0.01
+    for k in range(steps):
+        t_late = times[k] - delay[k]
+        lam_late, p_late = lam_hist.at(t_late, k), p_hist.at(t_late, k)
+        if chapter == 4:
+            dn = 0.0
+            dlam = (1.0 - p) * m / prm.rtt**2 - p * lam * lam / (2.0 * m)
+            dq = -mu + (1.0 - p_late) * omega_late[k] * lam_late
+            dv = -prm.target_utilisation * mu + (1.0 - p) * omega[k] * lam
+        else:
+            old = (1.0 - upsilon[k]) * m
+            dn = upsilon[k] * m * prm.max_rcv_win - n
+            dlam = (1.0 - p) * old / prm.rtt**2 - p * prm.decrease * lam * lam / old + dn
+            dq = -mu + omega_late[k] * lam_late
+            dv = -prm.target_utilisation * mu + omega[k] * lam
+        dw = red_gain * w - red_gain * q
+        dp = marking_rate(scheme, p, w, v, dw, dv, prm)
+        lam = max(lam + h * dlam, 0.0)
+        q, v, w, n = max(q + h * dq, 0.0), max(v + h * dv, 0.0), w + h * dw, n + h * dn
+        p = min(max(p + h * dp, 0.0), 1.0)
+        lam_hist.values[k + 1], p_hist.values[k + 1] = lam, p
+        out["q"][k + 1], out["v"][k + 1], out["w"][k + 1], out["n"][k + 1] = q, v, w, n
+    state = {
+        "lam": lam_hist.values,
+        "q": out["q"],
+        "v": out["v"],
+        "w": out["w"],
+        "p": p_hist.values,
+    }
+    if chapter == 6:
+        state["n"] = out["n"]
+    return state

@@ -1,0 +1,53 @@
+"""Figures of the fluid models: transmit queue and marking probability over time per scheme
+(as [Byun07, Figs 4.12, 4.13, 6.33, 6.34]) and model-versus-simulation-versus-paper bars (as
+[Byun07, Fig. 4.14]). Each returns the Figure and writes a PNG only when a path is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+
+def _save(fig: Figure, path: str | Path | None) -> Figure:
+    if path is not None:
+        fig.savefig(Path(path), dpi=120)
+    return fig
+
+
+def solutions_figure(
+    solutions: Mapping[str, pd.DataFrame], path: str | Path | None = None, title: str | None = None
+) -> Figure:
+    """Transmit queue q and marking probability p against time, one line per named solution."""
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax_q, ax_p = fig.subplots(2, 1, sharex=True)
+    for name, frame in solutions.items():
+        ax_q.plot(frame["time_s"], frame["q"], label=name, linewidth=0.8)
+        ax_p.plot(frame["time_s"], frame["p"], label=name, linewidth=0.8)
+    ax_q.set_ylabel("transmit queue (packets)")
+    ax_p.set_ylabel("marking probability")
+    ax_p.set_xlabel("time (s)")
+    ax_q.legend(loc="upper right")
+    fig.suptitle(title or "fluid model")
+    return _save(fig, path)
+
+
+def improvement_figure(table: pd.DataFrame, path: str | Path | None = None) -> Figure:
+    """Bars of the queue improvement (%) per statistic: model, simulation (if given) and paper."""
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    ax = fig.subplots()
+    columns = [c for c in ("model_pct", "simulation_pct", "paper_pct") if table[c].notna().any()]
+    width = 0.8 / len(columns)
+    for offset, column in enumerate(columns):
+        positions = [i + offset * width for i in range(len(table))]
+        ax.bar(positions, table[column].fillna(0.0), width, label=column.removesuffix("_pct"))
+    ax.set_xticks(
+        [i + width * (len(columns) - 1) / 2 for i in range(len(table))], table["statistic"]
+    )
+    ax.axhline(0.0, color="black", linewidth=0.6)
+    ax.set_ylabel("AVQRED vs RED, queue change (%)")
+    ax.legend()
+    return _save(fig, path)

@@ -1,0 +1,196 @@
+"""Fluid models [Byun07, §4.4, §6.6]: hand-checkable cases of the solver, the Fourier fit, the
+marking law and the reports."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairgate as fg
+from fairgate import fluid
+from fairgate.fluid import FluidInputs, FluidParams, FourierSeries
+
+
+def test_fit_recovers_known_coefficients_exactly() -> None:
+    truth = FourierSeries(period=500.0, a0=1.0, cos=(0.2, 0.0, -0.05), sin=(0.1, 0.03, 0.0))
+    samples = truth(np.arange(500.0))
+    fitted = fluid.fit_fourier(pd.Series(samples))
+    assert fitted.period == 500.0
+    assert fitted.a0 == pytest.approx(1.0, abs=1e-12)
+    assert np.allclose(fitted.cos[:3], truth.cos, atol=1e-12)
+    assert np.allclose(fitted.sin[:3], truth.sin, atol=1e-12)
+    assert np.allclose(fitted.cos[3:] + fitted.sin[3:], 0.0, atol=1e-12)
+    assert len(fitted.cos) == fluid.HARMONICS
+
+
+def test_fit_recovers_coefficients_under_noise() -> None:
+    truth = FourierSeries(period=500.0, a0=3.0, cos=(1.0, 0.5), sin=(0.5, 0.2))
+    noise = np.random.default_rng(7).normal(0.0, 0.3, 500)
+    fitted = fluid.fit_fourier(truth(np.arange(500.0)) + noise)
+    assert fitted.a0 == pytest.approx(3.0, abs=0.05)
+    assert np.allclose(fitted.cos[:2], truth.cos, atol=0.06)
+    assert np.allclose(fitted.sin[:2], truth.sin, atol=0.06)
+
+
+def test_coefficients_round_trip_through_json(tmp_path) -> None:
+    inputs = {
+        "omega": fluid.fit_fourier(np.sin(np.arange(500.0) / 9.0) + 1.0),
+        "delay": FourierSeries.constant(2.0),
+    }
+    path = fluid.save_inputs(inputs, tmp_path / "fluid_inputs.json")
+    assert fluid.load_inputs(path) == inputs
+
+
+def test_series_with_unequal_terms_is_refused() -> None:
+    with pytest.raises(fg.ScenarioError, match="same number of cosine and sine"):
+        FourierSeries(period=10.0, a0=0.0, cos=(1.0,), sin=())
+
+
+def test_fit_rejects_short_or_broken_series() -> None:
+    with pytest.raises(fg.ScenarioError, match="at least 17 samples"):
+        fluid.fit_fourier(np.ones(10))
+    with pytest.raises(fg.ScenarioError, match="NaN"):
+        fluid.fit_fourier(np.array([1.0, np.nan] * 20))
+
+
+def test_no_aqm_limit_matches_the_closed_form() -> None:
+    prm = FluidParams(horizon=2.0)
+    sol = fluid.solve("none", prm)
+    slope = prm.connections / prm.rtt**2
+    assert np.allclose(sol["lam"], prm.service_rate + slope * sol["t"])
+    assert (sol["p"] == 0.0).all()
+    assert sol["q"].iloc[-1] == pytest.approx(slope * 2.0**2 / 2.0, rel=0.01)
+
+
+def test_pep_delay_shifts_the_queue_by_the_delay() -> None:
+    prm = FluidParams(horizon=5.0)
+    plain = fluid.solve("none", prm)
+    delayed = fluid.solve("none", prm, FluidInputs(delay=FourierSeries.constant(2.0)))
+    first_rise = delayed.loc[delayed["q"] > 0, "t"].iloc[0]
+    plain_rise = plain.loc[plain["q"] > 0, "t"].iloc[0]
+    assert first_rise == pytest.approx(plain_rise + 2.0, abs=1e-9)
+    shift = round(2.0 / prm.step)
+    assert np.allclose(delayed["q"].to_numpy()[shift:], plain["q"].to_numpy()[:-shift], atol=1e-6)
+
+
+def _equilibrium_marking(prm: FluidParams) -> float:
+    """p with (1 − p)·λ*(p) = τμ where λ*(p) = m/R·sqrt(2(1 − p)/p) makes (4.1) stationary."""
+    low, high = 1e-9, 1.0 - 1e-9
+    for _ in range(100):
+        p = (low + high) / 2.0
+        rate = (1.0 - p) * prm.connections / prm.rtt * math.sqrt(2.0 * (1.0 - p) / p)
+        low, high = (p, high) if rate > prm.target_utilisation * prm.service_rate else (low, p)
+    return p
+
+
+def test_avqred_settles_at_the_hand_computed_equilibrium() -> None:
+    prm = FluidParams(horizon=100.0)
+    sol = fluid.solve("avqred", prm)
+    p_star = _equilibrium_marking(prm)
+    lam_star = prm.connections / prm.rtt * math.sqrt(2.0 * (1.0 - p_star) / p_star)
+    end = sol.iloc[-1]
+    assert end["p"] == pytest.approx(p_star, abs=1e-3)
+    assert end["lam"] == pytest.approx(lam_star, rel=1e-3)
+    assert prm.min_th <= end["v"] <= prm.max_th
+
+
+def test_red_settles_at_the_hand_computed_equilibrium() -> None:
+    prm = FluidParams(connections=100, horizon=200.0)
+    sol = fluid.solve("red", prm)
+    p_star = _equilibrium_marking(prm)
+    end = sol.iloc[-1]
+    assert end["p"] == pytest.approx(p_star, abs=2e-3)
+    assert prm.min_th <= end["w"] <= prm.max_th
+    assert end["q"] == pytest.approx(end["w"], abs=0.5)
+
+
+def test_marking_law_branches() -> None:
+    prm = FluidParams()
+    assert fluid.marking_rate("red", 0.3, 90.0, 0.0, 6.0, 0.0, prm) == pytest.approx(0.7 / 60 * 6.0)
+    assert fluid.marking_rate("avqred", 0.3, 0.0, 90.0, 0.0, 6.0, prm) == pytest.approx(
+        1.0 / 60 * 6.0
+    )
+    assert fluid.marking_rate("red", 0.3, 10.0, 0.0, 6.0, 0.0, prm) == pytest.approx(-0.3)
+    assert fluid.marking_rate("red", 0.3, 130.0, 0.0, 6.0, 0.0, prm) == pytest.approx(0.7)
+    assert fluid.marking_rate("avq", 0.3, 0.0, 29.0, 0.0, 0.0, prm) == pytest.approx(-0.3)
+    assert fluid.marking_rate("avq", 0.3, 0.0, 31.0, 0.0, 0.0, prm) == pytest.approx(0.7)
+    assert fluid.marking_rate("none", 0.3, 130.0, 130.0, 6.0, 6.0, prm) == 0.0
+
+
+def test_chapter6_new_connection_rate_follows_its_first_order_law() -> None:
+    prm = FluidParams(connections=500, horizon=5.0)
+    sol = fluid.solve("none", prm, FluidInputs(upsilon=FourierSeries.constant(0.2)), chapter=6)
+    target = 0.2 * 500 * prm.max_rcv_win
+    assert sol["n"].iloc[-1] == pytest.approx(target * (1.0 - math.exp(-5.0)), rel=0.01)
+    ablated = fluid.solve("none", prm, FluidInputs(), chapter=6)
+    assert (ablated["n"] == 0.0).all()
+
+
+def test_solutions_are_deterministic() -> None:
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.2,), (0.1,)),
+        delay=FourierSeries(50.0, 2.0, (0.5,), (0.0,)),
+    )
+    prm = FluidParams(horizon=20.0)
+    first = fluid.solve("red", prm, inputs)
+    pd.testing.assert_frame_equal(first, fluid.solve("red", prm, inputs))
+
+
+def test_bad_parameters_name_the_field() -> None:
+    with pytest.raises(
+        fg.ScenarioError, match=r"fluid\.scheme: expected one of red, avqred, avq, none"
+    ):
+        fluid.solve("blue")
+    with pytest.raises(fg.ScenarioError, match=r"fluid\.chapter: expected 4 or 6"):
+        fluid.solve("red", chapter=5)
+    with pytest.raises(fg.ScenarioError, match=r"fluid\.rtt: expected a positive number"):
+        fluid.solve("red", FluidParams(rtt=0.0))
+    with pytest.raises(fg.ScenarioError, match=r"fluid\.max_th"):
+        fluid.solve("red", FluidParams(min_th=120.0, max_th=60.0))
+
+
+def test_improvement_table_sits_beside_simulation_and_paper() -> None:
+    change = fluid.improvement({"mean": 100.0, "std": 20.0}, {"mean": 50.0, "std": 16.0})
+    assert change == pytest.approx({"mean": -50.0, "std": -20.0})
+    table = fluid.improvement_table(change, simulation={"mean": -40.0, "std": -10.0})
+    assert list(table["statistic"]) == ["mean", "std"]
+    assert list(table["paper_pct"]) == [-50.6, -17.2]
+    assert table["model_same_sign_as_paper"].all()
+
+
+def _oscillating_inputs() -> FluidInputs:
+    return FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.15,), (0.05,)),
+        delay=FourierSeries(50.0, 3.0, (1.0,), (0.5,)),
+        upsilon=FourierSeries(50.0, 0.1, (0.05,), (0.0,)),
+    )
+
+
+def test_model_improvement_and_upsilon_ablation_report_every_row() -> None:
+    prm = FluidParams(horizon=80.0)
+    change = fluid.model_improvement(prm, _oscillating_inputs())
+    assert set(change) == {"mean", "std"} and all(np.isfinite(list(change.values())))
+    table = fluid.upsilon_ablation(
+        FluidParams(connections=500, horizon=80.0), _oscillating_inputs()
+    )
+    assert set(zip(table["scheme"], table["upsilon"], strict=True)) == {
+        ("red", "measured"),
+        ("red", "zero"),
+        ("avqred", "measured"),
+        ("avqred", "zero"),
+    }
+    assert (table["q_std"] >= 0).all()
+
+
+def test_figures_are_returned_and_saved_only_when_asked(tmp_path) -> None:
+    prm = FluidParams(horizon=5.0)
+    sols = {name: fluid.solve(name, prm) for name in ("red", "avqred")}
+    fig = fluid.solutions_figure(sols)
+    assert len(fig.axes) == 2 and not list(tmp_path.iterdir())
+    fluid.solutions_figure(sols, tmp_path / "queue.png")
+    table = fluid.improvement_table({"mean": -30.0, "std": -10.0})
+    fluid.improvement_figure(table, tmp_path / "bars.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bars.png", "queue.png"]
