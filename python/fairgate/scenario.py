@@ -55,7 +55,11 @@ class Scenario:
         sample_interval: Value | None = None,
         description: str = "",
         trace_every_change: bool = False,
+        warmup: Value | None = None,
+        end: Value | None = None,
     ) -> None:
+        """``warmup`` and ``end`` bound the measurement window of every summary metric
+        (``docs/scenarios.md``, measurement window)."""
         self._doc: Table = {
             "name": name,
             "description": description,
@@ -65,6 +69,8 @@ class Scenario:
                     "seed": seed,
                     "sample_interval": sample_interval,
                     "trace_every_change": trace_every_change or None,
+                    "warmup": warmup,
+                    "end": end,
                 }
             ),
         }

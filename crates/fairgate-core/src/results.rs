@@ -9,6 +9,7 @@ use crate::qdisc::DropReason;
 use crate::sim::{FlowRole, Simulation};
 use crate::stats::jain_index;
 use crate::stats::series::VarSeries;
+use crate::stats::window::Snapshot;
 use serde_json::{json, Map, Value};
 
 /// One column of a table.
@@ -112,15 +113,15 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-fn flow_table(sim: &Simulation) -> Table {
-    let now = sim.now();
+fn flow_table(sim: &Simulation, delta: &Snapshot) -> Table {
+    let (start, stop) = sim.window().span(sim.now());
     let info = sim.flows();
-    let st = sim.flow_stats();
+    let st = &delta.flows;
     let inside = sim.in_network_by_flow();
     let node = |i: u32| sim.nodes()[i as usize].name.clone();
     let active = |i: usize| {
-        let end = info[i].stop.unwrap_or(now).min(now);
-        to_secs(end.saturating_sub(info[i].start))
+        let end = info[i].stop.unwrap_or(stop).min(stop);
+        to_secs(end.saturating_sub(info[i].start.max(start)))
     };
     let idx = || 0..info.len();
     let mut t = Table::default();
@@ -205,10 +206,11 @@ fn flow_table(sim: &Simulation) -> Table {
     t
 }
 
-fn port_table(sim: &Simulation) -> Table {
+fn port_table(sim: &Simulation, delta: &Snapshot) -> Table {
     let ports = sim.ports();
-    let now = sim.now();
-    let elapsed = to_secs(now);
+    let ws = &delta.ports;
+    let (start, stop) = sim.window().span(sim.now());
+    let elapsed = to_secs(stop - start);
     let per_time = |x: u128| {
         if elapsed > 0.0 {
             x as f64 / 1e12 / elapsed
@@ -226,81 +228,73 @@ fn port_table(sim: &Simulation) -> Table {
         strs(ports.iter().map(|p| p.qdisc.name().to_string())),
     );
     t.push("rate_bps", u64s(ports.iter().map(|p| p.link.rate_bps)));
-    t.push(
-        "arrivals_pkts",
-        u64s(ports.iter().map(|p| p.stats.arrivals_pkts)),
-    );
-    t.push(
-        "arrivals_bytes",
-        u64s(ports.iter().map(|p| p.stats.arrivals_bytes)),
-    );
+    t.push("arrivals_pkts", u64s(ws.iter().map(|s| s.arrivals_pkts)));
+    t.push("arrivals_bytes", u64s(ws.iter().map(|s| s.arrivals_bytes)));
     t.push(
         "departures_pkts",
-        u64s(ports.iter().map(|p| p.stats.departures_pkts)),
+        u64s(ws.iter().map(|s| s.departures_pkts)),
     );
     t.push(
         "departures_bytes",
-        u64s(ports.iter().map(|p| p.stats.departures_bytes)),
+        u64s(ws.iter().map(|s| s.departures_bytes)),
     );
-    t.push(
-        "drops_pkts",
-        u64s(ports.iter().map(|p| p.stats.drops_total())),
-    );
+    t.push("drops_pkts", u64s(ws.iter().map(|s| s.drops_total())));
     t.push(
         "drops_bytes",
-        u64s(ports.iter().map(|p| p.stats.drops_bytes.iter().sum())),
+        u64s(ws.iter().map(|s| s.drops_bytes.iter().sum())),
     );
     for reason in DropReason::ALL {
         let name = format!("drops_{}", reason.as_str());
         t.push(
             &name,
-            u64s(ports.iter().map(|p| p.stats.drops_pkts[reason as usize])),
+            u64s(ws.iter().map(|s| s.drops_pkts[reason as usize])),
         );
     }
-    t.push(
-        "marks",
-        u64s(ports.iter().map(|p| p.stats.marks.iter().sum())),
-    );
+    t.push("marks", u64s(ws.iter().map(|s| s.marks.iter().sum())));
     t.push(
         "utilisation",
-        f64s(ports.iter().map(|p| per_time(p.busy_ps(now)))),
+        f64s(delta.busy_ps.iter().map(|&b| per_time(b))),
     );
     t.push(
         "throughput_bps",
         f64s(
-            ports
-                .iter()
-                .map(|p| ratio(p.stats.departures_bytes as f64 * 8.0, elapsed)),
+            ws.iter()
+                .map(|s| ratio(s.departures_bytes as f64 * 8.0, elapsed)),
         ),
     );
     t.push(
         "mean_queue_pkts",
-        f64s(ports.iter().map(|p| per_time(p.stats.queue_pkt_ps))),
+        f64s(ws.iter().map(|s| per_time(s.queue_pkt_ps))),
+    );
+    t.push(
+        "std_queue_pkts",
+        f64s(ws.iter().map(|s| {
+            let mean = per_time(s.queue_pkt_ps);
+            (per_time(s.queue_sq_pkt_ps) - mean * mean).max(0.0).sqrt()
+        })),
     );
     t.push(
         "mean_queue_bytes",
-        f64s(ports.iter().map(|p| per_time(p.stats.queue_byte_ps))),
+        f64s(ws.iter().map(|s| per_time(s.queue_byte_ps))),
     );
     t.push(
         "mean_device_pkts",
-        f64s(ports.iter().map(|p| per_time(p.stats.device_pkt_ps))),
+        f64s(ws.iter().map(|s| per_time(s.device_pkt_ps))),
     );
     t.push(
         "mean_system_pkts",
         f64s(
-            ports
-                .iter()
-                .map(|p| per_time(p.stats.queue_pkt_ps + p.stats.device_pkt_ps + p.busy_ps(now))),
+            ws.iter()
+                .zip(&delta.busy_ps)
+                .map(|(s, &b)| per_time(s.queue_pkt_ps + s.device_pkt_ps + b)),
         ),
     );
     t.push(
         "mean_wait_s",
-        f64s(ports.iter().map(|p| {
-            ratio(
-                p.stats.wait_ps as f64 / 1e12,
-                p.stats.departures_pkts as f64,
-            )
-        })),
+        f64s(
+            ws.iter()
+                .map(|s| ratio(s.wait_ps as f64 / 1e12, s.departures_pkts as f64)),
+        ),
     );
     t.push(
         "max_queue_pkts",
@@ -350,10 +344,11 @@ fn var_table(series: VarSeries, owner: &str, owners: Vec<String>) -> Table {
 /// Collects the results. The series are moved out of the simulation, so call this once, at
 /// the end of the run.
 pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results {
-    sim.close_integrals();
-    let flows = flow_table(sim);
-    let ports = port_table(sim);
-    let summary = summary(sim, scenario_name, seed, &flows, &ports);
+    let now = sim.snapshot();
+    let delta = sim.window().delta(now);
+    let flows = flow_table(sim, &delta);
+    let ports = port_table(sim, &delta);
+    let summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);
@@ -443,18 +438,26 @@ fn transfer_table(sim: &mut Simulation) -> Table {
     t
 }
 
-fn summary(sim: &Simulation, name: &str, seed: u64, flows: &Table, ports: &Table) -> Value {
+fn summary(
+    sim: &Simulation,
+    delta: &Snapshot,
+    name: &str,
+    seed: u64,
+    flows: &Table,
+    ports: &Table,
+) -> Value {
     let violations = sim.conservation_violations();
     let data_goodput: Vec<f64> = sim
         .flows()
         .iter()
-        .zip(sim.flow_stats())
+        .zip(&delta.flows)
         .filter(|(f, _)| f.role == FlowRole::Data)
         .map(|(_, s)| s.goodput_bytes as f64)
         .collect();
-    let offered: u64 = sim.flow_stats().iter().map(|s| s.offered_pkts).sum();
-    let delivered: u64 = sim.flow_stats().iter().map(|s| s.delivered_pkts).sum();
-    let dropped: u64 = sim.flow_stats().iter().map(|s| s.dropped_total()).sum();
+    let offered: u64 = delta.flows.iter().map(|s| s.offered_pkts).sum();
+    let delivered: u64 = delta.flows.iter().map(|s| s.delivered_pkts).sum();
+    let dropped: u64 = delta.flows.iter().map(|s| s.dropped_total()).sum();
+    let (start, stop) = sim.window().span(sim.now());
     json!({
         "schema_version": 1,
         "fairgate_version": env!("CARGO_PKG_VERSION"),
@@ -464,6 +467,7 @@ fn summary(sim: &Simulation, name: &str, seed: u64, flows: &Table, ports: &Table
         "duration_s": to_secs(sim.end()),
         "events": sim.events_processed(),
         "packet_hops": sim.packet_hops(),
+        "window": { "start_s": to_secs(start), "end_s": to_secs(stop) },
         "totals": {
             "offered_pkts": offered,
             "delivered_pkts": delivered,

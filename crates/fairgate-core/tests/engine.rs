@@ -1,5 +1,6 @@
 //! End-to-end checks of the engine against numbers: serialisation and propagation delay to the
-//! picosecond, CBR utilisation and drop rate, conservation, determinism and bad input.
+//! picosecond, CBR utilisation and drop rate, conservation, determinism, bad input and the
+//! measurement window.
 
 use fairgate_core::results::{collect, Column, Results};
 use fairgate_core::scenario::{build, parse};
@@ -130,4 +131,70 @@ fn a_parsed_scenario_round_trips_through_toml() {
         serde_json::to_string(&first).unwrap(),
         serde_json::to_string(&second).unwrap()
     );
+}
+
+// The measurement window `[simulation] warmup` / `end`: the 5 Mb/s CBR flow of TWO_HOSTS,
+// sending from 0 s to 4 s of the 10 s run.
+const STOP_AT_4S: &str = "flows[0].stop=\"4s\"";
+
+#[test]
+fn whole_run_utilisation_is_busy_time_over_duration() {
+    // 4 s at half the link's rate over 10 s: 0.2.
+    let r = run(TWO_HOSTS, &[STOP_AT_4S]);
+    let util = f64_at(&r, "ports", "utilisation", 0);
+    assert!((util - 0.2).abs() < 1e-3, "utilisation {util}");
+    assert_eq!(r.summary["window"]["start_s"], 0.0);
+}
+
+#[test]
+fn warmup_and_end_bound_every_summary() {
+    // Window 2 s .. 6 s: the flow sends during 2 s .. 4 s, half the window at half the rate.
+    let r = run(
+        TWO_HOSTS,
+        &[
+            STOP_AT_4S,
+            "simulation.warmup=\"2s\"",
+            "simulation.end=\"6s\"",
+        ],
+    );
+    let util = f64_at(&r, "ports", "utilisation", 0);
+    assert!((util - 0.25).abs() < 1e-3, "utilisation {util}");
+    // 2 s at 5 Mb/s = 1250 packets of 1000 bytes.
+    let departed = f64_at(&r, "ports", "departures_pkts", 0);
+    assert!((departed - 1250.0).abs() <= 1.0, "departures {departed}");
+    let offered = f64_at(&r, "flows", "offered_pkts", 0);
+    assert!((offered - 1250.0).abs() <= 1.0, "offered {offered}");
+    // Deliveries count when they arrive (10.8 ms after sending starts): the packets sent at
+    // k x 1.6 ms for k = 1244..1249 arrive after 2 s, so 1256 are delivered in the window, over
+    // the flow's 2 s of activity inside it: 1256 x 8000 b / 2 s = 5.024 Mb/s.
+    let tput = f64_at(&r, "flows", "throughput_bps", 0);
+    assert!((tput - 5.024e6).abs() < 1.0, "throughput {tput}");
+    // No packet ever waits: the queue's mean and standard deviation are 0.
+    assert_eq!(f64_at(&r, "ports", "mean_queue_pkts", 0), 0.0);
+    assert_eq!(f64_at(&r, "ports", "std_queue_pkts", 0), 0.0);
+    assert_eq!(r.summary["window"]["end_s"], 6.0);
+}
+
+#[test]
+fn window_outside_the_traffic_counts_nothing() {
+    let r = run(TWO_HOSTS, &[STOP_AT_4S, "simulation.warmup=\"5s\""]);
+    assert_eq!(f64_at(&r, "ports", "utilisation", 0), 0.0);
+    assert_eq!(f64_at(&r, "flows", "delivered_pkts", 0), 0.0);
+}
+
+#[test]
+fn bad_windows_name_their_field() {
+    let cases = [
+        (&["simulation.warmup=\"10s\""][..], "simulation.warmup"),
+        (&["simulation.end=\"11s\""][..], "simulation.end"),
+        (
+            &["simulation.warmup=\"3s\"", "simulation.end=\"3s\""][..],
+            "simulation.warmup",
+        ),
+    ];
+    for (overrides, path) in cases {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let e = parse(TWO_HOSTS, &overrides).expect_err("a bad window is refused");
+        assert_eq!(e.path, path, "{e}");
+    }
 }

@@ -26,6 +26,8 @@ pub enum Event {
     QdiscTimer { port: u32 },
     /// Periodic sampling of queue lengths and flow counters.
     Sample,
+    /// An edge of the measurement window: snapshot the cumulative counters.
+    WindowEdge,
 }
 
 /// A pending event; `key` packs (time, sequence) so one comparison orders two entries.

@@ -74,6 +74,8 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         end: resolved.end,
         sample_interval: resolved.sample_interval,
         trace_every_change: scenario.simulation.trace_every_change,
+        window_start: resolved.window.0,
+        window_stop: resolved.window.1,
     }))
 }
 

@@ -44,6 +44,12 @@ pub struct SimulationSpec {
     /// Refuse scenarios whose estimated memory exceeds this (default 4096 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_mib: Option<u64>,
+    /// Summaries count only from this time on (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Duration>,
+    /// Summaries count only up to this time (default: the duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
 }
 
 fn default_seed() -> u64 {

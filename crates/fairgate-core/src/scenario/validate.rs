@@ -2,7 +2,7 @@
 
 use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
 use crate::config::error::{join, ScenarioError};
-use crate::engine::{rng, secs, Time};
+use crate::engine::{rng, secs, to_secs, Time};
 use crate::net::link::{DelaySpec, LossSpec};
 use crate::net::node::{Node, NodeKind};
 use crate::net::routing::RoutingTable;
@@ -43,6 +43,7 @@ pub struct Resolved {
     pub flows: Vec<ResolvedFlow>,
     pub end: Time,
     pub sample_interval: Option<Time>,
+    pub window: (Time, Option<Time>),
 }
 
 /// Checks a scenario; the error names the first bad field.
@@ -68,6 +69,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
         Some(d) => Some(d.0),
         None => Some((sim.duration.0 / 1000).max(1)),
     };
+    let window = measurement_window(sim)?;
     super::budget::check_memory(s)?;
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
@@ -83,7 +85,41 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
         flows,
         end: sim.duration.0,
         sample_interval,
+        window,
     })
+}
+
+/// `[simulation] warmup` and `end`: warmup < end <= duration.
+fn measurement_window(
+    sim: &super::schema::SimulationSpec,
+) -> Result<(Time, Option<Time>), ScenarioError> {
+    let duration = sim.duration.0;
+    let warmup = sim.warmup.map_or(0, |w| w.0);
+    let end = sim.end.map(|e| e.0);
+    if let Some(e) = end {
+        if e > duration {
+            return Err(ScenarioError::new(
+                "simulation.end",
+                format!(
+                    "got {} s, expected at most the duration ({} s)",
+                    to_secs(e),
+                    to_secs(duration)
+                ),
+            ));
+        }
+    }
+    let limit = end.unwrap_or(duration);
+    if warmup >= limit {
+        return Err(ScenarioError::new(
+            "simulation.warmup",
+            format!(
+                "got {} s, expected less than the window's end ({} s)",
+                to_secs(warmup),
+                to_secs(limit)
+            ),
+        ));
+    }
+    Ok((warmup, end))
 }
 
 /// Links with the field path they were declared at.

@@ -81,6 +81,7 @@ pub fn describe(
         Event::AgentStop { agent: a } => format!("the stop of {}", agent(a)),
         Event::QdiscTimer { port: p } => format!("a queue-discipline timer at {}", port(p)),
         Event::Sample => "a sample of the series".into(),
+        Event::WindowEdge => "an edge of the measurement window".into(),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::net::routing::{RoutingTable, NO_ROUTE};
 use crate::qdisc::{DropReason, Effects, QdiscCtx};
 use crate::sim::port::Port;
 use crate::stats::series::{FlowSeries, QueueSeries, VarSeries};
+use crate::stats::window::{Snapshot, Window};
 use crate::stats::FlowStats;
 
 /// Whether a flow carries data or the acknowledgements of another flow.
@@ -63,6 +64,9 @@ pub struct SimParts {
     pub end: Time,
     pub sample_interval: Option<Time>,
     pub trace_every_change: bool,
+    /// The measurement window of the summaries: warmup and optional end.
+    pub window_start: Time,
+    pub window_stop: Option<Time>,
 }
 
 /// A simulation ready to run.
@@ -90,6 +94,7 @@ pub struct Simulation {
     packet_hops: u64,
     progress: ProgressGuard,
     failure: Option<String>,
+    window: Window,
 }
 
 impl Simulation {
@@ -122,6 +127,11 @@ impl Simulation {
             packet_hops: 0,
             progress,
             failure: None,
+            window: Window {
+                start: parts.window_start,
+                stop: parts.window_stop,
+                ..Window::default()
+            },
         };
         sim.prepare();
         sim
@@ -141,6 +151,12 @@ impl Simulation {
         }
         if self.sample_interval.is_some() {
             self.events.schedule(0, Event::Sample);
+        }
+        if self.window.start > 0 {
+            self.events.schedule(self.window.start, Event::WindowEdge);
+        }
+        if let Some(stop) = self.window.stop {
+            self.events.schedule(stop, Event::WindowEdge);
         }
     }
 
@@ -215,6 +231,7 @@ impl Simulation {
             Event::AgentStop { agent } => self.with_agent(agent as usize, |a, ctx| a.stop(ctx)),
             Event::QdiscTimer { port } => self.qdisc_timer(port as usize),
             Event::Sample => self.sample(),
+            Event::WindowEdge => self.window_edge(),
         }
     }
 
@@ -622,6 +639,30 @@ impl Simulation {
     }
 
     /// Closes the time integrals at the current time.
+    /// Cumulative counters now (integrals closed up to now).
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.close_integrals();
+        let now = self.now;
+        Snapshot {
+            ports: self.ports.iter().map(|p| p.stats.clone()).collect(),
+            busy_ps: self.ports.iter().map(|p| p.busy_ps(now)).collect(),
+            flows: self.flow_stats.clone(),
+        }
+    }
+
+    fn window_edge(&mut self) {
+        let snapshot = self.snapshot();
+        if self.window.at_start.is_none() && self.now == self.window.start {
+            self.window.at_start = Some(snapshot);
+        } else {
+            self.window.at_stop = Some(snapshot);
+        }
+    }
+
+    pub fn window(&self) -> &Window {
+        &self.window
+    }
+
     pub fn close_integrals(&mut self) {
         let now = self.now;
         for port in &mut self.ports {

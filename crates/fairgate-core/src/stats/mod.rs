@@ -4,6 +4,7 @@
 pub mod reason;
 pub mod series;
 pub mod transfers;
+pub mod window;
 
 pub use reason::DropReason;
 
@@ -86,6 +87,8 @@ pub struct PortStats {
     pub delivered_pkts: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
+    /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
+    pub queue_sq_pkt_ps: u128,
     pub queue_byte_ps: u128,
     /// Sum over time of the device queue's length, in packet-ps.
     pub device_pkt_ps: u128,
@@ -104,6 +107,7 @@ impl PortStats {
         let dt = (now - self.last_change) as u128;
         if dt > 0 {
             self.queue_pkt_ps += queue_pkts as u128 * dt;
+            self.queue_sq_pkt_ps += (queue_pkts as u128).pow(2) * dt;
             self.queue_byte_ps += queue_bytes as u128 * dt;
             self.device_pkt_ps += device as u128 * dt;
             self.last_change = now;
