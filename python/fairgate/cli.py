@@ -69,7 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.add_argument("name", nargs="?", help="reproduction to run (see --list)")
     repro.add_argument("--list", action="store_true", help="list the reproductions")
-    repro.add_argument("--scenario", help="run only this experiment or scenario of it")
+    repro.add_argument(
+        "--scenario",
+        "--experiment",
+        dest="scenario",
+        help="run only this experiment or scenario of it",
+    )
     repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
     repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
     sweep_cli.add_executor_options(repro)

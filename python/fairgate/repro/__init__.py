@@ -8,6 +8,7 @@ from types import ModuleType
 
 REPRODUCTIONS: dict[str, str] = {
     "dfba": "fairgate.repro.dfba",
+    "hybrid-gateways": "fairgate.repro.hybrid_gateways",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
     "sfg": "fairgate.repro.sfg",

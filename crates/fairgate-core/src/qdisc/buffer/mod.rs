@@ -20,6 +20,7 @@ pub mod drop_front;
 pub mod droptail;
 pub mod epd;
 pub mod fba;
+pub mod fq_red;
 pub mod frame_fifo;
 pub mod lqd;
 pub mod pfd;

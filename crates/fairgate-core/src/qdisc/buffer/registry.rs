@@ -47,6 +47,7 @@ buffer_registry! {
     "drop_from_front" => DropFromFront(super::drop_front::DropFromFrontConfig),
     "lqd" => Lqd(super::lqd::LqdConfig),
     "rnd" => Rnd(super::rnd::RndConfig),
+    "red" => Red(super::fq_red::FqRedConfig),
     "pfd" => Pfd(super::pfd::PfdConfig),
     "quasi_pushout_pfd" => QuasiPushoutPfd(super::quasi_pushout::QuasiPushoutConfig),
 }

@@ -196,6 +196,13 @@ mod tests {
             vec![(0, 0, Front), (0, 1, Front), (1, 0, Front), (1, 1, Front)]
         );
         assert_eq!(lens, (6, 0));
+        // FQ-RED (w_q = 1, no early coin) drops every arrival once the backlog before it
+        // reaches max_th = 0.6 B = 3.6, whichever flow it belongs to: flow 1 loses both.
+        let (drops, lens) = run("red", "w_q = 1.0\nmax_p = 0.0");
+        let mut want: Vec<_> = (4..8).map(|i| (0, i, Forced)).collect();
+        want.extend([(1, 0, Forced), (1, 1, Forced)]);
+        assert_eq!(drops, want);
+        assert_eq!(lens, (4, 0));
         // Drop-tail refuses the arrivals.
         let (drops, lens) = run("droptail", "");
         assert_eq!(
