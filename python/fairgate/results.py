@@ -25,6 +25,7 @@ TABLES = (
     "qdisc_state",
     "traces",
     "transfers",
+    "drops",
 )
 
 
@@ -51,6 +52,7 @@ class Results:
     qdisc_state: pd.DataFrame
     traces: pd.DataFrame
     transfers: pd.DataFrame
+    drops: pd.DataFrame
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:

@@ -57,9 +57,11 @@ class Scenario:
         trace_every_change: bool = False,
         warmup: Value | None = None,
         end: Value | None = None,
+        record_drops: int | str | None = None,
     ) -> None:
         """``warmup`` and ``end`` bound the measurement window of every summary metric
-        (``docs/scenarios.md``, measurement window)."""
+        (``docs/scenarios.md``, measurement window); ``record_drops`` (``"all"`` or a count)
+        keeps the drop and mark events table (``docs/results.md``, drops)."""
         self._doc: Table = {
             "name": name,
             "description": description,
@@ -71,6 +73,7 @@ class Scenario:
                     "trace_every_change": trace_every_change or None,
                     "warmup": warmup,
                     "end": end,
+                    "record_drops": record_drops,
                 }
             ),
         }

@@ -12,6 +12,8 @@ use crate::stats::series::VarSeries;
 use crate::stats::window::Snapshot;
 use serde_json::{json, Map, Value};
 
+mod drops;
+
 /// One column of a table.
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -45,7 +47,9 @@ impl Column {
             Column::F64(_) => Value::Null,
             Column::U64(v) => json!(v[row]),
             Column::Str(v) => json!(v[row]),
-            Column::Cat { codes, categories } => json!(categories[codes[row] as usize]),
+            Column::Cat { codes, categories } => categories
+                .get(codes[row] as usize)
+                .map_or(Value::Null, |name| json!(name)),
         }
     }
 }
@@ -93,6 +97,7 @@ pub struct Results {
     pub qdisc_state: Table,
     pub traces: Table,
     pub transfers: Table,
+    pub drops: Table,
 }
 
 fn f64s(it: impl Iterator<Item = f64>) -> Column {
@@ -348,7 +353,9 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let delta = sim.window().delta(now);
     let flows = flow_table(sim, &delta);
     let ports = port_table(sim, &delta);
-    let summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
+    let mut summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
+    let (drops, drop_counts) = drops::drop_table(sim);
+    summary["drop_events"] = drop_counts;
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);
@@ -389,6 +396,7 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
         qdisc_state: var_table(state, "port", port_names),
         traces: var_table(traces, "flow", flow_names),
         transfers,
+        drops,
     }
 }
 

@@ -142,6 +142,7 @@ impl Simulation {
             ("qdisc_state", r.qdisc_state),
             ("traces", r.traces),
             ("transfers", r.transfers),
+            ("drops", r.drops),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

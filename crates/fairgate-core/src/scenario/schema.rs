@@ -50,6 +50,9 @@ pub struct SimulationSpec {
     /// Summaries count only up to this time (default: the duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<Duration>,
+    /// Keep a row per drop and per mark: `"all"` or the first N (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_drops: Option<crate::stats::events::EventLimit>,
 }
 
 fn default_seed() -> u64 {

@@ -8,6 +8,7 @@ use crate::net::packet::{PacketArena, PacketId};
 use crate::net::routing::{RoutingTable, NO_ROUTE};
 use crate::qdisc::{DropReason, Effects, QdiscCtx};
 use crate::sim::port::Port;
+use crate::stats::events::{DropEvent, EventAction, EventLimit, EventLog};
 use crate::stats::series::{FlowSeries, QueueSeries, VarSeries};
 use crate::stats::window::{Snapshot, Window};
 use crate::stats::FlowStats;
@@ -67,6 +68,8 @@ pub struct SimParts {
     /// The measurement window of the summaries: warmup and optional end.
     pub window_start: Time,
     pub window_stop: Option<Time>,
+    /// `[simulation] record_drops`: which drop and mark events to keep.
+    pub record_drops: Option<EventLimit>,
 }
 
 /// A simulation ready to run.
@@ -95,6 +98,7 @@ pub struct Simulation {
     progress: ProgressGuard,
     failure: Option<String>,
     window: Window,
+    drop_log: EventLog,
 }
 
 impl Simulation {
@@ -132,6 +136,7 @@ impl Simulation {
                 stop: parts.window_stop,
                 ..Window::default()
             },
+            drop_log: EventLog::new(parts.record_drops),
         };
         sim.prepare();
         sim
@@ -256,7 +261,7 @@ impl Simulation {
         }
         let port = self.routes.next_port(node, dst);
         if port == NO_ROUTE {
-            self.discard(packet, DropReason::NoRoute);
+            self.discard(packet, DropReason::NoRoute, None);
             return;
         }
         self.enqueue(port as usize, packet);
@@ -342,7 +347,7 @@ impl Simulation {
         if p.link.loses(header) {
             p.stats.drops_pkts[DropReason::LinkLoss as usize] += 1;
             p.stats.drops_bytes[DropReason::LinkLoss as usize] += header.size as u64;
-            self.discard(packet, DropReason::LinkLoss);
+            self.discard(packet, DropReason::LinkLoss, Some(port as u32));
         } else {
             p.in_transit += 1;
             let at = p.busy_until + p.link.propagation(header, p.busy_until);
@@ -415,8 +420,12 @@ impl Simulation {
     }
 
     /// Frees a dropped packet and charges the drop to its flow.
-    fn discard(&mut self, packet: PacketId, reason: DropReason) {
+    fn discard(&mut self, packet: PacketId, reason: DropReason, port: Option<u32>) {
         let p = self.packets.get(packet);
+        if self.drop_log.enabled() {
+            self.drop_log
+                .record(DropEvent::of(p, self.now, port, reason));
+        }
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.dropped_pkts[reason as usize] += 1;
         stats.dropped_bytes += p.size as u64;
@@ -481,13 +490,25 @@ impl Simulation {
             let stats = &mut self.ports[port].stats;
             stats.drops_pkts[reason as usize] += 1;
             stats.drops_bytes[reason as usize] += size;
-            self.discard(packet, reason);
+            self.discard(packet, reason, Some(port as u32));
         }
         drops.clear();
         self.qdisc_effects.drops = drops;
         let marks = std::mem::take(&mut self.qdisc_effects.marks);
         for (total, m) in self.ports[port].stats.marks.iter_mut().zip(marks) {
             *total += m;
+        }
+        for (packet, reason) in self.qdisc_effects.marked.drain(..) {
+            let event = DropEvent::of(
+                self.packets.get(packet),
+                self.now,
+                Some(port as u32),
+                reason,
+            );
+            self.drop_log.record(DropEvent {
+                action: EventAction::Mark,
+                ..event
+            });
         }
         if let Some(at) = self.qdisc_effects.timer.take() {
             // A timer never fires at the instant it was set, so a discipline cannot loop.
@@ -750,6 +771,10 @@ impl Simulation {
             slot.agent.drain_transfers(&mut table);
         }
         table
+    }
+    /// Moves out the recorded drop and mark events.
+    pub fn take_drop_log(&mut self) -> EventLog {
+        std::mem::take(&mut self.drop_log)
     }
     /// Moves the series out (for handing to Python without copying).
     pub fn take_series(&mut self) -> (QueueSeries, FlowSeries, VarSeries, VarSeries) {
