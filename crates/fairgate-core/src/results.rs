@@ -13,6 +13,8 @@ use crate::stats::window::Snapshot;
 use serde_json::{json, Map, Value};
 
 mod drops;
+mod phases;
+mod rates;
 
 /// One column of a table.
 #[derive(Clone, Debug)]
@@ -98,6 +100,9 @@ pub struct Results {
     pub traces: Table,
     pub transfers: Table,
     pub drops: Table,
+    pub class_series: Table,
+    pub phase_classes: Table,
+    pub phase_ports: Table,
 }
 
 fn f64s(it: impl Iterator<Item = f64>) -> Column {
@@ -359,6 +364,7 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);
+    let (phase_classes, phase_ports) = phases::phase_tables(sim);
     let (qs, fs, state, traces) = sim.take_series();
     let mut queue_series = Table::default();
     queue_series.push("time_s", Column::F64(qs.time));
@@ -371,6 +377,8 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     );
     queue_series.push("packets", Column::U64(qs.packets));
     queue_series.push("bytes", Column::U64(qs.bytes));
+    queue_series.push("arrival_bps", Column::F64(qs.arrival_bps));
+    queue_series.push("departure_bps", Column::F64(qs.departure_bps));
     let mut flow_series = Table::default();
     flow_series.push("time_s", Column::F64(fs.time));
     flow_series.push(
@@ -397,6 +405,9 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
         traces: var_table(traces, "flow", flow_names),
         transfers,
         drops,
+        class_series: rates::class_series_table(sim),
+        phase_classes,
+        phase_ports,
     }
 }
 

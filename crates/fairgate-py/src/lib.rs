@@ -143,6 +143,9 @@ impl Simulation {
             ("traces", r.traces),
             ("transfers", r.transfers),
             ("drops", r.drops),
+            ("class_series", r.class_series),
+            ("phase_classes", r.phase_classes),
+            ("phase_ports", r.phase_ports),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

@@ -5,6 +5,7 @@ use super::{f64s, u64s, Column, Table};
 use crate::engine::to_secs;
 use crate::sim::Simulation;
 use crate::stats::events::EventAction;
+use crate::stats::series::class_indices;
 use crate::stats::DropReason;
 use serde_json::{json, Value};
 
@@ -15,12 +16,8 @@ const NO_PORT: u32 = u32::MAX;
 pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
     let log = sim.take_drop_log();
     let rows = &log.rows;
-    let kinds = distinct_kinds(sim);
-    let kind_code: Vec<u32> = sim
-        .flows()
-        .iter()
-        .map(|f| kinds.iter().position(|k| *k == f.kind).unwrap_or(0) as u32)
-        .collect();
+    let all_kinds: Vec<Option<&str>> = sim.flows().iter().map(|f| Some(f.kind.as_str())).collect();
+    let (kind_code, kinds) = class_indices(&all_kinds);
     let mut t = Table::default();
     t.push("time_s", f64s(rows.iter().map(|e| to_secs(e.time))));
     let port_codes = rows.iter().map(|e| e.port.unwrap_or(NO_PORT)).collect();
@@ -31,7 +28,10 @@ pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
         "flow",
         category(rows.iter().map(|e| e.flow).collect(), flow_names),
     );
-    let class_codes = rows.iter().map(|e| kind_code[e.flow as usize]).collect();
+    let class_codes = rows
+        .iter()
+        .map(|e| kind_code[e.flow as usize].unwrap_or(0))
+        .collect();
     t.push("class", category(class_codes, kinds));
     let actions = vec![EventAction::Drop, EventAction::Mark];
     let action_names = actions.iter().map(|a| a.as_str().to_string()).collect();
@@ -51,15 +51,4 @@ pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
 
 fn category(codes: Vec<u32>, categories: Vec<String>) -> Column {
     Column::Cat { codes, categories }
-}
-
-/// The flows' source kinds, each once, in order of first appearance.
-fn distinct_kinds(sim: &Simulation) -> Vec<String> {
-    let mut kinds: Vec<String> = Vec::new();
-    for f in sim.flows() {
-        if !kinds.contains(&f.kind) {
-            kinds.push(f.kind.clone());
-        }
-    }
-    kinds
 }

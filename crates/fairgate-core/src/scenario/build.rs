@@ -77,6 +77,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         window_start: resolved.window.0,
         window_stop: resolved.window.1,
         record_drops: scenario.simulation.record_drops,
+        phase_edges: resolved.phase_edges.clone(),
     }))
 }
 

@@ -2,6 +2,7 @@
 //! Python whole.
 
 pub mod events;
+pub mod phases;
 pub mod reason;
 pub mod series;
 pub mod transfers;
