@@ -33,7 +33,7 @@ pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
         .map(|e| kind_code[e.flow as usize].unwrap_or(0))
         .collect();
     t.push("class", category(class_codes, kinds));
-    let actions = vec![EventAction::Drop, EventAction::Mark];
+    let actions = [EventAction::Drop, EventAction::Mark];
     let action_names = actions.iter().map(|a| a.as_str().to_string()).collect();
     let action_codes = rows.iter().map(|e| (e.action == EventAction::Mark) as u32);
     t.push("action", category(action_codes.collect(), action_names));
