@@ -56,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY.PATH=VALUE",
         help="override a scenario value, e.g. --set simulation.duration=20s (repeatable)",
     )
-    run.add_argument("--plot", action="store_true", help="also write DIR/plot.png and DIR/queue.png")
+    run.add_argument(
+        "--plot", action="store_true", help="also write DIR/plot.png and DIR/queue.png"
+    )
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sweep_cli.add_executor_options(run)
 
