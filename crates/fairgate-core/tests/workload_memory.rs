@@ -1,5 +1,5 @@
 //! Connections come and go, their state recycled: over 10^5 web objects, and over 10^5 HTTP
-//! connections, the memory of the process at 10% of the run and at its end are within 10%,
+//! connections, the memory of the process at its end is at most 10% above its memory at 10% of the run,
 //! and the connection slots in use stay near the number of sessions or of the population.
 //! (The 10^6-object web run is a slow Python test.)
 
@@ -41,8 +41,13 @@ fn rss_kib() -> f64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
+/// RSS is per process and the tests of one binary run on parallel threads: one test's
+/// memory coming or going would show in the other's reading, so they take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs `text`, returning its results and the RSS at 10% of the run and at its end.
 fn run_measured(text: &str) -> (fairgate_core::results::Results, f64, f64) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let scenario = parse(text, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
     sim.run_until(sim.end() / 10);
@@ -63,10 +68,7 @@ fn memory_is_flat_while_connections_come_and_go() {
     eprintln!("{objects} objects, at most {open_max} open, RSS {early} -> {late} KiB");
     assert!(objects > 100_000.0, "{objects}");
     assert!(open_max < 2000.0 * 1.5, "{open_max} objects open at once");
-    assert!(
-        (late - early).abs() / early < 0.10,
-        "RSS {early} -> {late} KiB"
-    );
+    assert!((late - early) / early < 0.10, "RSS {early} -> {late} KiB");
 }
 
 #[test]
@@ -88,8 +90,5 @@ fn memory_is_flat_while_an_http_population_is_replaced() {
     assert!(births > 100_000.0, "{births}");
     assert_eq!(population_max, 1000.0);
     assert!(open_max <= 1000.0, "{open_max} objects open at once");
-    assert!(
-        (late - early).abs() / early < 0.10,
-        "RSS {early} -> {late} KiB"
-    );
+    assert!((late - early) / early < 0.10, "RSS {early} -> {late} KiB");
 }
