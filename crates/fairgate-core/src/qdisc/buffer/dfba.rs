@@ -26,7 +26,7 @@
 //! - Frames, K, PPD on a full buffer: `frame_fifo.rs` (K = 25,000 cells by default).
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use super::ppd::default_limit;
+use super::ppd::PpdConfig;
 use crate::config::units::Rate;
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
@@ -55,57 +55,36 @@ impl ZRule {
     }
 }
 
-fn default_low() -> f64 {
-    0.5
-}
-fn default_high() -> f64 {
-    0.9
-}
-fn default_alpha() -> f64 {
-    0.5
-}
-
 /// `queue = { kind = "dfba", limit = 25000, mcrs = ["2.3Mbps", ...], alpha = 0.5 }`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DfbaConfig {
     /// K, cells.
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// L as a fraction of K.
-    #[serde(default = "default_low")]
     pub low: f64,
     /// H as a fraction of K.
-    #[serde(default = "default_high")]
     pub high: f64,
     /// Weight of the fairness term against the efficiency term. [Goyal98]: 0.5.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// MCR of each VC id.
-    #[serde(default)]
     pub mcrs: Vec<Rate>,
-    #[serde(default)]
     pub default_mcr: Rate,
-    #[serde(default)]
     pub z: ZRule,
     /// Z_i per VC id, overriding `z`.
-    #[serde(default)]
     pub z_values: Vec<f64>,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
-    #[serde(default)]
     pub keep_eom: bool,
 }
 
 impl Default for DfbaConfig {
     fn default() -> Self {
         DfbaConfig {
-            limit: default_limit(),
-            low: default_low(),
-            high: default_high(),
-            alpha: default_alpha(),
+            limit: PpdConfig::default().limit,
+            low: 0.5,
+            high: 0.9,
+            alpha: 0.5,
             mcrs: Vec::new(),
             default_mcr: Rate(0),
             z: ZRule::One,

@@ -53,93 +53,53 @@ pub enum Notification {
     Max,
 }
 
-fn default_levels() -> u32 {
-    3
-}
-fn default_bins() -> u32 {
-    20
-}
-fn default_epoch() -> Duration {
-    Duration::from_secs(2.0)
-}
-fn default_true() -> bool {
-    true
-}
-fn default_key() -> FlowKey {
-    FlowKey::FiveTuple
-}
-fn default_high() -> f64 {
-    0.02
-}
-fn default_low() -> f64 {
-    0.01
-}
-fn default_weight() -> f64 {
-    0.1
-}
-fn default_inner() -> Box<QdiscSpec> {
-    Box::default()
-}
-
 /// The most bins (levels x bins) a filter may hold: 10^8 bins take 1.6 GB.
 const MAX_BINS: u64 = 100_000_000;
 
 /// `queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", inner = { kind = "fifo" } }`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SfgConfig {
     /// L, the number of levels (independent hashes). [Chung06]: 3.
-    #[serde(default = "default_levels")]
     pub levels: u32,
     /// N, bins per level; each bin may keep C/N. [Chung06]: 20.
-    #[serde(default = "default_bins")]
     pub bins: u32,
     /// d_s, the measurement and control epoch. [Chung06]: 2 s.
-    #[serde(default = "default_epoch")]
     pub epoch: Duration,
     /// C; the link rate when absent.
-    #[serde(default)]
     pub capacity: Option<Rate>,
     /// The two-hash re-hashing variant ([Chung06, §2]).
-    #[serde(default = "default_true")]
     pub rehash: bool,
     /// What a flow is for hashing. [Chung06]: the 5-tuple.
-    #[serde(default = "default_key")]
     pub key: FlowKey,
     /// m_h: SFG switches on when avgCNR rises above it. [Chung06]: 0.02.
-    #[serde(default = "default_high")]
     pub high_watermark: f64,
     /// m_l: SFG switches off when avgCNR falls below it. [Chung06]: 0.01.
-    #[serde(default = "default_low")]
     pub low_watermark: f64,
     /// EWMA weight of p_n in avgCNR, per epoch (not given in the text).
-    #[serde(default = "default_weight")]
     pub cnr_weight: f64,
-    #[serde(default)]
     pub notification: Notification,
     /// Whether SFG filters from the start instead of waiting for congestion.
-    #[serde(default)]
     pub start_on: bool,
     /// The discipline behind the filter (drop-tail FIFO by default; PI gives SFG-PI).
-    #[serde(default = "default_inner")]
     pub inner: Box<QdiscSpec>,
 }
 
 impl Default for SfgConfig {
     fn default() -> Self {
         SfgConfig {
-            levels: default_levels(),
-            bins: default_bins(),
-            epoch: default_epoch(),
+            levels: 3,
+            bins: 20,
+            epoch: Duration::from_secs(2.0),
             capacity: None,
             rehash: true,
-            key: default_key(),
-            high_watermark: default_high(),
-            low_watermark: default_low(),
-            cnr_weight: default_weight(),
+            key: FlowKey::FiveTuple,
+            high_watermark: 0.02,
+            low_watermark: 0.01,
+            cnr_weight: 0.1,
             notification: Notification::default(),
             start_on: false,
-            inner: default_inner(),
+            inner: Box::default(),
         }
     }
 }

@@ -34,61 +34,43 @@ use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
-pub(crate) fn default_size() -> u32 {
-    1000
-}
-pub(crate) fn default_ack_size() -> u32 {
-    40
-}
-pub(crate) fn default_timeout_rtts() -> f64 {
-    3.0
-}
-pub(crate) fn default_gain() -> f64 {
-    0.875
-}
-pub(crate) fn default_initial_rtt() -> Duration {
-    Duration::from_secs(1.0)
-}
-pub(crate) fn default_max_backoff() -> u32 {
-    6
-}
-fn default_n_b() -> u64 {
-    5
-}
-fn default_min_change() -> f64 {
-    0.5
-}
-
 /// `kind = "packet_pair"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PacketPairConfig {
     /// Packets kept in the bottleneck queue (the delay/throughput knob).
-    #[serde(default = "default_n_b")]
     pub n_b: u64,
     /// Smallest change of V (packets) that skips slots or sends a burst.
-    #[serde(default = "default_min_change")]
     pub min_change: f64,
     /// Cap on outstanding packets (none by default).
-    #[serde(default)]
     pub window: Option<u64>,
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
     /// X in the per-packet timeout X x r_t.
-    #[serde(default = "default_timeout_rtts")]
     pub timeout_rtts: f64,
     /// Weight of the old average in the r_t EWMA.
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
     /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
-    #[serde(default)]
     pub retx_sample: RetxSample,
+}
+
+impl Default for PacketPairConfig {
+    fn default() -> Self {
+        PacketPairConfig {
+            n_b: 5,
+            min_change: 0.5,
+            window: None,
+            size: 1000,
+            ack_size: 40,
+            timeout_rtts: 3.0,
+            gain: 0.875,
+            initial_rtt: Duration::from_secs(1.0),
+            max_backoff: 6,
+            retx_sample: RetxSample::default(),
+        }
+    }
 }
 
 impl PacketPairConfig {

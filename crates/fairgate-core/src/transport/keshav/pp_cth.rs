@@ -31,10 +31,7 @@
 //!   is outstanding, another is sent.
 
 use super::fuzzy::{FuzzyConfig, FuzzyPredictor};
-use super::packet_pair::{
-    default_ack_size, default_gain, default_initial_rtt, default_max_backoff, default_size,
-    default_timeout_rtts, pair_with_sink,
-};
+use super::packet_pair::{pair_with_sink, PacketPairConfig};
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
 use crate::config::error::{check, ScenarioError};
 use crate::config::units::Duration;
@@ -72,56 +69,55 @@ pub enum Horizon {
     Estimate,
 }
 
-fn default_setpoint() -> f64 {
-    5.0
-}
-fn default_window() -> u64 {
-    5
-}
-fn default_alpha() -> f64 {
-    0.9
-}
-
 /// `kind = "pp_cth"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PpCthConfig {
     /// Target bottleneck queue B/2 in packets.
-    #[serde(default = "default_setpoint")]
     pub setpoint: f64,
     /// Cap on outstanding packets.
-    #[serde(default = "default_window")]
     pub window: u64,
     /// A pair slot that finds the window full: `skip` or `wait`.
-    #[serde(default)]
     pub blocked: Blocked,
-    #[serde(default)]
     pub law: Law,
     /// The control gain of the epoch law.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
-    #[serde(default)]
     pub horizon: Horizon,
-    #[serde(default)]
     pub fuzzy: FuzzyConfig,
     /// Drift reset period (none by default).
-    #[serde(default)]
     pub resync_interval: Option<Duration>,
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
-    #[serde(default = "default_timeout_rtts")]
     pub timeout_rtts: f64,
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
     /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
-    #[serde(default)]
     pub retx_sample: RetxSample,
+}
+
+impl Default for PpCthConfig {
+    /// The control law's own defaults; the timer and packet sizes are Packet-Pair's.
+    fn default() -> Self {
+        let pair = PacketPairConfig::default();
+        PpCthConfig {
+            setpoint: 5.0,
+            window: 5,
+            blocked: Blocked::default(),
+            law: Law::default(),
+            alpha: 0.9,
+            horizon: Horizon::default(),
+            fuzzy: FuzzyConfig::default(),
+            resync_interval: None,
+            size: pair.size,
+            ack_size: pair.ack_size,
+            timeout_rtts: pair.timeout_rtts,
+            gain: pair.gain,
+            initial_rtt: pair.initial_rtt,
+            max_backoff: pair.max_backoff,
+            retx_sample: pair.retx_sample,
+        }
+    }
 }
 
 impl PpCthConfig {
