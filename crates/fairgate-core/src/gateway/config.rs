@@ -5,7 +5,7 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::traffic::SourceConfig;
 use crate::transport::app::AppSpec;
-use crate::transport::tcp::tcp_config::TcpConfig;
+use crate::transport::tcp::config::TcpConfig;
 use serde::{Deserialize, Serialize};
 
 /// When the gateway answers a source's SYN.

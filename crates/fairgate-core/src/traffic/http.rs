@@ -24,7 +24,7 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
 use crate::engine::{secs, Time};
 use crate::net::AgentCtx;
-use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
+use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "http"`.

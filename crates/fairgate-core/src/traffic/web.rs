@@ -27,7 +27,7 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::engine::{secs, Time};
 use crate::net::AgentCtx;
-use crate::transport::tcp::tcp_config::TcpConfig;
+use crate::transport::tcp::config::TcpConfig;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "web"`.

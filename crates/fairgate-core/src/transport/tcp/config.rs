@@ -1,11 +1,11 @@
 //! TCP's configuration: `source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack",
 //! ... }`, its published defaults and validation. The sender is in [`super::sender`], the
-//! receiver in [`super::tcp_receiver`]; the decisions are listed in [`super::sender`].
+//! receiver in [`super::receiver`]; the decisions are listed in [`super::sender`].
 
 use super::cc::CongestionControl;
+use super::receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::rto::RtoParams;
 use super::sender::TcpSender;
-use super::tcp_receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
