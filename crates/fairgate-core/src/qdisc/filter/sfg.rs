@@ -1,35 +1,20 @@
 //! Stochastic Fairness Guardian (SFG): a pre-queue filter that caps every hash bin at C/N.
 //!
-//! Source: [Chung06, §2-3] (Algorithm 1, the re-hashing
-//! enhancement, the congestion-notification-rate on/off control, Eq. 3). Paper: J. Chung,
-//! M. Claypool, R. Kinicki, "Stochastic Fair Traffic Management for Efficient and Robust IP
-//! Networking".
+//! Source: [Chung06, §2-3] (Algorithm 1, the re-hashing enhancement, the
+//! congestion-notification-rate on/off control, Eq. 3).
 //!
 //! Every arrival is hashed into one bin in each of L levels (N bins per level). Each bin counts
 //! the bytes that arrive in a d_s-second epoch; at the epoch boundary its drop probability
 //! becomes `(bytes - d_s*C/N) / bytes`, so that the bin keeps at most C/N if its rate persists.
 //! An arrival is dropped with the minimum probability over its L bins, then handed to `inner`.
 //!
-//! Decisions where the sources are silent:
-//! - Per-bin probability: 0 when the bin saw no bytes, clamped to [0, 1]; all 0 in the first
-//!   epoch (measurement only). Bytes are counted before the drop decision (offered load),
-//!   every packet is filtered (ACKs and SYNs too), and `size` is the whole packet.
-//! - Hashes: `FlowKey` (`key`, default the 5-tuple) mixed with one 64-bit salt per level; the
-//!   salts come from the port's RNG stream. `rehash = true` (default) is the two-hash variant:
-//!   bytes are collected with the next epoch's salts and a fresh salt set is drawn at each
-//!   boundary; `rehash = false` keeps one salt set for the whole run.
-//! - On/off: p_d = SFG drops / SFG arrivals in the epoch (0 without arrivals); p_e is chosen
-//!   by `notification`: "reported" = mean of `inner.congestion_probability()` sampled at each
-//!   arrival handed to it, "measured" = fraction of packets handed to `inner` that it dropped or
-//!   ECN-marked in the epoch (the drop-tail overflow rate), "max" (default) = the larger of the
-//!   two, so that the same default serves drop-tail (which reports 0) and an AQM (PI).
-//!   avgCNR = (1 - w) avgCNR + w p_n once per epoch, `cnr_weight` w = 0.1 (not given: about ten
-//!   epochs, so the average's epoch-to-epoch swing stays inside the 1-2 % hysteresis band).
-//!   SFG starts off (`start_on = false`) and keeps measuring and updating probabilities while
-//!   off, so they are valid when it switches on; the switch takes effect at the boundary.
-//! - C defaults to the rate of the link the port feeds (`capacity` overrides it).
-//! - `congestion_probability()` reports the last epoch's p_n, for a filter stacked in front.
-//! - Timers: the inner discipline's timer requests are multiplexed with the epoch timer.
+//! Decisions (the long form, with the smoothing weight's measurements, is on
+//! `docs/models/sfg.md`): the first epoch only measures; every packet is filtered and counted
+//! whole; one 64-bit salt per level from the port's RNG stream (`rehash` draws a fresh set at
+//! each boundary); p_e is the inner discipline's reported or measured notification rate, the
+//! larger by default (`notification = "max"`); avgCNR weight 0.1; SFG starts off, keeps
+//! measuring while off and switches at epoch boundaries; C defaults to the link rate; the inner
+//! discipline's timers are multiplexed with the epoch timer.
 
 use crate::config::units::{Duration, Rate};
 use crate::config::{check, ScenarioError};
