@@ -34,18 +34,20 @@ pub struct FqbitConfig {
 }
 
 impl Default for FqbitConfig {
+    /// FQ's defaults; the bit is set above a third of the fair share of buffer space.
     fn default() -> Self {
+        let fq = FqConfig::default();
         FqbitConfig {
             fraction: 1.0 / 3.0,
-            limit: 50,
-            limit_bytes: None,
-            delta: 0.0,
-            drop: FqDrop::default(),
-            victim: FqVictim::default(),
-            charge_dropped: false,
-            classify: FlowKey::Conversation,
-            weights: Vec::new(),
-            buffer: BufferSpec::default(),
+            limit: fq.limit,
+            limit_bytes: fq.limit_bytes,
+            delta: fq.delta,
+            drop: fq.drop,
+            victim: fq.victim,
+            charge_dropped: fq.charge_dropped,
+            classify: fq.classify,
+            weights: fq.weights,
+            buffer: fq.buffer,
         }
     }
 }
