@@ -15,7 +15,7 @@ use crate::qdisc::buffer::ppd::PpdConfig;
 use crate::qdisc::buffer::selective_drop::SelectiveDropConfig;
 use crate::qdisc::QdiscConfig;
 use crate::traffic::SourceConfig;
-use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
+use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 

@@ -20,8 +20,8 @@ use crate::qdisc::Effects;
 use crate::stats::series::VarSeries;
 use crate::stats::FlowStats;
 use crate::traffic::SourceEnv;
+use crate::transport::tcp::receiver::{Reply, TcpReceiver};
 use crate::transport::tcp::sender::TcpSender;
-use crate::transport::tcp::tcp_receiver::{Reply, TcpReceiver};
 use rand::Rng as _;
 
 /// Data direction (0) and ACK direction (1).

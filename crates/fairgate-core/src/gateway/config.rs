@@ -5,7 +5,7 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::traffic::SourceConfig;
 use crate::transport::app::AppSpec;
-use crate::transport::tcp::tcp_config::TcpConfig;
+use crate::transport::tcp::config::TcpConfig;
 use serde::{Deserialize, Serialize};
 
 /// When the gateway answers a source's SYN.
@@ -19,38 +19,26 @@ pub enum SynAck {
     Immediate,
 }
 
-fn default_tcp() -> TcpConfig {
-    TcpConfig::deserialize(toml::Value::Table(toml::Table::new()))
-        .expect("every TCP option has a default")
-}
-
 /// `gateway = { lhs = {...}, rhs = {...}, send_buffer = ..., syn_ack = ..., flush_period = ... }`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct GatewaySpec {
     /// The side facing the sources (LHS): the receiver options of a TCP config apply
     /// (`rwnd`, `window_scale`, `delayed_ack`, `cc = "sack"` for SACK blocks, `mss` for the
     /// window-update threshold).
-    #[serde(default = "default_tcp")]
     pub lhs: TcpConfig,
     /// The sending side toward the far end (RHS), the satellite leg's transport: any TCP
     /// sender option (`cc`, `initial_window`, `window_scale`, `rate_cap`, ...). `app` and
     /// `handshake` are set by the gateway.
-    #[serde(default = "default_tcp")]
     pub rhs: TcpConfig,
     /// Bytes of not-yet-sent data the RHS may hold per connection; absent = infinite.
-    #[serde(default)]
     pub send_buffer: Option<u64>,
-    #[serde(default)]
     pub syn_ack: SynAck,
     /// Period of the LHS receive-buffer flush; 0 = data leaves the LHS buffer at once.
-    #[serde(default)]
     pub flush_period: Duration,
     /// Buffer flow control [Byun07, eq. 2.1]; absent = off (a plain PEP).
-    #[serde(default)]
     pub flow_control: Option<FlowControlSpec>,
     /// The two-server model [Vaidyanathan99, §4.3]; absent = packets reach the TCP layer at once.
-    #[serde(default)]
     pub two_server: Option<super::two_server::TwoServerSpec>,
 }
 
@@ -59,23 +47,17 @@ pub struct GatewaySpec {
 /// `incr × buffer` on each unmarked one, except within `freeze` of the last decrement; the
 /// window advertised upstream is min(B - bytes held, `max_window`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FlowControlSpec {
     /// FC1-FC5 of the source; explicit fields override the preset's.
-    #[serde(default)]
     pub preset: Option<FcPreset>,
     /// The PEP buffer per connection, bytes (its starting and largest limit).
-    #[serde(default = "default_fc_buffer")]
     pub buffer: u64,
     /// MaxRcvWind, bytes.
-    #[serde(default = "default_max_window")]
     pub max_window: u64,
-    #[serde(default)]
     pub decr: Option<f64>,
     /// Fraction of `buffer` added per unmarked arrival.
-    #[serde(default = "default_incr")]
     pub incr: f64,
-    #[serde(default = "default_freeze")]
     pub freeze: Duration,
 }
 
@@ -102,20 +84,17 @@ impl FcPreset {
     }
 }
 
-fn default_fc_buffer() -> u64 {
-    625_000
-}
-
-fn default_max_window() -> u64 {
-    16_000
-}
-
-fn default_incr() -> f64 {
-    0.01
-}
-
-fn default_freeze() -> Duration {
-    Duration::from_secs(0.2)
+impl Default for FlowControlSpec {
+    fn default() -> Self {
+        FlowControlSpec {
+            preset: None,
+            buffer: 625_000,
+            max_window: 16_000,
+            decr: None,
+            incr: 0.01,
+            freeze: Duration::from_secs(0.2),
+        }
+    }
 }
 
 impl FlowControlSpec {
@@ -134,20 +113,6 @@ impl FlowControlSpec {
         }
         check::in_range(path, "incr", self.incr, 0.0, 1.0)?;
         check::non_negative(path, "freeze", self.freeze.secs())
-    }
-}
-
-impl Default for GatewaySpec {
-    fn default() -> Self {
-        GatewaySpec {
-            lhs: default_tcp(),
-            rhs: default_tcp(),
-            send_buffer: None,
-            syn_ack: SynAck::default(),
-            flush_period: Duration::default(),
-            flow_control: None,
-            two_server: None,
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use super::split::{SplitConnection, TIMER_BITS};
 use super::two_server::RateServer;
 use crate::engine::Time;
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::transport::tcp::tcp_receiver::PROTO_TCP;
+use crate::transport::tcp::receiver::PROTO_TCP;
 
 const SAMPLE: u64 = 0;
 const SERVE: u64 = 1;

@@ -18,8 +18,8 @@ use super::flow_control::BufferFlowControl;
 use crate::engine::Time;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
+use crate::transport::tcp::receiver::{Reply, TcpReceiver};
 use crate::transport::tcp::sender::{Conn, TcpSender};
-use crate::transport::tcp::tcp_receiver::{Reply, TcpReceiver};
 
 /// Low bits of a gateway timer token: which inner timer of the connection it is.
 const RHS_TIMER: u64 = 0;

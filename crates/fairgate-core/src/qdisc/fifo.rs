@@ -16,26 +16,20 @@ use crate::net::packet::PacketId;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// Buffer limits shared by the FIFO variants.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FifoConfig {
     /// Capacity in packets.
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// Optional capacity in bytes.
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
 }
 
 impl Default for FifoConfig {
     fn default() -> Self {
         FifoConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
         }
     }
@@ -62,12 +56,19 @@ impl QdiscConfig for FifoConfig {
 
 /// Drop-from-front takes the same limits as drop-tail.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DropFromFrontConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
+}
+
+impl Default for DropFromFrontConfig {
+    fn default() -> Self {
+        DropFromFrontConfig {
+            limit: 50,
+            limit_bytes: None,
+        }
+    }
 }
 
 impl DropFromFrontConfig {

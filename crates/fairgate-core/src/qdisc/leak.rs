@@ -11,16 +11,17 @@ use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use serde::{Deserialize, Serialize};
 
-fn default_every() -> u64 {
-    10
-}
-
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct LeakConfig {
     /// Every this many arrivals, one packet vanishes.
-    #[serde(default = "default_every")]
     pub every: u64,
+}
+
+impl Default for LeakConfig {
+    fn default() -> Self {
+        LeakConfig { every: 10 }
+    }
 }
 
 impl QdiscConfig for LeakConfig {

@@ -107,17 +107,13 @@ fn yes() -> bool {
 
 /// Parameters of the reverse direction of a duplex link that differ from the forward one.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct LinkOverride {
-    #[serde(default)]
     pub rate: Option<Rate>,
-    #[serde(default)]
     pub delay: Option<DelaySpec>,
-    #[serde(default, deserialize_with = "deserialize_loss")]
+    #[serde(deserialize_with = "deserialize_loss")]
     pub loss: Option<LossSpec>,
-    #[serde(default)]
     pub queue: Option<QdiscSpec>,
-    #[serde(default)]
     pub monitor: Option<String>,
 }
 

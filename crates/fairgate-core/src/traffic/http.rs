@@ -24,67 +24,50 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
 use crate::engine::{secs, Time};
 use crate::net::AgentCtx;
-use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
+use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
-
-fn default_connections() -> u32 {
-    400
-}
-fn default_page_size() -> SizeDist {
-    SizeDist(Dist::Uniform {
-        min: 250_000.0,
-        max: 550_000.0,
-    })
-}
-fn default_think() -> DurationDist {
-    DurationDist(Dist::constant(10.0))
-}
-fn yes() -> bool {
-    true
-}
-fn default_batch() -> u32 {
-    20
-}
-fn five_seconds() -> Duration {
-    Duration::from_secs(5.0)
-}
-fn default_request_size() -> u64 {
-    1000
-}
-fn default_http_tcp() -> TcpConfig {
-    let mut tcp = super::web::default_tcp();
-    tcp.cc = CcKind::Reno;
-    tcp.rate_cap = Some(Rate(5_000_000));
-    tcp
-}
 
 /// `kind = "http"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct HttpConfig {
     /// Target number of concurrent connections.
-    #[serde(default = "default_connections")]
     pub connections: u32,
-    #[serde(default = "default_page_size")]
     pub page_size: SizeDist,
-    #[serde(default = "default_think")]
     pub think: DurationDist,
-    #[serde(default = "yes")]
     pub think_in_connection: bool,
-    #[serde(default = "default_batch")]
     pub ramp_batch: u32,
-    #[serde(default = "five_seconds")]
     pub ramp_step: Duration,
-    #[serde(default = "five_seconds")]
     pub ramp_pause: Duration,
-    #[serde(default = "default_request_size")]
     pub request_size: u64,
     /// Record each finished object in the transfers table (false: memory stays flat however
     /// many objects a run makes).
-    #[serde(default = "yes")]
     pub record_transfers: bool,
-    #[serde(default = "default_http_tcp")]
     pub tcp: TcpConfig,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            connections: 400,
+            page_size: SizeDist(Dist::Uniform {
+                min: 250_000.0,
+                max: 550_000.0,
+            }),
+            think: DurationDist(Dist::constant(10.0)),
+            think_in_connection: true,
+            ramp_batch: 20,
+            ramp_step: Duration::from_secs(5.0),
+            ramp_pause: Duration::from_secs(5.0),
+            request_size: 1000,
+            record_transfers: true,
+            tcp: TcpConfig {
+                cc: CcKind::Reno,
+                rate_cap: Some(Rate(5_000_000)),
+                ..TcpConfig::default()
+            },
+        }
+    }
 }
 
 impl SourceConfig for HttpConfig {

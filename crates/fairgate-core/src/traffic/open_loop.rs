@@ -22,16 +22,9 @@ use crate::engine::{secs, tx_time, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use serde::{Deserialize, Serialize};
 
+/// 1000-byte packets, the size of every open-loop source but Telnet's.
 fn default_size() -> SizeDist {
     SizeDist::constant(1000)
-}
-
-fn telnet_size() -> SizeDist {
-    SizeDist::constant(40)
-}
-
-fn telnet_gap() -> DurationDist {
-    DurationDist(Dist::Exponential { mean: 5.0 })
 }
 
 /// `kind = "cbr"`: constant bit rate.
@@ -47,15 +40,11 @@ pub struct CbrConfig {
 
 /// `kind = "poisson"`: exponential gaps, given as a mean bit rate or a mean gap.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PoissonConfig {
-    #[serde(default)]
     pub rate: Option<Rate>,
-    #[serde(default)]
     pub mean_gap: Option<Duration>,
-    #[serde(default = "default_size")]
     pub size: SizeDist,
-    #[serde(default)]
     pub packets: Option<u64>,
 }
 
@@ -74,26 +63,51 @@ pub struct OnOffConfig {
 
 /// `kind = "malicious"`: sends back to back at line rate, ignoring all feedback.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct MaliciousConfig {
-    #[serde(default)]
     pub rate: Option<Rate>,
-    #[serde(default = "default_size")]
     pub size: SizeDist,
-    #[serde(default)]
     pub packets: Option<u64>,
 }
 
 /// `kind = "telnet"`: small packets with exponential gaps (open loop).
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TelnetConfig {
-    #[serde(default = "telnet_size")]
     pub size: SizeDist,
-    #[serde(default = "telnet_gap")]
     pub gap: DurationDist,
-    #[serde(default)]
     pub packets: Option<u64>,
+}
+
+impl Default for PoissonConfig {
+    fn default() -> Self {
+        PoissonConfig {
+            rate: None,
+            mean_gap: None,
+            size: default_size(),
+            packets: None,
+        }
+    }
+}
+
+impl Default for MaliciousConfig {
+    fn default() -> Self {
+        MaliciousConfig {
+            rate: None,
+            size: default_size(),
+            packets: None,
+        }
+    }
+}
+
+impl Default for TelnetConfig {
+    fn default() -> Self {
+        TelnetConfig {
+            size: SizeDist::constant(40),
+            gap: DurationDist(Dist::Exponential { mean: 5.0 }),
+            packets: None,
+        }
+    }
 }
 
 /// How an open-loop source spaces its packets.

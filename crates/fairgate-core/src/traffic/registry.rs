@@ -54,7 +54,7 @@ source_registry! {
     "onoff" => OnOff(super::open_loop::OnOffConfig),
     "malicious" => Malicious(super::open_loop::MaliciousConfig),
     "telnet" => Telnet(super::open_loop::TelnetConfig),
-    "tcp" => Tcp(crate::transport::tcp::tcp_config::TcpConfig),
+    "tcp" => Tcp(crate::transport::tcp::config::TcpConfig),
     "generic" => Generic(crate::transport::keshav::generic::GenericConfig),
     "decbit" => Decbit(crate::transport::keshav::decbit::DecbitConfig),
     "packet_pair" => PacketPair(crate::transport::keshav::packet_pair::PacketPairConfig),

@@ -27,67 +27,50 @@ use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::engine::{secs, Time};
 use crate::net::AgentCtx;
-use crate::transport::tcp::tcp_config::TcpConfig;
+use crate::transport::tcp::config::TcpConfig;
 use serde::{Deserialize, Serialize};
-
-fn default_sessions() -> u32 {
-    1
-}
-fn default_objects() -> u32 {
-    2
-}
-fn default_object_size() -> SizeDist {
-    SizeDist(Dist::Pareto {
-        mean: 5000.0,
-        shape: 1.2,
-    })
-}
-fn default_think() -> DurationDist {
-    DurationDist(Dist::Exponential { mean: 7.0 })
-}
-fn default_request_size() -> u64 {
-    1000
-}
-fn yes() -> bool {
-    true
-}
-pub(super) fn default_tcp() -> TcpConfig {
-    toml::Value::Table(Default::default())
-        .try_into()
-        .expect("every TCP setting has a default")
-}
 
 /// `kind = "web"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WebConfig {
-    #[serde(default = "default_sessions")]
     pub sessions: u32,
     /// Session starts are spread evenly over this window after the flow's start.
-    #[serde(default)]
     pub start_window: Duration,
     /// Pages per session (default: no limit, sessions browse until the flow stops).
-    #[serde(default)]
     pub pages: Option<u64>,
     /// Objects per page.
-    #[serde(default = "default_objects")]
     pub objects: u32,
-    #[serde(default = "default_object_size")]
     pub object_size: SizeDist,
     /// Round object sizes up to whole segments (WebTraf counts objects in packets).
-    #[serde(default = "yes")]
     pub whole_segments: bool,
-    #[serde(default = "default_think")]
     pub think: DurationDist,
-    #[serde(default = "default_request_size")]
     pub request_size: u64,
     /// Record each finished object in the transfers table (false: memory stays flat however
     /// many objects a run makes).
-    #[serde(default = "yes")]
     pub record_transfers: bool,
     /// The TCP of both connections (`app` and `handshake` are set by the workload).
-    #[serde(default = "default_tcp")]
     pub tcp: TcpConfig,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            sessions: 1,
+            start_window: Duration::default(),
+            pages: None,
+            objects: 2,
+            object_size: SizeDist(Dist::Pareto {
+                mean: 5000.0,
+                shape: 1.2,
+            }),
+            whole_segments: true,
+            think: DurationDist(Dist::Exponential { mean: 7.0 }),
+            request_size: 1000,
+            record_transfers: true,
+            tcp: TcpConfig::default(),
+        }
+    }
 }
 
 impl SourceConfig for WebConfig {

@@ -13,9 +13,9 @@ use crate::net::Agent;
 use crate::net::{AgentCtx, Packet, PacketKind};
 use crate::stats::transfers::{TransferRecord, TransferTable};
 use crate::transport::app::AppSpec;
+use crate::transport::tcp::config::TcpConfig;
+use crate::transport::tcp::receiver::{Reply, TcpReceiver};
 use crate::transport::tcp::sender::{Conn, TcpSender};
-use crate::transport::tcp::tcp_config::TcpConfig;
-use crate::transport::tcp::tcp_receiver::{Reply, TcpReceiver};
 use std::collections::HashMap;
 
 /// Which host an agent call happens on.

@@ -2,26 +2,19 @@
 //! virtual queue (AVQ) algorithm for active queue management", SIGCOMM 2001), after Gibbens
 //! and Kelly's virtual queue.
 //!
-//! Source: [Byun07, §2]: the
-//! pseudo-code, gamma = 100 %, B = 123,750 bytes (33 ms at 20 Mb/s plus half), C = 20 Mb/s,
-//! alpha "arbitrary".
+//! Source: [Byun07, §2]: the pseudo-code, gamma = 100 %, B = 123,750 bytes (33 ms at 20 Mb/s
+//! plus half), C = 20 Mb/s, alpha "arbitrary".
 //!
 //! At each arrival of b bytes at time t (previous arrival at s):
 //!   VQ = max(VQ - C' (t - s), 0)
 //!   if VQ + b > B: notify the packet        else: VQ = VQ + b
 //!   C' = max(min(C' + alpha gamma C (t - s), C) - alpha b, 0)
 //!
-//! Decisions where the sources are silent:
-//! - C' and C are in bytes/s and b in bytes, so alpha is per second of C' growth and the
-//!   equilibrium arrival rate is gamma C whatever alpha; C' starts at gamma C.
-//! - alpha defaults to 0.15 (Kunniyur and Srikant); alpha = 0 keeps C' = gamma C fixed, the
-//!   text's reading ("our optimal virtual capacity is pre-determined").
-//! - `vq_counts = "accepted"` (default, the original AVQ, and our reading of [Byun07, §2]) adds
-//!   only packets not notified; `"all"` adds every arrival (the text's printed indentation).
-//!   A marked (ECN) packet enters the real queue but is not added in `accepted` mode.
-//! - C is `capacity` when given, else the monitored port's link rate when a monitor is set,
-//!   else this port's link rate.
-//! - Notifications are `early`; the real queue has its own drop-tail `limit`.
+//! Decisions (the long form is on `docs/models/avq.md`): bytes and bytes/s throughout, C'
+//! starts at gamma C; alpha 0.15 (Kunniyur and Srikant; 0 keeps C' fixed, the text's reading);
+//! `vq_counts = "accepted"` adds only packets not notified (a marked packet is queued but not
+//! added), `"all"` every arrival; C is `capacity`, else the monitored or own link rate;
+//! notifications are `early`; the real queue has its own drop-tail `limit`.
 
 use super::{check_open_unit, notify, Buffer};
 use crate::config::units::Rate;

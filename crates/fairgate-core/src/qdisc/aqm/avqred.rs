@@ -1,30 +1,19 @@
 //! AVQRED: a virtual queue drained at the desired service rate, whose size (not an EWMA)
 //! drives RED's count-spaced marking; monitoring and marking both at the receive queue.
 //!
-//! Source: [Byun07, ch. 4-5], Byun and Baras. Emulation parameters: min_th 60, max_th 120
-//! packets,//! min_capacity = max_capacity = 20 Mb/s (100 % target), AvgPktSize 1400 bytes.
+//! Source: [Byun07, ch. 4-5]. Emulation parameters: min_th 60, max_th 120 packets,
+//! min_capacity = max_capacity = 20 Mb/s (100 % target), AvgPktSize 1400 bytes.
 //!
-//! Per arrival of b bytes:
-//!   if more than `update_interval` (1 ms) since the last update:
-//!     output_rate = bytes transmitted since then * 8 / elapsed
-//!     v_capacity = clamp(alpha output_rate + (1 - alpha) v_capacity, min_capacity, max_capacity)
-//!     VQ = max(VQ - v_capacity / 8 * elapsed, 0)
-//!   q = VQ / avg_packet_size
-//!   min_th < q < max_th: count += 1, p_b = (q - min_th)/(max_th - min_th),
-//!                        p_a = p_b / (1 - count p_b), notify with p_a (count = 0)
-//!   q >= max_th: notify (count = 0);  else count = -1
-//!   VQ += b (see `vq_counts`)
+//! Per arrival of b bytes (the full pseudo-code is on `docs/models/avqred.md`): every
+//! `update_interval` the virtual capacity follows the output rate (LPF weight alpha, clamped
+//! to [min_capacity, max_capacity]) and drains VQ; q = VQ / avg_packet_size; between the
+//! thresholds the arrival is notified with p_b / (1 - count p_b), above max_th always; VQ += b.
 //!
-//! Decisions where the sources are silent:
-//! - The text's `p_a / (1 - count p_b)` is read as p_b / (...); p_a is clamped to [0, 1].
-//! - `vq_counts = "accepted"` (default) adds packets that enter the real queue (in drop mode:
-//!   the non-dropped ones; with ECN: marked ones too, like the text's buffer-flow-control mode);
-//!   `"all"` adds every arrival.
-//! - min/max capacity default to the link rate (the monitored link's if `monitor` is set);
-//!   v_capacity starts at max_capacity; alpha (the text's "arbitrary" LPF weight) defaults 0.5.
-//! - "bytes_transmitted" is what this discipline has dequeued (the engine exposes no departure
-//!   counter of a monitored port); with min = max capacity, as in the text, it does not matter.
-//! - Notifications: `early` in (min_th, max_th), `forced` above; ECN marks ECT packets when on.
+//! Decisions where the sources are silent: p_a is read as p_b / (...) and clamped to [0, 1];
+//! `vq_counts = "accepted"` adds only packets that enter the real queue (`"all"` every
+//! arrival); the capacities default to the (monitored) link rate, v_capacity starts at
+//! max_capacity, alpha 0.5; "bytes transmitted" is what this discipline dequeued;
+//! notifications are `early` between the thresholds, `forced` above, ECN marks when on.
 
 use super::avq::VqCounts;
 use super::red::Verdict;

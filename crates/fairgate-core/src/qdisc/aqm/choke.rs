@@ -10,18 +10,12 @@
 //! uniformly from the queue; every drawn packet of the arrival's flow is dropped together with
 //! the arrival; with no match, RED decides (early notification with p_a, forced above max_th).
 //!
-//! Decisions where the sources are silent:
-//! - `draws = "classic"`: one draw (`candidates` settable); `"subregions"`: sub-region
-//!   i = floor(n (avg - min_th)/(max_th - min_th)) gets 2i + 1 draws, and above max_th (also the
-//!   gentle band) the top region's 2(n - 1) + 1 draws.
-//! - The sub-region uses RED's average (`region_queue = "average"`) or the instantaneous queue
-//!   (`"instantaneous"`), both plausible readings of [Chung06, §3].
-//! - Draws are with replacement; a packet drawn twice is dropped once. Matched victims are
-//!   counted as `pushout`, the arrival as `early`; matches always drop (never mark).
-//! - Above the forced threshold the comparison still happens (Pan et al.'s flow chart:
-//!   `compare_above_max = true`); `false` gives Byun's "else drop arriving packet".
-//! - Draws come from this discipline's own queue even when the average watches another port.
-//! - Flows are compared by `key` (default: the simulator's flow id).
+//! Decisions (the long form is on `docs/models/choke.md`): `draws = "subregions"` gives
+//! sub-region i 2i + 1 draws and the top region's above max_th; the sub-region follows RED's
+//! average or (`region_queue = "instantaneous"`) the queue; draws are with replacement and
+//! matches always drop (victims `pushout`, the arrival `early`); the comparison still happens
+//! above max_th unless `compare_above_max = false` (Byun's pseudo-code); draws come from this
+//! queue even when the average watches another port; flows are compared by `key`.
 
 use super::red::{Red, RedConfig, RedCore};
 use super::watched;

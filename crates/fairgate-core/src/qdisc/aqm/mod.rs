@@ -71,24 +71,18 @@ pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReaso
     false
 }
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// The physical buffer of an AQM queue: packets, and optionally bytes.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Buffer {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
 }
 
 impl Default for Buffer {
     fn default() -> Self {
         Buffer {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
         }
     }

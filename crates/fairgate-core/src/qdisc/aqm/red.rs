@@ -2,7 +2,9 @@
 //! adaptive RED [Floyd01] and the reference rules of ns-2 2.35 `red.cc` and ns-3
 //! `red-queue-disc.cc`, whose defaults are the defaults here (docs/models/red.md gives each
 //! default with its source). Settings of the reproduced works: [Byun07, §2.1] (RED 1-4),
-//! [Chung06, §3] (gentle, 50/300, max_p 0.15), [Vaidyanathan99, §3.2] (5/15, max_p 1/50).
+//! [Chung06, §3] (gentle, 50/300, max_p 0.15). The 5/15 thresholds, max_p 1/50 and w_q 0.002
+//! are [Floyd93]'s simulation settings and ns-3's defaults; [Vaidyanathan99, §3.2] describes
+//! RED without printing parameters.
 //!
 //! Decisions where the sources are silent (the full list is on the docs page):
 //! - `count_rule = "ns"` (default): the count grows on every arrival; when the average first

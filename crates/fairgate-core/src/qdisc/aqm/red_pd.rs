@@ -1,10 +1,9 @@
 //! RED-PD: RED with Preferential Dropping (Mahajan, Floyd, Wetherall, "Controlling
 //! high-bandwidth flows at the congested router", ICNP 2001).
 //!
-//! Source: [Chung06, §4]: target RTT
-//! R = 100 ms (epoch length and TCP-friendly rate), history of 5 drop lists, un-monitor after
-//! at least 15 s below a drop probability of 0.005, maximum increment step 0.05; RED 50/300,
-//! max_p 0.15, w_q 0.002, gentle.
+//! Source: [Chung06, §4]: target RTT R = 100 ms (epoch length and TCP-friendly rate), history
+//! of 5 drop lists, un-monitor after at least 15 s below a drop probability of 0.005, maximum
+//! increment step 0.05; RED 50/300, max_p 0.15, w_q 0.002, gentle.
 //!
 //! RED's drops are recorded per epoch; the last `history` epochs' lists identify flows dropped
 //! in at least `identify_lists` of them. Identified flows are monitored: a pre-filter drops
@@ -12,18 +11,11 @@
 //! moves toward the value that would bring the flow's post-filter rate down to the
 //! TCP-friendly rate f(R, p) = sqrt(1.5) / (R sqrt(p)) packets/s, by at most `max_step`.
 //!
-//! Decisions where the sources are silent:
-//! - p is RED's drop rate over the last `history` epochs (RED notifications / arrivals reaching
-//!   RED), floored at `min_drop_rate` (1e-4).
-//! - Epoch length: the time in which a TCP flow with RTT R at drop rate p gets one drop,
-//!   1 / (p f(R, p)) = R / sqrt(1.5 p), capped at `max_epoch` (1 s, ten target RTTs) so that a
-//!   quiet period (p at its floor gives 8 s) does not freeze the filters.
-//! - p_f update: p_new = max(0, 1 - (1 - p_f) f(R, p) / rate), with rate the flow's post-filter
-//!   arrival rate in the epoch; p_f moves toward p_new by at most `max_step` (up and down).
-//! - A newly identified flow starts with p_f = 0; a monitored flow is released when p_f <
-//!   `unmonitor_p` and it has been monitored for `min_monitor_time`.
-//! - Pre-filter drops are `filter` drops and do not enter the drop history; RED's early and
-//!   forced notifications (drops, or marks with `red.ecn`) do.
+//! Decisions where the sources are silent (the long form is on `docs/models/red_pd.md`): p is
+//! RED's notification rate over the history, floored at 1e-4; an epoch is R / sqrt(1.5 p),
+//! capped at 1 s; p_f moves both ways toward max(0, 1 - (1 - p_f) f / rate); a new flow starts
+//! at p_f = 0 and is released below `unmonitor_p` after `min_monitor_time`; pre-filter drops
+//! are `filter` drops and stay out of the history.
 
 use super::red::{RedConfig, RedCore};
 use super::{check_open_unit, later, notify, uniform, watched, Buffer, FlowMap};

@@ -17,24 +17,20 @@ use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use serde::{Deserialize, Serialize};
 
-fn default_k() -> u64 {
-    20
-}
-
-fn default_limit() -> u64 {
-    1000
-}
-
 /// `kind = "step_mark"`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct StepMarkConfig {
     /// Marking threshold in packets.
-    #[serde(default = "default_k")]
     pub k: u64,
     /// Hard capacity in packets.
-    #[serde(default = "default_limit")]
     pub limit: u64,
+}
+
+impl Default for StepMarkConfig {
+    fn default() -> Self {
+        StepMarkConfig { k: 20, limit: 1000 }
+    }
 }
 
 impl QdiscConfig for StepMarkConfig {

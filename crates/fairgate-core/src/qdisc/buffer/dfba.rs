@@ -1,8 +1,6 @@
 //! DFBA — Differential Fair Buffer Allocation for GFR virtual circuits.
 //!
-//! Source: [Goyal98], the DFBA section (regions figure, drop
-//! probability, pseudo-code). Paper: R. Goyal, R. Jain,
-//! S. Fahmy, B. Vandalore, "Buffer management for the GFR service" (DFBA), 1998.
+//! Source: [Goyal98], the DFBA section (regions figure, drop probability, pseudo-code).
 //!
 //! At the first cell of a frame of VC i (CLP bit `clp`), with X the buffer occupancy, X_i the
 //! VC's, fair share X * W_i / W:
@@ -12,21 +10,14 @@
 //! - region 2, X_i > X * W_i / W: drop if CLP = 1, else drop with probability
 //!   P = Z_i * ( alpha * (X_i - X W_i/W) / (X (1 - W_i/W)) + (1 - alpha) * (X - L) / (H - L) ).
 //!
-//! Decisions:
-//! - L = `low` * K, H = `high` * K, with `low` = 0.5 and `high` = 0.9 (not given in the text).
-//! - Boundaries: X < L accept, X > H EPD, X_i > fair share is region 2.
-//! - Weights from MCRs: `mcrs` lists the MCR of each VC id (the flow id with the default
-//!   `vc = "flow"`); W_i/W = MCR_i / sum of all configured MCRs (configured, not only active,
-//!   VCs); a VC not listed has MCR `default_mcr` (0). With no MCRs at all, every VC has equal
-//!   weight: W_i/W = 1/N_a, N_a counting the arriving VC.
-//! - Fairness term 0 when W_i/W = 1 (or X = 0); P clamped to [0, 1].
-//! - Z_i: `z` = "one" (default, as in the simulations), "one_minus_share" (1 - W_i/W) or
-//!   "one_minus_share_squared"; `z_values` (per VC id) overrides it.
-//! - X and X_i are instantaneous cell counts at the first cell, including queued CLP=1 cells.
-//! - Frames, K, PPD on a full buffer: `frame_fifo.rs` (K = 25,000 cells by default).
+//! Decisions (the long form is on `docs/models/dfba.md`): L = 0.5 K and H = 0.9 K (not given);
+//! W_i/W = MCR_i over all configured MCRs (`mcrs` per VC id, `default_mcr` 0), equal weights
+//! 1/N_a without MCRs; the fairness term is 0 when W_i/W = 1 or X = 0 and P is clamped to
+//! [0, 1]; Z_i is `z` ("one" as in the simulations) or per VC `z_values`; X and X_i are
+//! instantaneous cell counts, CLP=1 cells included. Frames, K and PPD: `frame_fifo.rs`.
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use super::ppd::default_limit;
+use super::ppd::PpdConfig;
 use crate::config::units::Rate;
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
@@ -55,57 +46,36 @@ impl ZRule {
     }
 }
 
-fn default_low() -> f64 {
-    0.5
-}
-fn default_high() -> f64 {
-    0.9
-}
-fn default_alpha() -> f64 {
-    0.5
-}
-
 /// `queue = { kind = "dfba", limit = 25000, mcrs = ["2.3Mbps", ...], alpha = 0.5 }`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DfbaConfig {
     /// K, cells.
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// L as a fraction of K.
-    #[serde(default = "default_low")]
     pub low: f64,
     /// H as a fraction of K.
-    #[serde(default = "default_high")]
     pub high: f64,
     /// Weight of the fairness term against the efficiency term. [Goyal98]: 0.5.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// MCR of each VC id.
-    #[serde(default)]
     pub mcrs: Vec<Rate>,
-    #[serde(default)]
     pub default_mcr: Rate,
-    #[serde(default)]
     pub z: ZRule,
     /// Z_i per VC id, overriding `z`.
-    #[serde(default)]
     pub z_values: Vec<f64>,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
-    #[serde(default)]
     pub keep_eom: bool,
 }
 
 impl Default for DfbaConfig {
     fn default() -> Self {
         DfbaConfig {
-            limit: default_limit(),
-            low: default_low(),
-            high: default_high(),
-            alpha: default_alpha(),
+            limit: PpdConfig::default().limit,
+            low: 0.5,
+            high: 0.9,
+            alpha: 0.5,
             mcrs: Vec::new(),
             default_mcr: Rate(0),
             z: ZRule::One,

@@ -14,24 +14,18 @@ use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// `buffer = { kind = "drop_from_front", limit = 50 }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DropFromFrontConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
 }
 
 impl Default for DropFromFrontConfig {
     fn default() -> Self {
         DropFromFrontConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
         }
     }

@@ -6,24 +6,18 @@ use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// `buffer = { kind = "droptail", limit = 50 }` (packets; `limit_bytes` optional).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DropTailConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
 }
 
 impl Default for DropTailConfig {
     fn default() -> Self {
         DropTailConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
         }
     }

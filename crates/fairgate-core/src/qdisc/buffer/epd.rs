@@ -11,39 +11,30 @@
 //! whole (EOM too unless `keep_eom`); K defaults to 25,000 cells.
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use super::ppd::default_limit;
+use super::ppd::PpdConfig;
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_threshold() -> f64 {
-    0.8
-}
-
 /// `queue = { kind = "epd", limit = 25000, threshold = 0.8, frames = "cells" }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct EpdConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// R as a fraction of K.
-    #[serde(default = "default_threshold")]
     pub threshold: f64,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
-    #[serde(default)]
     pub keep_eom: bool,
 }
 
 impl Default for EpdConfig {
     fn default() -> Self {
         EpdConfig {
-            limit: default_limit(),
-            threshold: default_threshold(),
+            limit: PpdConfig::default().limit,
+            threshold: 0.8,
             vc: FlowKey::Flow,
             frames: Frames::Packets,
             keep_eom: false,

@@ -10,7 +10,7 @@
 //! K as in `frame_fifo.rs` (K = 25,000 cells by default).
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, Frames};
-use super::ppd::default_limit;
+use super::ppd::PpdConfig;
 use super::selective_drop::{load_ratio, SelectiveDropConfig};
 use crate::config::ScenarioError;
 use crate::engine::Rng;
@@ -18,38 +18,25 @@ use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_threshold() -> f64 {
-    0.5
-}
-fn default_z() -> f64 {
-    0.8
-}
-
 /// `queue = { kind = "fba", limit = 25000, threshold = 0.5, z = 0.8 }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FbaConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// R as a fraction of K.
-    #[serde(default = "default_threshold")]
     pub threshold: f64,
-    #[serde(default = "default_z")]
     pub z: f64,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
-    #[serde(default)]
     pub keep_eom: bool,
 }
 
 impl Default for FbaConfig {
     fn default() -> Self {
         FbaConfig {
-            limit: default_limit(),
-            threshold: default_threshold(),
-            z: default_z(),
+            limit: PpdConfig::default().limit,
+            threshold: 0.5,
+            z: 0.8,
             vc: FlowKey::Flow,
             frames: Frames::Packets,
             keep_eom: false,

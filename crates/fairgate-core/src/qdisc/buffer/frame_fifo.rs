@@ -7,21 +7,13 @@
 //! Units: a "cell" is one packet of the simulation, so the same code runs on ATM cells and on
 //! packets; X (total) and X_i (per VC) count cells, `limit` (K) is in cells.
 //!
-//! Decisions:
-//! - VC = a `FlowKey` class (`vc`, default the flow id).
-//! - Frames (`frames`): `"packets"` (default) makes every packet a one-cell frame, so an
-//!   open-loop packet stream without EOM flags works unchanged; `"cells"` is AAL5: a frame is
-//!   the cells of a VC up to and including the one with the EOM flag, numbered by `aux`; a
-//!   cell whose `aux` differs from the frame in progress starts a new frame (the old one lost
-//!   its EOM upstream). A packet with EOM that starts a frame is a one-cell frame.
-//! - A frame refused at its first cell (EPD-style) is discarded whole, EOM included, unless
-//!   `keep_eom = true` (classic EPD discards the whole frame; the EOM-only frame it would
-//!   otherwise deliver carries no data). A frame cut after some of its cells were queued
-//!   (PPD: the buffer was full) always keeps its EOM cell, when it fits, to delimit the frame.
-//! - Every accepted frame is still subject to the physical limit K per cell; the first cell
-//!   that does not fit is dropped as `overflow` and the rest of its frame as `frame` (PPD).
-//! - Per-frame policy drops are counted as `frame` (refused frames) and draws use the port's
-//!   RNG, one uniform per frame.
+//! Decisions (the long form is on `docs/models/dfba.md`, "Shared frame rules"): a VC is a
+//! `FlowKey` class (`vc`); `frames = "packets"` (default) makes every packet a one-cell frame,
+//! `"cells"` is AAL5 (a VC's cells up to EOM, numbered by `aux`; a new `aux` starts a new
+//! frame); a frame refused at its first cell is discarded whole unless `keep_eom`; a frame cut
+//! by a full buffer keeps its EOM cell when it fits (PPD); the cell that found K full is
+//! `overflow`, the rest of its frame and refused frames are `frame`; draws use the port's RNG,
+//! one uniform per frame.
 
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;

@@ -17,30 +17,21 @@ use crate::config::{check, ScenarioError};
 use crate::qdisc::{DropReason, QdiscCtx};
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// `buffer = { kind = "lqd", limit = 50 }`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct LqdConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
-    #[serde(default)]
     pub thresholds: Thresholds,
-    #[serde(default)]
     pub rtts: Vec<Duration>,
-    #[serde(default = "default_rtt")]
     pub default_rtt: Duration,
 }
 
 impl Default for LqdConfig {
     fn default() -> Self {
         LqdConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
             thresholds: Thresholds::Equal,
             rtts: Vec::new(),

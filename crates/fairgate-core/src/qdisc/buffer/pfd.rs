@@ -29,48 +29,31 @@ use crate::qdisc::{DropReason, QdiscCtx};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-fn default_thresh() -> f64 {
-    0.2
-}
-fn default_p() -> f64 {
-    0.02
-}
-
 /// `buffer = { kind = "pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PfdConfig {
     /// B in packets.
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
     /// Early-drop threshold as a fraction of B. [Vaidyanathan99]: 0.2.
-    #[serde(default = "default_thresh")]
     pub thresh: f64,
     /// Early-drop probability. [Vaidyanathan99]: 0.02.
-    #[serde(default = "default_p")]
     pub p: f64,
-    #[serde(default)]
     pub thresholds: Thresholds,
     /// RTT of each flow id, for `thresholds = "rtt"`.
-    #[serde(default)]
     pub rtts: Vec<Duration>,
     /// RTT of a queue whose flow is not in `rtts`.
-    #[serde(default = "default_rtt")]
     pub default_rtt: Duration,
 }
 
 impl Default for PfdConfig {
     fn default() -> Self {
         PfdConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
-            thresh: default_thresh(),
-            p: default_p(),
+            thresh: 0.2,
+            p: 0.02,
             thresholds: Thresholds::Equal,
             rtts: Vec::new(),
             default_rtt: default_rtt(),

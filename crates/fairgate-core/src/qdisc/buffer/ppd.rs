@@ -16,27 +16,20 @@ use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-pub fn default_limit() -> u64 {
-    25_000
-}
-
 /// `queue = { kind = "ppd", limit = 25000, frames = "cells" }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PpdConfig {
     /// K, cells (or packets).
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
 }
 
 impl Default for PpdConfig {
     fn default() -> Self {
         PpdConfig {
-            limit: default_limit(),
+            limit: 25_000,
             vc: FlowKey::Flow,
             frames: Frames::Packets,
         }

@@ -22,7 +22,7 @@
 //! - Parameters, units and the early region are PFD's (`pfd.rs`).
 
 use super::pfd::{EarlyRegion, PfdConfig};
-use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
+use super::soft_threshold::{SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::units::Duration;
 use crate::config::ScenarioError;
@@ -40,34 +40,16 @@ pub enum Fallback {
 
 /// `buffer = { kind = "quasi_pushout_pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct QuasiPushoutConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
-    #[serde(default = "default_thresh")]
     pub thresh: f64,
-    #[serde(default = "default_p")]
     pub p: f64,
-    #[serde(default)]
     pub thresholds: Thresholds,
-    #[serde(default)]
     pub rtts: Vec<Duration>,
-    #[serde(default = "default_rtt")]
     pub default_rtt: Duration,
-    #[serde(default)]
     pub fallback: Fallback,
-}
-
-fn default_limit() -> u64 {
-    PfdConfig::default().limit
-}
-fn default_thresh() -> f64 {
-    PfdConfig::default().thresh
-}
-fn default_p() -> f64 {
-    PfdConfig::default().p
 }
 
 impl Default for QuasiPushoutConfig {

@@ -16,24 +16,18 @@ use crate::qdisc::{DropReason, QdiscCtx};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-
 /// `buffer = { kind = "rnd", limit = 50 }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RndConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
 }
 
 impl Default for RndConfig {
     fn default() -> Self {
         RndConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
         }
     }

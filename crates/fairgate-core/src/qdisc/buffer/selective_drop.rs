@@ -13,46 +13,33 @@
 //! tag-sensitive); frames and K as in `frame_fifo.rs` (K = 25,000 cells by default).
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
-use super::ppd::default_limit;
+use super::ppd::PpdConfig;
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_threshold() -> f64 {
-    0.9
-}
-fn default_z() -> f64 {
-    0.8
-}
-
 /// `queue = { kind = "selective_drop", limit = 25000, threshold = 0.9, z = 0.8 }`.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SelectiveDropConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// R as a fraction of K.
-    #[serde(default = "default_threshold")]
     pub threshold: f64,
     /// Z, 0 < Z <= 1.
-    #[serde(default = "default_z")]
     pub z: f64,
-    #[serde(default)]
     pub vc: FlowKey,
-    #[serde(default)]
     pub frames: Frames,
-    #[serde(default)]
     pub keep_eom: bool,
 }
 
 impl Default for SelectiveDropConfig {
     fn default() -> Self {
         SelectiveDropConfig {
-            limit: default_limit(),
-            threshold: default_threshold(),
-            z: default_z(),
+            limit: PpdConfig::default().limit,
+            threshold: 0.9,
+            z: 0.8,
             vc: FlowKey::Flow,
             frames: Frames::Packets,
             keep_eom: false,

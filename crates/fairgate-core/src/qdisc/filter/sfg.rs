@@ -1,35 +1,20 @@
 //! Stochastic Fairness Guardian (SFG): a pre-queue filter that caps every hash bin at C/N.
 //!
-//! Source: [Chung06, §2-3] (Algorithm 1, the re-hashing
-//! enhancement, the congestion-notification-rate on/off control, Eq. 3). Paper: J. Chung,
-//! M. Claypool, R. Kinicki, "Stochastic Fair Traffic Management for Efficient and Robust IP
-//! Networking".
+//! Source: [Chung06, §2-3] (Algorithm 1, the re-hashing enhancement, the
+//! congestion-notification-rate on/off control, Eq. 3).
 //!
 //! Every arrival is hashed into one bin in each of L levels (N bins per level). Each bin counts
 //! the bytes that arrive in a d_s-second epoch; at the epoch boundary its drop probability
 //! becomes `(bytes - d_s*C/N) / bytes`, so that the bin keeps at most C/N if its rate persists.
 //! An arrival is dropped with the minimum probability over its L bins, then handed to `inner`.
 //!
-//! Decisions where the sources are silent:
-//! - Per-bin probability: 0 when the bin saw no bytes, clamped to [0, 1]; all 0 in the first
-//!   epoch (measurement only). Bytes are counted before the drop decision (offered load),
-//!   every packet is filtered (ACKs and SYNs too), and `size` is the whole packet.
-//! - Hashes: `FlowKey` (`key`, default the 5-tuple) mixed with one 64-bit salt per level; the
-//!   salts come from the port's RNG stream. `rehash = true` (default) is the two-hash variant:
-//!   bytes are collected with the next epoch's salts and a fresh salt set is drawn at each
-//!   boundary; `rehash = false` keeps one salt set for the whole run.
-//! - On/off: p_d = SFG drops / SFG arrivals in the epoch (0 without arrivals); p_e is chosen
-//!   by `notification`: "reported" = mean of `inner.congestion_probability()` sampled at each
-//!   arrival handed to it, "measured" = fraction of packets handed to `inner` that it dropped or
-//!   ECN-marked in the epoch (the drop-tail overflow rate), "max" (default) = the larger of the
-//!   two, so that the same default serves drop-tail (which reports 0) and an AQM (PI).
-//!   avgCNR = (1 - w) avgCNR + w p_n once per epoch, `cnr_weight` w = 0.1 (not given: about ten
-//!   epochs, so the average's epoch-to-epoch swing stays inside the 1-2 % hysteresis band).
-//!   SFG starts off (`start_on = false`) and keeps measuring and updating probabilities while
-//!   off, so they are valid when it switches on; the switch takes effect at the boundary.
-//! - C defaults to the rate of the link the port feeds (`capacity` overrides it).
-//! - `congestion_probability()` reports the last epoch's p_n, for a filter stacked in front.
-//! - Timers: the inner discipline's timer requests are multiplexed with the epoch timer.
+//! Decisions (the long form, with the smoothing weight's measurements, is on
+//! `docs/models/sfg.md`): the first epoch only measures; every packet is filtered and counted
+//! whole; one 64-bit salt per level from the port's RNG stream (`rehash` draws a fresh set at
+//! each boundary); p_e is the inner discipline's reported or measured notification rate, the
+//! larger by default (`notification = "max"`); avgCNR weight 0.1; SFG starts off, keeps
+//! measuring while off and switches at epoch boundaries; C defaults to the link rate; the inner
+//! discipline's timers are multiplexed with the epoch timer.
 
 use crate::config::units::{Duration, Rate};
 use crate::config::{check, ScenarioError};
@@ -53,93 +38,53 @@ pub enum Notification {
     Max,
 }
 
-fn default_levels() -> u32 {
-    3
-}
-fn default_bins() -> u32 {
-    20
-}
-fn default_epoch() -> Duration {
-    Duration::from_secs(2.0)
-}
-fn default_true() -> bool {
-    true
-}
-fn default_key() -> FlowKey {
-    FlowKey::FiveTuple
-}
-fn default_high() -> f64 {
-    0.02
-}
-fn default_low() -> f64 {
-    0.01
-}
-fn default_weight() -> f64 {
-    0.1
-}
-fn default_inner() -> Box<QdiscSpec> {
-    Box::default()
-}
-
 /// The most bins (levels x bins) a filter may hold: 10^8 bins take 1.6 GB.
 const MAX_BINS: u64 = 100_000_000;
 
 /// `queue = { kind = "sfg", levels = 3, bins = 20, epoch = "2s", inner = { kind = "fifo" } }`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SfgConfig {
     /// L, the number of levels (independent hashes). [Chung06]: 3.
-    #[serde(default = "default_levels")]
     pub levels: u32,
     /// N, bins per level; each bin may keep C/N. [Chung06]: 20.
-    #[serde(default = "default_bins")]
     pub bins: u32,
     /// d_s, the measurement and control epoch. [Chung06]: 2 s.
-    #[serde(default = "default_epoch")]
     pub epoch: Duration,
     /// C; the link rate when absent.
-    #[serde(default)]
     pub capacity: Option<Rate>,
     /// The two-hash re-hashing variant ([Chung06, §2]).
-    #[serde(default = "default_true")]
     pub rehash: bool,
     /// What a flow is for hashing. [Chung06]: the 5-tuple.
-    #[serde(default = "default_key")]
     pub key: FlowKey,
     /// m_h: SFG switches on when avgCNR rises above it. [Chung06]: 0.02.
-    #[serde(default = "default_high")]
     pub high_watermark: f64,
     /// m_l: SFG switches off when avgCNR falls below it. [Chung06]: 0.01.
-    #[serde(default = "default_low")]
     pub low_watermark: f64,
     /// EWMA weight of p_n in avgCNR, per epoch (not given in the text).
-    #[serde(default = "default_weight")]
     pub cnr_weight: f64,
-    #[serde(default)]
     pub notification: Notification,
     /// Whether SFG filters from the start instead of waiting for congestion.
-    #[serde(default)]
     pub start_on: bool,
     /// The discipline behind the filter (drop-tail FIFO by default; PI gives SFG-PI).
-    #[serde(default = "default_inner")]
     pub inner: Box<QdiscSpec>,
 }
 
 impl Default for SfgConfig {
     fn default() -> Self {
         SfgConfig {
-            levels: default_levels(),
-            bins: default_bins(),
-            epoch: default_epoch(),
+            levels: 3,
+            bins: 20,
+            epoch: Duration::from_secs(2.0),
             capacity: None,
             rehash: true,
-            key: default_key(),
-            high_watermark: default_high(),
-            low_watermark: default_low(),
-            cnr_weight: default_weight(),
+            key: FlowKey::FiveTuple,
+            high_watermark: 0.02,
+            low_watermark: 0.01,
+            cnr_weight: 0.1,
             notification: Notification::default(),
             start_on: false,
-            inner: default_inner(),
+            inner: Box::default(),
         }
     }
 }

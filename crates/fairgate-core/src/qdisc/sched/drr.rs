@@ -24,29 +24,21 @@ use crate::qdisc::structures::flow_table::{
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_quantum() -> u64 {
-    1500
-}
-
 /// `queue = { kind = "drr", quantum = 1500, buffer = { kind = "droptail", limit = 50 } }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DrrConfig {
     /// Bytes added to a queue's deficit per round (times its weight).
-    #[serde(default = "default_quantum")]
     pub quantum: u64,
-    #[serde(default)]
     pub classify: FlowKey,
-    #[serde(default)]
     pub weights: Vec<f64>,
-    #[serde(default)]
     pub buffer: BufferSpec,
 }
 
 impl Default for DrrConfig {
     fn default() -> Self {
         DrrConfig {
-            quantum: default_quantum(),
+            quantum: 1500,
             classify: FlowKey::Flow,
             weights: Vec::new(),
             buffer: BufferSpec::default(),

@@ -58,50 +58,33 @@ pub enum FqVictim {
     BeforeAdmission,
 }
 
-pub(crate) fn default_limit() -> u64 {
-    50
-}
-
 /// `queue = { kind = "fq", limit = 50, delta = 0.0, drop = "longest_tail", ... }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FqConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
     /// Promptness parameter in bits (0 in every [Keshav91] simulation).
-    #[serde(default)]
     pub delta: f64,
-    #[serde(default)]
     pub drop: FqDrop,
     /// When the victim is chosen (see [`FqVictim`]).
-    #[serde(default)]
     pub victim: FqVictim,
-    #[serde(default)]
     pub charge_dropped: bool,
-    #[serde(default = "conversation")]
     pub classify: FlowKey,
-    #[serde(default)]
     pub weights: Vec<f64>,
-    #[serde(default)]
     pub buffer: BufferSpec,
-}
-
-fn conversation() -> FlowKey {
-    FlowKey::Conversation
 }
 
 impl Default for FqConfig {
     fn default() -> Self {
         FqConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
             delta: 0.0,
             drop: FqDrop::default(),
             victim: FqVictim::default(),
             charge_dropped: false,
-            classify: conversation(),
+            classify: FlowKey::Conversation,
             weights: Vec::new(),
             buffer: BufferSpec::default(),
         }

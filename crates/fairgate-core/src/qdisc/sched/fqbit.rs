@@ -10,45 +10,46 @@
 //! - `fraction` (default 1/3) is settable.
 //! - Every FQ key applies, `victim` included; a packet dropped on arrival is never marked.
 
-use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
+use super::fq::{FqConfig, FqDrop, FqVictim};
 use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn one_third() -> f64 {
-    1.0 / 3.0
-}
-
-fn conversation() -> FlowKey {
-    FlowKey::Conversation
-}
-
 /// `queue = { kind = "fqbit", limit = 25, fraction = 0.3333 }` plus every FQ key.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FqbitConfig {
-    #[serde(default = "one_third")]
     pub fraction: f64,
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
-    #[serde(default)]
     pub delta: f64,
-    #[serde(default)]
     pub drop: FqDrop,
-    #[serde(default)]
     pub victim: FqVictim,
-    #[serde(default)]
     pub charge_dropped: bool,
-    #[serde(default = "conversation")]
     pub classify: FlowKey,
-    #[serde(default)]
     pub weights: Vec<f64>,
-    #[serde(default)]
     pub buffer: BufferSpec,
+}
+
+impl Default for FqbitConfig {
+    /// FQ's defaults; the bit is set above a third of the fair share of buffer space.
+    fn default() -> Self {
+        let fq = FqConfig::default();
+        FqbitConfig {
+            fraction: 1.0 / 3.0,
+            limit: fq.limit,
+            limit_bytes: fq.limit_bytes,
+            delta: fq.delta,
+            drop: fq.drop,
+            victim: fq.victim,
+            charge_dropped: fq.charge_dropped,
+            classify: fq.classify,
+            weights: fq.weights,
+            buffer: fq.buffer,
+        }
+    }
 }
 
 impl FqbitConfig {

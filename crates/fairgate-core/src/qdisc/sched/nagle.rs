@@ -27,26 +27,25 @@ pub enum NagleDrop {
     Buffer,
 }
 
-fn default_limit() -> u64 {
-    50
-}
-
-fn source() -> FlowKey {
-    FlowKey::Source
-}
-
 /// `queue = { kind = "nagle", limit = 50 }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct NagleConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub drop: NagleDrop,
-    #[serde(default = "source")]
     pub classify: FlowKey,
-    #[serde(default)]
     pub buffer: BufferSpec,
+}
+
+impl Default for NagleConfig {
+    fn default() -> Self {
+        NagleConfig {
+            limit: 50,
+            drop: NagleDrop::default(),
+            classify: FlowKey::Source,
+            buffer: BufferSpec::default(),
+        }
+    }
 }
 
 impl QdiscConfig for NagleConfig {

@@ -30,38 +30,29 @@ use crate::qdisc::structures::flow_table::FlowTable;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_limit() -> u64 {
-    50
-}
-fn one() -> f64 {
-    1.0
-}
-fn two() -> f64 {
-    2.0
-}
-fn capacity_factor() -> f64 {
-    0.9
-}
-fn conversation() -> FlowKey {
-    FlowKey::Conversation
-}
-
 /// `queue = { kind = "selective_decbit", capacity_factor = 0.9, panic = true }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SelectiveDecbitConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default = "one")]
     pub threshold: f64,
-    #[serde(default = "capacity_factor")]
     pub capacity_factor: f64,
-    #[serde(default)]
     pub panic: bool,
-    #[serde(default = "two")]
     pub panic_threshold: f64,
-    #[serde(default = "conversation")]
     pub classify: FlowKey,
+}
+
+impl Default for SelectiveDecbitConfig {
+    fn default() -> Self {
+        SelectiveDecbitConfig {
+            limit: 50,
+            threshold: 1.0,
+            capacity_factor: 0.9,
+            panic: false,
+            panic_threshold: 2.0,
+            classify: FlowKey::Conversation,
+        }
+    }
 }
 
 impl QdiscConfig for SelectiveDecbitConfig {

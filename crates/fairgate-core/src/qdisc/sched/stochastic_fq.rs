@@ -31,16 +31,6 @@ use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
-fn default_buckets() -> u32 {
-    1024
-}
-fn default_limit() -> u64 {
-    128
-}
-fn default_perturb() -> Duration {
-    Duration::from_secs(10.0)
-}
-
 /// Which end of the longest bucket loses a packet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,19 +42,14 @@ pub enum Steal {
 
 /// `queue = { kind = "stochastic_fq", buckets = 1024, limit = 128, perturb = "10s" }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct StochasticFqConfig {
-    #[serde(default = "default_buckets")]
     pub buckets: u32,
     /// Shared buffer in packets.
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// Perturbation period; 0 disables perturbation.
-    #[serde(default = "default_perturb")]
     pub perturb: Duration,
-    #[serde(default)]
     pub steal: Steal,
-    #[serde(default = "five_tuple")]
     pub classify: FlowKey,
 }
 
@@ -75,18 +60,14 @@ pub struct StochasticFqConfig {
 const RECORD_LEAD: usize = 6;
 const SERVICE_LEAD: usize = 3;
 
-fn five_tuple() -> FlowKey {
-    FlowKey::FiveTuple
-}
-
 impl Default for StochasticFqConfig {
     fn default() -> Self {
         StochasticFqConfig {
-            buckets: default_buckets(),
-            limit: default_limit(),
-            perturb: default_perturb(),
+            buckets: 1024,
+            limit: 128,
+            perturb: Duration::from_secs(10.0),
             steal: Steal::default(),
-            classify: five_tuple(),
+            classify: FlowKey::FiveTuple,
         }
     }
 }

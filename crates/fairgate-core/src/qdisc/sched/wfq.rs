@@ -17,7 +17,7 @@
 //! - FQ's `victim` is not exposed: WFQ admits first (`after_admission`); with its
 //!   largest-finish rule the other choice drops the same packets (see `fq.rs`).
 
-use super::fq::{default_limit, FqConfig, FqDrop, FqVictim};
+use super::fq::{FqConfig, FqDrop, FqVictim};
 use crate::config::ScenarioError;
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::classify::FlowKey;
@@ -26,34 +26,23 @@ use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WfqConfig {
-    #[serde(default = "default_limit")]
     pub limit: u64,
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
-    #[serde(default = "largest_bid")]
     pub drop: FqDrop,
-    #[serde(default)]
     pub charge_dropped: bool,
-    #[serde(default)]
     pub classify: FlowKey,
-    #[serde(default)]
     pub weights: Vec<f64>,
-    #[serde(default)]
     pub buffer: BufferSpec,
-}
-
-fn largest_bid() -> FqDrop {
-    FqDrop::LargestBid
 }
 
 impl Default for WfqConfig {
     fn default() -> Self {
         WfqConfig {
-            limit: default_limit(),
+            limit: 50,
             limit_bytes: None,
-            drop: largest_bid(),
+            drop: FqDrop::LargestBid,
             charge_dropped: false,
             classify: FlowKey::Flow,
             weights: Vec::new(),

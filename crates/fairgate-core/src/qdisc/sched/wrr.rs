@@ -22,13 +22,10 @@ use serde::{Deserialize, Serialize};
 
 /// `queue = { kind = "wrr", weights = [1.0, 3.0] }`
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WrrConfig {
-    #[serde(default)]
     pub classify: FlowKey,
-    #[serde(default)]
     pub weights: Vec<f64>,
-    #[serde(default)]
     pub buffer: BufferSpec,
 }
 

@@ -16,61 +16,51 @@
 //! - The window starts at `initial_window` = 1 and is fractional; floor(W) packets may be
 //!   outstanding. A timeout retransmits as Generic does and leaves W unchanged.
 
-use super::generic::{
-    default_ack_size, default_beta, default_gain, default_initial_rtt, default_max_backoff,
-    default_size, pair,
-};
+use super::generic::{pair, GenericConfig};
 use super::packet_window::{WindowParams, WindowPolicy};
 use crate::config::error::{check, ScenarioError};
 use crate::config::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
-fn default_initial_window() -> f64 {
-    1.0
-}
-fn default_max_window() -> f64 {
-    5.0
-}
-fn default_decrease() -> f64 {
-    0.875
-}
-fn default_increase() -> f64 {
-    1.0
-}
-fn default_threshold() -> f64 {
-    0.5
-}
-
 /// `kind = "decbit"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DecbitConfig {
-    #[serde(default = "default_initial_window")]
     pub initial_window: f64,
-    #[serde(default = "default_max_window")]
     pub max_window: f64,
     /// Multiplicative decrease factor.
-    #[serde(default = "default_decrease")]
     pub decrease: f64,
     /// Additive increase in packets.
-    #[serde(default = "default_increase")]
     pub increase: f64,
     /// Fraction of set bits at or above which the window decreases.
-    #[serde(default = "default_threshold")]
     pub threshold: f64,
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
-    #[serde(default = "default_beta")]
     pub beta: f64,
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
+}
+
+impl Default for DecbitConfig {
+    /// The window law's own defaults; the timer and packet sizes are Generic's.
+    fn default() -> Self {
+        let generic = GenericConfig::default();
+        DecbitConfig {
+            initial_window: 1.0,
+            max_window: 5.0,
+            decrease: 0.875,
+            increase: 1.0,
+            threshold: 0.5,
+            size: generic.size,
+            ack_size: generic.ack_size,
+            beta: generic.beta,
+            gain: generic.gain,
+            initial_rtt: generic.initial_rtt,
+            max_backoff: generic.max_backoff,
+        }
+    }
 }
 
 impl DecbitConfig {

@@ -53,36 +53,22 @@ pub enum ChangeInput {
     Smoothed,
 }
 
-fn default_low() -> Triangle {
-    [0.0, 0.0, 0.5]
-}
-fn default_medium() -> Triangle {
-    [0.0, 0.5, 1.0]
-}
-fn default_high() -> Triangle {
-    [0.5, 1.0, 1.0]
-}
-
 /// The linguistic sets, shared by inputs and outputs (`fuzzy = { ... }` in a source).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FuzzyConfig {
-    #[serde(default = "default_low")]
     pub low: Triangle,
-    #[serde(default = "default_medium")]
     pub medium: Triangle,
-    #[serde(default = "default_high")]
     pub high: Triangle,
-    #[serde(default)]
     pub change: ChangeInput,
 }
 
 impl Default for FuzzyConfig {
     fn default() -> Self {
         FuzzyConfig {
-            low: default_low(),
-            medium: default_medium(),
-            high: default_high(),
+            low: [0.0, 0.0, 0.5],
+            medium: [0.0, 0.5, 1.0],
+            high: [0.5, 1.0, 1.0],
             change: ChangeInput::Raw,
         }
     }

@@ -12,55 +12,40 @@ use crate::config::units::Duration;
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
-pub(crate) fn default_size() -> u32 {
-    1000
-}
-pub(crate) fn default_ack_size() -> u32 {
-    40
-}
-pub(crate) fn default_beta() -> f64 {
-    2.0
-}
-pub(crate) fn default_gain() -> f64 {
-    0.875
-}
-pub(crate) fn default_initial_rtt() -> Duration {
-    Duration::from_secs(1.0)
-}
-pub(crate) fn default_max_backoff() -> u32 {
-    6
-}
-fn default_window() -> u64 {
-    5
-}
-
 /// `kind = "generic"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct GenericConfig {
     /// Window in packets.
-    #[serde(default = "default_window")]
     pub window: u64,
     /// Data packet size in bytes.
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
     /// Timeout = beta x smoothed RTT.
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Weight of the old average in the RTT EWMA.
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
     /// Largest number of timeout doublings.
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
     /// Mean of the exponential gaps between the application's packets (the text's Telnet:
     /// 5 s); none = an FTP that always has data.
-    #[serde(default)]
     pub app_gap: Option<Duration>,
+}
+
+impl Default for GenericConfig {
+    fn default() -> Self {
+        GenericConfig {
+            window: 5,
+            size: 1000,
+            ack_size: 40,
+            beta: 2.0,
+            gain: 0.875,
+            initial_rtt: Duration::from_secs(1.0),
+            max_backoff: 6,
+            app_gap: None,
+        }
+    }
 }
 
 impl GenericConfig {

@@ -1,7 +1,6 @@
 //! Packet-Pair flow control, the deterministic version: the state machine of figure 4.2.
 //!
-//! Sources: [Keshav91, §4.4]; Keshav, "A
-//! Control-Theoretic Approach to Flow Control", SIGCOMM 1991.
+//! Sources: [Keshav91, §4.4].
 //!
 //! Phases: a start-up pair (the first packet's RTT gives R_e, the ACK gap s_e, V_e = R_e/s_e);
 //! queue priming with n_b back-to-back packets; then a pair every 2 s_e. On each pair's ACKs
@@ -10,20 +9,12 @@
 //! go out back to back. TIMEOUT: per-packet timers of 3 r_t, doubled on retransmission
 //! ([`super::pair_core`]).
 //!
-//! Decisions where the text is silent:
-//! - The host's output queue is the state machine's output queue: FREE events and `linefree`
-//!   are the port's (a pair or burst is handed to the port at once and leaves back to back).
-//! - n_b is a parameter (default 5 packets, the setpoint of every [Keshav91, ch. 6] scenario);
-//!   a skip slot lasts 2 s_e with the new s_e.
-//! - The first regular pair follows the priming packets at once (TICK loaded with 0), so it
-//!   finds the n_b primed packets ahead of it and r_t - n_b s_e estimates R.
-//! - V changes smaller than `min_change` (0.5 packet) are ignored, so rounding noise does not
-//!   skip slots; V_old is the V of the last action. A burst is round(V_new - V_old) packets.
-//! - `window` (default none) caps the outstanding packets: a pair that does not fit waits for
-//!   ACKs; priming and burst packets that do not fit are not sent.
-//! - If the start-up pair yields no probe (a loss) and nothing is outstanding, a new start-up
-//!   pair is sent.
-//! - Obsolete queued retransmissions are not discarded (the text marks this optional).
+//! Decisions where the text is silent (the long form is on `docs/models/packet_pair.md`): the
+//! host's output port is the state machine's output queue; n_b defaults to 5 (the setpoint of
+//! every [Keshav91, ch. 6] scenario) and a skip slot lasts 2 s_e with the new s_e; the first
+//! regular pair follows the priming packets at once; V changes under `min_change` (0.5) are
+//! ignored; `window` (none) caps outstanding packets; a lost start-up pair is replaced once
+//! nothing is outstanding; obsolete queued retransmissions are kept (optional in the text).
 
 use super::packet_window::PacketSink;
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
@@ -34,61 +25,43 @@ use crate::net::{Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
-pub(crate) fn default_size() -> u32 {
-    1000
-}
-pub(crate) fn default_ack_size() -> u32 {
-    40
-}
-pub(crate) fn default_timeout_rtts() -> f64 {
-    3.0
-}
-pub(crate) fn default_gain() -> f64 {
-    0.875
-}
-pub(crate) fn default_initial_rtt() -> Duration {
-    Duration::from_secs(1.0)
-}
-pub(crate) fn default_max_backoff() -> u32 {
-    6
-}
-fn default_n_b() -> u64 {
-    5
-}
-fn default_min_change() -> f64 {
-    0.5
-}
-
 /// `kind = "packet_pair"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PacketPairConfig {
     /// Packets kept in the bottleneck queue (the delay/throughput knob).
-    #[serde(default = "default_n_b")]
     pub n_b: u64,
     /// Smallest change of V (packets) that skips slots or sends a burst.
-    #[serde(default = "default_min_change")]
     pub min_change: f64,
     /// Cap on outstanding packets (none by default).
-    #[serde(default)]
     pub window: Option<u64>,
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
     /// X in the per-packet timeout X x r_t.
-    #[serde(default = "default_timeout_rtts")]
     pub timeout_rtts: f64,
     /// Weight of the old average in the r_t EWMA.
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
     /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
-    #[serde(default)]
     pub retx_sample: RetxSample,
+}
+
+impl Default for PacketPairConfig {
+    fn default() -> Self {
+        PacketPairConfig {
+            n_b: 5,
+            min_change: 0.5,
+            window: None,
+            size: 1000,
+            ack_size: 40,
+            timeout_rtts: 3.0,
+            gain: 0.875,
+            initial_rtt: Duration::from_secs(1.0),
+            max_backoff: 6,
+            retx_sample: RetxSample::default(),
+        }
+    }
 }
 
 impl PacketPairConfig {

@@ -2,27 +2,18 @@
 //! back-to-back pairs, per-packet retransmission timers, and turning the ACKs of a pair into a
 //! probe (the gap between the two ACKs).
 //!
-//! Sources: [Keshav91, §4.4] (figure 4.2, TIMEOUT:
-//! a per-packet timer of X x r_t with X = 3, doubled on each retransmission) and §6.5.
-//! Packets are counted, not bytes; the sink is Keshav's
-//! [`PacketSink`](super::packet_window::PacketSink), whose ACKs name the packet that triggered
-//! them in `aux`.
+//! Sources: [Keshav91, §4.4] (figure 4.2, TIMEOUT: a per-packet timer of X x r_t with X = 3,
+//! doubled on each retransmission) and §6.5. Packets are counted, not bytes; the sink is
+//! Keshav's [`PacketSink`](super::packet_window::PacketSink), whose ACKs name the packet that
+//! triggered them in `aux`.
 //!
-//! Decisions where the text is silent:
-//! - Paired packets carry the `PAIRED` flag and the pair number in `aux`; the source keeps each
-//!   packet's pair and position, so the unchanged sink suffices.
-//! - A probe is the gap between the ACK of a pair's first packet and that of its second;
-//!   ACKs of retransmitted packets are never probes and give the control law no RTT.
-//! - The ACK of a retransmitted packet feeds r_t with the time since the packet's *first*
-//!   transmission (`retx_sample = "first_sent"`, the rule the text states for Generic,
-//!   §6.5), or nothing (`"karn"`). With Karn, a source whose r_t still holds the unloaded
-//!   RTT while its queue builds times out, retransmits, learns nothing and times out again.
-//! - r_t in the timeout is an exponential average of RTT samples (gain 7/8, as Generic),
-//!   `initial_rtt` (1 s) before the first sample. A packet times out 2^b x X x r_t after its
-//!   last transmission, b its retransmissions so far (at most max_backoff), with r_t the
-//!   *current* average: a timer set during start-up, when r_t is one unloaded RTT, does not
-//!   fire while the queue (and r_t) grows.
-//! - A packet counts as outstanding until its own ACK or a cumulative ACK covering it arrives.
+//! Decisions where the text is silent (the long form is on `docs/models/packet_pair.md`):
+//! paired packets carry the `PAIRED` flag and the pair number in `aux`, so the sink is
+//! unchanged; a probe needs both ACKs of a pair and no retransmitted packet; a retransmitted
+//! packet's ACK feeds r_t with the time since its first transmission (`retx_sample =
+//! "first_sent"`, §6.5's rule for Generic) or nothing (`"karn"`); r_t is an EWMA (gain 7/8) and
+//! a timer uses its current value, 2^b x X x r_t after the last transmission; a packet is
+//! outstanding until its own or a cumulative ACK arrives.
 
 use super::packet_window::PROTO_KESHAV;
 use crate::config::error::{check, ScenarioError};

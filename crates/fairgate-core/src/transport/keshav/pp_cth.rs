@@ -1,40 +1,24 @@
 //! PP_CTH: control-theoretic Packet-Pair as simulated in Keshav's chapter 6 — Packet-Pair
 //! probes, the fuzzy predictor of the probe gap, and a sending rate recomputed on every probe.
 //!
-//! Sources: [Keshav91, §5.4] (discrete law with alpha), §5.6 (fuzzy
-//! exponential averaging), §5.7 (rate law 5.14), §5.8 (drift correction, windows), §6.5;
-//! Keshav, "A Control-Theoretic Approach to Flow Control",
-//! SIGCOMM 1991.
+//! Sources: [Keshav91, §5.4] (discrete law with alpha), §5.6 (fuzzy exponential averaging),
+//! §5.7 (rate law 5.14), §5.8 (drift correction, windows), §6.5.
 //!
 //! Law (`law = "probe"`, eq. 5.14): lambda = (B/2 - S + R mu_hat + J mu_hat) / J, with B/2 the
 //! setpoint, S the packets outstanding, R the RTT of the first packet of the first pair and
 //! mu_hat = 1 / (predicted probe gap). `law = "epoch"` (eq. 5.9 with alpha): once per epoch
-//! (the round trip of one marked pair) lambda = (alpha / J) [B/2 - n_b_hat - S + 2 mu_hat J]
-//! with n_b_hat = max(S - R mu_hat, 0).
+//! lambda = (alpha / J) [B/2 - n_b_hat - S + 2 mu_hat J] with n_b_hat = max(S - R mu_hat, 0).
 //!
-//! Decisions where the text is silent:
-//! - The predicted quantity is the probe's ACK gap (figure 6.21); mu_hat = 1 / predicted gap.
-//! - J (`horizon`): "rtt" (default) = the RTT of the probe's second packet ("simply the
-//!   measured RTT"); "estimate" = R + n_b_hat / mu_hat (the corrected form of "R + S mu").
-//! - Paired packets go back to back, pair slots 2 / lambda apart; each pair is a probe. A
-//!   slot that finds the window full passes unused (`blocked = "skip"`: figure 4.2 sends pairs
-//!   only on TICK, which reloads itself), or its pair waits for the ACK that makes room
-//!   (`"wait"`). Window-bound sources hold less with `skip` (S rests at window - 2 until the
-//!   next slot): on average Keshav's scenario 2's 25 buffers hold six of them. The setpoint is 5
-//!   packets and the window 5 (§6.5).
-//! - A rate that is not positive stops the pair clock; it is then recomputed on every ACK
-//!   (S falls as ACKs return) until it is positive again.
-//! - Drift reset (`resync_interval`, off by default; §5.8): when due, stop sending, wait until
-//!   nothing is outstanding (the bottleneck queue is then empty), send a fresh start-up pair
-//!   and take R again from its first packet.
-//! - Start-up and resync pairs are sent at once; if one yields no probe (a loss) and nothing
-//!   is outstanding, another is sent.
+//! Decisions where the text is silent (the long form is on `docs/models/pp_cth.md`): the
+//! predicted quantity is the probe's ACK gap (figure 6.21); J (`horizon`) is the RTT of the
+//! probe's second packet; pairs go back to back, slots 2 / lambda apart, and a slot that finds
+//! the window full passes unused (`blocked = "skip"`, figure 4.2) or waits (`"wait"`); a rate
+//! that is not positive stops the pair clock until an ACK makes it positive; drift reset
+//! (`resync_interval`, off) waits for an empty pipe and sends a fresh start-up pair; a lost
+//! start-up pair is replaced once nothing is outstanding.
 
 use super::fuzzy::{FuzzyConfig, FuzzyPredictor};
-use super::packet_pair::{
-    default_ack_size, default_gain, default_initial_rtt, default_max_backoff, default_size,
-    default_timeout_rtts, pair_with_sink,
-};
+use super::packet_pair::{pair_with_sink, PacketPairConfig};
 use super::pair_core::{trace, AckInfo, PairCore, PairParams, RetxSample};
 use crate::config::error::{check, ScenarioError};
 use crate::config::units::Duration;
@@ -72,56 +56,55 @@ pub enum Horizon {
     Estimate,
 }
 
-fn default_setpoint() -> f64 {
-    5.0
-}
-fn default_window() -> u64 {
-    5
-}
-fn default_alpha() -> f64 {
-    0.9
-}
-
 /// `kind = "pp_cth"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PpCthConfig {
     /// Target bottleneck queue B/2 in packets.
-    #[serde(default = "default_setpoint")]
     pub setpoint: f64,
     /// Cap on outstanding packets.
-    #[serde(default = "default_window")]
     pub window: u64,
     /// A pair slot that finds the window full: `skip` or `wait`.
-    #[serde(default)]
     pub blocked: Blocked,
-    #[serde(default)]
     pub law: Law,
     /// The control gain of the epoch law.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
-    #[serde(default)]
     pub horizon: Horizon,
-    #[serde(default)]
     pub fuzzy: FuzzyConfig,
     /// Drift reset period (none by default).
-    #[serde(default)]
     pub resync_interval: Option<Duration>,
-    #[serde(default = "default_size")]
     pub size: u32,
-    #[serde(default = "default_ack_size")]
     pub ack_size: u32,
-    #[serde(default = "default_timeout_rtts")]
     pub timeout_rtts: f64,
-    #[serde(default = "default_gain")]
     pub gain: f64,
-    #[serde(default = "default_initial_rtt")]
     pub initial_rtt: Duration,
-    #[serde(default = "default_max_backoff")]
     pub max_backoff: u32,
     /// r_t's sample from a retransmitted packet's ACK: `first_sent` or `karn` (none).
-    #[serde(default)]
     pub retx_sample: RetxSample,
+}
+
+impl Default for PpCthConfig {
+    /// The control law's own defaults; the timer and packet sizes are Packet-Pair's.
+    fn default() -> Self {
+        let pair = PacketPairConfig::default();
+        PpCthConfig {
+            setpoint: 5.0,
+            window: 5,
+            blocked: Blocked::default(),
+            law: Law::default(),
+            alpha: 0.9,
+            horizon: Horizon::default(),
+            fuzzy: FuzzyConfig::default(),
+            resync_interval: None,
+            size: pair.size,
+            ack_size: pair.ack_size,
+            timeout_rtts: pair.timeout_rtts,
+            gain: pair.gain,
+            initial_rtt: pair.initial_rtt,
+            max_backoff: pair.max_backoff,
+            retx_sample: pair.retx_sample,
+        }
+    }
 }
 
 impl PpCthConfig {

@@ -3,16 +3,16 @@
 //! `source = { kind = "tcp", cc = "..." }`.
 
 pub mod cc;
+pub mod config;
 pub mod newreno;
+pub mod receiver;
 pub mod reno;
 pub mod rto;
 pub mod sack;
 pub mod scoreboard;
 pub mod sender;
 pub mod tahoe;
-pub mod tcp_config;
 pub mod tcp_options;
-pub mod tcp_receiver;
 #[cfg(test)]
 mod tcp_reference_tests;
 #[cfg(test)]

@@ -43,10 +43,10 @@ mod send_buffer;
 pub use send_buffer::SendBuffer;
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
+use super::config::TcpConfig;
+use super::receiver::PROTO_TCP;
 use super::rto::RtoEstimator;
-use super::tcp_config::TcpConfig;
 use super::tcp_options::option_bytes;
-use super::tcp_receiver::PROTO_TCP;
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;

@@ -1,4 +1,4 @@
-//! Hand-checked packet sequences for the TCP options of [`super::tcp_config`], in the style
+//! Hand-checked packet sequences for the TCP options of [`super::config`], in the style
 //! of the ns-2 TCP test suite (one, two and three losses in a window, a lost retransmission,
 //! a lost SYN, reordering by three segments, a lost ACK), per variant where they differ.
 //!

@@ -4,9 +4,9 @@
 //! n-th transmission of a data segment, the n-th SYN, the n-th ACK) and reordering. Every
 //! transmission is logged as a short line, so a test states the sequence it expects.
 
+use super::config::TcpConfig;
+use super::receiver::TcpReceiver;
 use super::sender::{test_sender, TcpSender};
-use super::tcp_config::TcpConfig;
-use super::tcp_receiver::TcpReceiver;
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, Packet, PacketKind};
 use crate::transport::testing::AgentHarness;
@@ -54,7 +54,7 @@ impl Wire {
     /// source's TOML body.
     pub fn new(config: &str, rate_bps: u64, delay_ms: f64) -> Self {
         let cfg: TcpConfig = toml::from_str(config).unwrap();
-        let reply = super::tcp_receiver::Reply {
+        let reply = super::receiver::Reply {
             ack_flow: 1,
             dst: 0,
             dst_agent: 0,

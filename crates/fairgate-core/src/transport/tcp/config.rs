@@ -1,11 +1,11 @@
 //! TCP's configuration: `source = { kind = "tcp", cc = "tahoe" | "reno" | "newreno" | "sack",
 //! ... }`, its published defaults and validation. The sender is in [`super::sender`], the
-//! receiver in [`super::tcp_receiver`]; the decisions are listed in [`super::sender`].
+//! receiver in [`super::receiver`]; the decisions are listed in [`super::sender`].
 
 use super::cc::CongestionControl;
+use super::receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::rto::RtoParams;
 use super::sender::TcpSender;
-use super::tcp_receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
@@ -35,116 +35,94 @@ impl CcKind {
     }
 }
 
-fn seconds(s: f64) -> Duration {
-    Duration::from_secs(s)
-}
-
-macro_rules! defaults {
-    ($( $name:ident : $ty:ty = $value:expr ),* $(,)?) => {
-        $( fn $name() -> $ty { $value } )*
-    };
-}
-
-defaults! {
-    default_mss: u64 = 1000,
-    default_header: u32 = 40,
-    default_initial_window: u64 = 1,
-    default_rwnd: u64 = 65_535,
-    default_ack_every: u32 = 2,
-    default_delack_timeout: Duration = seconds(0.2),
-    default_initial_rto: Duration = seconds(1.0),
-    default_min_rto: Duration = seconds(1.0),
-    default_max_rto: Duration = seconds(60.0),
-    default_granularity: Duration = seconds(0.01),
-    default_dupthresh: u32 = 3,
-    default_abc_limit: u64 = 1,
-    default_max_sack_blocks: u32 = 3,
-    default_limited_transmit: bool = true,
-    default_syn_rto: Duration = seconds(3.0),
-    default_max_retries: u32 = 6,
-    default_keep_sack_on_rto: bool = true,
-}
-
 /// `kind = "tcp"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    #[serde(default)]
     pub cc: CcKind,
-    #[serde(default)]
     pub app: AppSpec,
     /// Payload bytes per segment.
-    #[serde(default = "default_mss")]
     pub mss: u64,
     /// TCP/IP header bytes added to every segment; also the size of ACKs, SYNs and FINs.
-    #[serde(default = "default_header")]
     pub header: u32,
     /// Initial congestion window in segments.
-    #[serde(default = "default_initial_window")]
     pub initial_window: u64,
     /// Receive buffer in bytes (the advertised window).
-    #[serde(default = "default_rwnd")]
     pub rwnd: u64,
     /// RFC 7323 shift; the advertised window can reach 65535 << window_scale.
-    #[serde(default)]
     pub window_scale: u8,
-    #[serde(default)]
     pub delayed_ack: bool,
-    #[serde(default = "default_ack_every")]
     pub ack_every: u32,
-    #[serde(default = "default_delack_timeout")]
     pub delack_timeout: Duration,
-    #[serde(default = "default_initial_rto")]
     pub initial_rto: Duration,
-    #[serde(default = "default_min_rto")]
     pub min_rto: Duration,
-    #[serde(default = "default_max_rto")]
     pub max_rto: Duration,
     /// Timer granularity G of RFC 6298 (the RTO is a whole number of ticks).
-    #[serde(default = "default_granularity")]
     pub granularity: Duration,
-    #[serde(default = "default_dupthresh")]
     pub dupthresh: u32,
     /// Appropriate Byte Counting limit L in segments (RFC 3465); 1 = RFC 5681.
-    #[serde(default = "default_abc_limit")]
     pub abc_limit: u64,
-    #[serde(default = "default_max_sack_blocks")]
     pub max_sack_blocks: u32,
-    #[serde(default)]
     pub ecn: bool,
     /// Cap on the connection's sending rate (wire bytes).
-    #[serde(default)]
     pub rate_cap: Option<Rate>,
     /// SYN / SYN-ACK before data and FIN / FIN-ACK after the last transfer.
-    #[serde(default)]
     pub handshake: bool,
     /// Limited Transmit (RFC 3042): one new segment on each of the first dupthresh - 1
     /// duplicate ACKs. On by default, as in ns-3 and Linux.
-    #[serde(default = "default_limited_transmit")]
     pub limited_transmit: bool,
     /// The timestamps option (RFC 7323): 12 option bytes on every segment and an RTT sample
     /// from every ACK of new data. Off by default (ns-3 has it on; see the TCP model page).
-    #[serde(default)]
     pub timestamps: bool,
     /// First retransmission timeout of the SYN (ns-3 `ConnTimeout` 3 s; RFC 6298 says 1 s).
-    #[serde(default = "default_syn_rto")]
     pub syn_rto: Duration,
     /// The connection aborts when the timer expires after this many retransmissions of one
     /// segment (SYN, data or FIN); ns-3 `DataRetries` and `ConnCount` are both 6.
-    #[serde(default = "default_max_retries")]
     pub max_retries: u32,
     /// RFC 6675 NextSeg rule 4 (one rescue retransmission per recovery) for `cc = "sack"`.
     /// Off by default: ns-3's `TcpTxBuffer::NextSeg` leaves the SHOULD out.
-    #[serde(default)]
     pub rescue_retransmit: bool,
     /// Keep the SACK scoreboard across a retransmission timeout (`cc = "sack"`): ns-3 keeps it
     /// (RFC 6675 §5.1 and its erratum 1610); false clears it as RFC 2018 §8 advises.
-    #[serde(default = "default_keep_sack_on_rto")]
     pub keep_sack_on_rto: bool,
     /// Send buffer in bytes for data handed over and not yet sent (the `push` API); none =
     /// unlimited.
-    #[serde(default)]
     pub send_buffer: Option<u64>,
+}
+
+impl Default for TcpConfig {
+    /// docs/models/tcp.md gives each default with its source.
+    fn default() -> Self {
+        TcpConfig {
+            cc: CcKind::Newreno,
+            app: AppSpec::default(),
+            mss: 1000,
+            header: 40,
+            initial_window: 1,
+            rwnd: 65_535,
+            window_scale: 0,
+            delayed_ack: false,
+            ack_every: 2,
+            delack_timeout: Duration::from_secs(0.2),
+            initial_rto: Duration::from_secs(1.0),
+            min_rto: Duration::from_secs(1.0),
+            max_rto: Duration::from_secs(60.0),
+            granularity: Duration::from_secs(0.01),
+            dupthresh: 3,
+            abc_limit: 1,
+            max_sack_blocks: 3,
+            ecn: false,
+            rate_cap: None,
+            handshake: false,
+            limited_transmit: true,
+            timestamps: false,
+            syn_rto: Duration::from_secs(3.0),
+            max_retries: 6,
+            rescue_retransmit: false,
+            keep_sack_on_rto: true,
+            send_buffer: None,
+        }
+    }
 }
 
 impl TcpConfig {
