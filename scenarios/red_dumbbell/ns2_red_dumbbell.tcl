@@ -1,7 +1,9 @@
 # ns-2 (2.35) counterpart of red_dumbbell_<n>.toml with an explicit RTT list:
 #   ns ns2_red_dumbbell.tcl N "RTT0 RTT1 ..." DURATION
-# N Sack1 flows (1000-byte segments, window 200, initial window 1) over a 10 Mb/s, 5 ms
-# bottleneck with a 100-packet gentle RED queue (5/15, q_weight 0.002, linterm 50, wait);
+# N Sack1 flows (1000-byte segments plus ns-2's 40 header bytes, window 200, initial window 1,
+# RTO 1 s initial and minimum as fairgate's defaults, 10 ms ticks) over a 10 Mb/s, 5 ms
+# bottleneck with a 100-packet gentle RED queue in packet mode (5/15, q_weight 0.002,
+# linterm 50, wait);
 # 100 Mb/s access links carrying 1 ms plus half of each flow's extra delay on either side
 # (fairgate's rtt_split = "even"). Prints the bottleneck's utilisation, time-averaged queue
 # (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's.
@@ -12,6 +14,9 @@ set ns [new Simulator]
 Agent/TCP set packetSize_ 1000
 Agent/TCP set window_ 200
 Agent/TCP set windowInit_ 1
+Agent/TCP set minrto_ 1.0
+Agent/TCP set rtxcur_init_ 1.0
+Agent/TCP set tcpTick_ 0.01
 Queue/RED set thresh_ 5
 Queue/RED set maxthresh_ 15
 Queue/RED set q_weight_ 0.002
@@ -20,6 +25,7 @@ Queue/RED set gentle_ true
 Queue/RED set wait_ true
 Queue/RED set mean_pktsize_ 500
 Queue/RED set queue_in_bytes_ false
+Queue/RED set bytes_ false
 set L [$ns node]
 set R [$ns node]
 $ns duplex-link $L $R 10Mb 5ms RED

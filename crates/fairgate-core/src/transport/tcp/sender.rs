@@ -26,7 +26,8 @@
 //!   retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
 //!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
 //! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
-//!   §3.1, later backed-off expiries keep it), cwnd = 1 MSS, go back to `snd_una`, and the
+//!   §3.1, later backed-off expiries keep it; SACK takes its pipe as FlightSize, as ns-3's
+//!   `BytesInFlight`), cwnd = 1 MSS, go back to `snd_una`, and the
 //!   `recover` guard is set to `snd_max` (RFC 6582 §4).
 //! - ECN reaction: ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
 //!   segment; at most once per window of data (ECE ignored until an ACK passes the `snd_max`
@@ -443,13 +444,13 @@ impl TcpSender {
         if self.give_up(ctx) {
             return;
         }
-        let first_expiry = self.rto.backoff() == 0;
-        let s = &mut self.state;
-        // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
-        s.lt_sent = 0;
-        if first_expiry {
-            s.reduce_ssthresh();
+        if self.rto.backoff() == 0 {
+            // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
+            let flight = self.cc.flight_at_timeout(&self.state);
+            self.state.halve_into_ssthresh(flight);
         }
+        let s = &mut self.state;
+        s.lt_sent = 0;
         s.cwnd = s.mss;
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
