@@ -35,6 +35,31 @@ impl CcKind {
     }
 }
 
+/// The data RTO after a retransmitted SYN, until the first RTT sample (RFC 6298 §5.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LostSynRto {
+    /// ns-3: the timeout of the last SYN sent (`syn_rto` doubled per retry) carries over.
+    #[default]
+    Ns3,
+    /// RFC 6298 §5.7: re-initialised to 3 s when the initial RTO is below 3 s.
+    Rfc6298,
+    /// `initial_rto` with the SYN's backoff (fairgate before this option).
+    Backoff,
+}
+
+/// How far an ECN-Echo can cut the window (RFC 3168 §6.1.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnFloor {
+    /// cwnd = ssthresh = max(cwnd / 2, 2 MSS), as ns-3 and Linux.
+    #[default]
+    TwoSegments,
+    /// cwnd = max(cwnd / 2, 1 MSS); an ECE when cwnd is already 1 MSS restarts the
+    /// retransmit timer and nothing new is sent before it expires.
+    OneSegment,
+}
+
 fn seconds(s: f64) -> Duration {
     Duration::from_secs(s)
 }
@@ -145,6 +170,12 @@ pub struct TcpConfig {
     /// unlimited.
     #[serde(default)]
     pub send_buffer: Option<u64>,
+    /// The data RTO after a retransmitted SYN (RFC 6298 §5.7); default as ns-3.
+    #[serde(default)]
+    pub lost_syn_rto: LostSynRto,
+    /// The ECN response's floor (RFC 3168 §6.1.2); default as ns-3.
+    #[serde(default)]
+    pub ecn_floor: EcnFloor,
 }
 
 impl TcpConfig {

@@ -265,3 +265,24 @@ fn scoreboard_across_a_timeout() {
     let cleared = after.replace("1064.000 retx 8", "1064.000 retx 8\n1064.000 retx 9");
     assert_eq!(sent, lines(&cleared));
 }
+
+/// RFC 6298 §5.7: the SYN is lost once (retransmitted at 3 s), the data segment sent with the
+/// handshake's third step is lost too, so its timer shows the data RTO after a lost SYN:
+/// ns-3 carries the last SYN timeout over (6 s), RFC 6298 re-initialises to 3 s, and the
+/// `backoff` rule keeps the initial 1 s doubled by the SYN's expiry (2 s).
+#[test]
+fn data_rto_after_a_lost_syn() {
+    for (rule, rto_ms) in [("ns3", 6000.0), ("rfc6298", 3000.0), ("backoff", 2000.0)] {
+        let config = format!(
+            "cc = \"newreno\"\nmss = 960\nhandshake = true\nlost_syn_rto = \"{rule}\"\napp = {{ kind = \"file\", size = 960 }}"
+        );
+        let w = Wire::new(&config, RATE, 10.0)
+            .lose_syn(0)
+            .lose_segment(0, 1);
+        let (w, sent) = run_from(w, 0.0);
+        let first = "3000.000 syn\n3020.040 data 0 lost";
+        let expected = format!("0.000 syn lost\n{first}\n{:.3} retx 0", 3020.040 + rto_ms);
+        assert_eq!(sent[..4], lines(&expected), "{rule}");
+        assert_eq!(w.stats().timeouts, 2, "{rule}");
+    }
+}
