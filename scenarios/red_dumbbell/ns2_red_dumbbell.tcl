@@ -6,7 +6,8 @@
 # linterm 50, wait);
 # 100 Mb/s access links carrying 1 ms plus half of each flow's extra delay on either side
 # (fairgate's rtt_split = "even"). Prints the bottleneck's utilisation, time-averaged queue
-# (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's.
+# (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's; on
+# stderr, per flow: packets acknowledged, retransmission timeouts and retransmitted packets.
 set n [lindex $argv 0]
 set rtts [lindex $argv 1]
 set duration [lindex $argv 2]
@@ -61,7 +62,11 @@ proc sample {} {
   $ns at [expr [$ns now] + 0.001] "sample"
 }
 proc finish {} {
-  global fmon queued samples duration
+  global fmon queued samples duration tcp n
+  for {set i 0} {$i < $n} {incr i} {
+    puts stderr [format "flow %d acked_pkts %d timeouts %d retransmitted_pkts %d" $i \
+      [$tcp($i) set ack_] [$tcp($i) set nrexmit_] [$tcp($i) set nrexmitpack_]]
+  }
   set bits [expr [$fmon set bdepartures_] * 8.0]
   set early [$fmon set epdrops_]
   puts [format "utilisation %.3f mean_queue_pkts %.3f drops_early %d other_drops %d" \

@@ -304,6 +304,12 @@ mod tests {
         assert!(cfg.keep_sack_on_rto);
         assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
         assert_eq!(cfg.send_buffer, None);
+        assert_eq!(
+            (cfg.lost_syn_rto, cfg.ecn_floor),
+            (LostSynRto::Ns3, EcnFloor::TwoSegments)
+        );
+        let bad = toml::from_str::<TcpConfig>("ecn_floor = \"zero\"").unwrap_err();
+        assert!(bad.to_string().contains("one_segment"));
         assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));
         assert!(error("syn_rto = \"0s\"").contains("flows[0].source.syn_rto"));
         assert!(error("send_buffer = 0").contains("flows[0].source.send_buffer"));
