@@ -1,10 +1,13 @@
 # ns-2 (2.35) counterpart of red_dumbbell_<n>.toml with an explicit RTT list:
 #   ns ns2_red_dumbbell.tcl N "RTT0 RTT1 ..." DURATION
-# N Sack1 flows (1000-byte segments, window 200, initial window 1) over a 10 Mb/s, 5 ms
-# bottleneck with a 100-packet gentle RED queue (5/15, q_weight 0.002, linterm 50, wait);
+# N Sack1 flows (1000-byte segments plus ns-2's 40 header bytes, window 200, initial window 1,
+# RTO 1 s initial and minimum as fairgate's defaults, 10 ms ticks) over a 10 Mb/s, 5 ms
+# bottleneck with a 100-packet gentle RED queue in packet mode (5/15, q_weight 0.002,
+# linterm 50, wait);
 # 100 Mb/s access links carrying 1 ms plus half of each flow's extra delay on either side
 # (fairgate's rtt_split = "even"). Prints the bottleneck's utilisation, time-averaged queue
-# (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's.
+# (sampled every 1 ms), early drops and other drops, as measure.py reports fairgate's; on
+# stderr, per flow: packets acknowledged, retransmission timeouts and retransmitted packets.
 set n [lindex $argv 0]
 set rtts [lindex $argv 1]
 set duration [lindex $argv 2]
@@ -12,6 +15,9 @@ set ns [new Simulator]
 Agent/TCP set packetSize_ 1000
 Agent/TCP set window_ 200
 Agent/TCP set windowInit_ 1
+Agent/TCP set minrto_ 1.0
+Agent/TCP set rtxcur_init_ 1.0
+Agent/TCP set tcpTick_ 0.01
 Queue/RED set thresh_ 5
 Queue/RED set maxthresh_ 15
 Queue/RED set q_weight_ 0.002
@@ -20,6 +26,7 @@ Queue/RED set gentle_ true
 Queue/RED set wait_ true
 Queue/RED set mean_pktsize_ 500
 Queue/RED set queue_in_bytes_ false
+Queue/RED set bytes_ false
 set L [$ns node]
 set R [$ns node]
 $ns duplex-link $L $R 10Mb 5ms RED
@@ -55,7 +62,11 @@ proc sample {} {
   $ns at [expr [$ns now] + 0.001] "sample"
 }
 proc finish {} {
-  global fmon queued samples duration
+  global fmon queued samples duration tcp n
+  for {set i 0} {$i < $n} {incr i} {
+    puts stderr [format "flow %d acked_pkts %d timeouts %d retransmitted_pkts %d" $i \
+      [$tcp($i) set ack_] [$tcp($i) set nrexmit_] [$tcp($i) set nrexmitpack_]]
+  }
   set bits [expr [$fmon set bdepartures_] * 8.0]
   set early [$fmon set epdrops_]
   puts [format "utilisation %.3f mean_queue_pkts %.3f drops_early %d other_drops %d" \

@@ -9,7 +9,8 @@
 //! Decisions where the sources are silent:
 //! - Congestion avoidance adds `mss * mss / cwnd` bytes per ACK (RFC 5681 eq. 3), at least 1.
 //! - Slow start adds `min(acked, abc_limit * mss)` per ACK; `abc_limit = 1` is RFC 5681.
-//! - FlightSize is `snd_max - snd_una` (data sent and not cumulatively acknowledged).
+//! - FlightSize is `snd_max - snd_una` (data sent and not cumulatively acknowledged); at a
+//!   timeout a variant may estimate it better (SACK: RFC 6675's pipe).
 
 /// The sender's sequence and window state (bytes).
 #[derive(Clone, Debug)]
@@ -74,7 +75,11 @@ impl TcpState {
 
     /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS), Limited Transmit data excluded.
     pub fn reduce_ssthresh(&mut self) {
-        let flight = self.flight().saturating_sub(self.lt_sent);
+        self.halve_into_ssthresh(self.flight().saturating_sub(self.lt_sent));
+    }
+
+    /// ssthresh = max(`flight` / 2, 2 SMSS).
+    pub fn halve_into_ssthresh(&mut self, flight: u64) {
         self.ssthresh = (flight / 2).max(2 * self.mss);
     }
 
@@ -130,6 +135,11 @@ pub trait CongestionControl: Send {
     fn on_ack(&mut self, s: &mut TcpState, ack: &AckEvent) -> Reaction;
     /// After the sender's common timeout handling (ssthresh, cwnd = 1 MSS, go-back-N).
     fn on_timeout(&mut self, _s: &mut TcpState) {}
+    /// The FlightSize a retransmission timeout halves into ssthresh: `snd_max - snd_una`
+    /// unless the variant knows better (SACK: RFC 6675's pipe).
+    fn flight_at_timeout(&self, s: &TcpState) -> u64 {
+        s.flight()
+    }
     fn in_recovery(&self) -> bool;
     /// The next segment to send, if the window allows one.
     fn next_segment(&mut self, s: &TcpState) -> Option<(u64, u64)> {

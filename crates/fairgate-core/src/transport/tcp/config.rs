@@ -35,6 +35,31 @@ impl CcKind {
     }
 }
 
+/// The data RTO after a retransmitted SYN, until the first RTT sample (RFC 6298 §5.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LostSynRto {
+    /// ns-3: the timeout of the last SYN sent (`syn_rto` doubled per retry) carries over.
+    #[default]
+    Ns3,
+    /// RFC 6298 §5.7: re-initialised to 3 s when the initial RTO is below 3 s.
+    Rfc6298,
+    /// `initial_rto` with the SYN's backoff (fairgate before this option).
+    Backoff,
+}
+
+/// How far an ECN-Echo can cut the window (RFC 3168 §6.1.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnFloor {
+    /// cwnd = ssthresh = max(cwnd / 2, 2 MSS), as ns-3 and Linux.
+    #[default]
+    TwoSegments,
+    /// cwnd = max(cwnd / 2, 1 MSS); an ECE when cwnd is already 1 MSS restarts the
+    /// retransmit timer and nothing new is sent before it expires.
+    OneSegment,
+}
+
 /// `kind = "tcp"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -88,6 +113,10 @@ pub struct TcpConfig {
     /// Send buffer in bytes for data handed over and not yet sent (the `push` API); none =
     /// unlimited.
     pub send_buffer: Option<u64>,
+    /// The data RTO after a retransmitted SYN (RFC 6298 §5.7); default as ns-3.
+    pub lost_syn_rto: LostSynRto,
+    /// The ECN response's floor (RFC 3168 §6.1.2); default as ns-3.
+    pub ecn_floor: EcnFloor,
 }
 
 impl Default for TcpConfig {
@@ -121,6 +150,8 @@ impl Default for TcpConfig {
             rescue_retransmit: false,
             keep_sack_on_rto: true,
             send_buffer: None,
+            lost_syn_rto: LostSynRto::Ns3,
+            ecn_floor: EcnFloor::TwoSegments,
         }
     }
 }
@@ -251,6 +282,12 @@ mod tests {
         assert!(cfg.keep_sack_on_rto);
         assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
         assert_eq!(cfg.send_buffer, None);
+        assert_eq!(
+            (cfg.lost_syn_rto, cfg.ecn_floor),
+            (LostSynRto::Ns3, EcnFloor::TwoSegments)
+        );
+        let bad = toml::from_str::<TcpConfig>("ecn_floor = \"zero\"").unwrap_err();
+        assert!(bad.to_string().contains("one_segment"));
         assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));
         assert!(error("syn_rto = \"0s\"").contains("flows[0].source.syn_rto"));
         assert!(error("send_buffer = 0").contains("flows[0].source.send_buffer"));

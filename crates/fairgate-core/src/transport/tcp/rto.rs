@@ -105,6 +105,18 @@ impl RtoEstimator {
         secs(backed.min(self.params.max))
     }
 
+    /// The initial RTO in seconds (the base until the first sample).
+    pub fn initial(&self) -> f64 {
+        self.params.initial
+    }
+
+    /// Restarts the timer at `initial` seconds without backoff, until the first RTT sample
+    /// (after a retransmitted SYN, RFC 6298 §5.7).
+    pub fn restart_at(&mut self, initial: f64) {
+        self.params.initial = initial;
+        self.backoff = 0;
+    }
+
     /// Doubles the timeout (RFC 6298 §5.5) and abandons the timing (Karn).
     pub fn on_timeout(&mut self) {
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF_SHIFT);

@@ -18,6 +18,8 @@
 //!   SACKed. The scoreboard is kept (`keep_sack_on_rto`, as ns-3 does under RFC 6675 §5.1's
 //!   erratum 1610; no reneging is modelled) or cleared (RFC 2018 §8); later SACK blocks refill
 //!   it either way.
+//! - The FlightSize a timeout halves is the pipe (ns-3's `BytesInFlight`), not `snd_max -
+//!   snd_una`, which counts data SACKed during a recovery whose retransmission was lost.
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
 use super::scoreboard::Scoreboard;
@@ -151,6 +153,10 @@ impl CongestionControl for Sack {
             self.scoreboard.clear();
         }
         self.high_rxt = s.snd_una;
+    }
+
+    fn flight_at_timeout(&self, s: &TcpState) -> u64 {
+        self.pipe(s)
     }
 
     fn in_recovery(&self) -> bool {

@@ -18,7 +18,8 @@
 //! - With `timestamps` every ACK of new data gives an RTT sample (RFC 7323 §4.1), otherwise
 //!   one timed segment per window with Karn's rule.
 //! - The SYN waits `syn_rto` (ns-3's 3 s), doubled per retry; after `max_retries` timer
-//!   retransmissions of one segment the connection aborts (counted per flow).
+//!   retransmissions of one segment the connection aborts (counted per flow). After a
+//!   retransmitted SYN the data RTO follows `lost_syn_rto` (RFC 6298 §5.7; ns-3 by default).
 //! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
 //! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
 //!   is sent with the window the previous transfer left.
@@ -26,9 +27,10 @@
 //!   retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
 //!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
 //! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
-//!   §3.1, later backed-off expiries keep it), cwnd = 1 MSS, go back to `snd_una`, and the
+//!   §3.1, later backed-off expiries keep it; SACK takes its pipe as FlightSize, as ns-3's
+//!   `BytesInFlight`), cwnd = 1 MSS, go back to `snd_una`, and the
 //!   `recover` guard is set to `snd_max` (RFC 6582 §4).
-//! - ECN reaction: ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
+//! - ECN reaction (`sender/ecn.rs`, `ecn_floor`): ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
 //!   segment; at most once per window of data (ECE ignored until an ACK passes the `snd_max`
 //!   of the last reaction or loss), and not during loss recovery. An ACK carrying ECE never
 //!   grows the window (RFC 3168 §6.1.2), so the halving applies to the window before it.
@@ -38,12 +40,13 @@
 //!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
 //!   receiver that closes its window must send an update when it reopens.
 
+mod ecn;
 mod send_buffer;
 
 pub use send_buffer::SendBuffer;
 
 use super::cc::{AckEvent, CongestionControl, Reaction, TcpState};
-use super::config::TcpConfig;
+use super::config::{EcnFloor, LostSynRto, TcpConfig};
 use super::receiver::PROTO_TCP;
 use super::rto::RtoEstimator;
 use super::tcp_options::option_bytes;
@@ -100,6 +103,10 @@ pub struct TcpSender {
     next_send_at: Time,
     ecn_recover: Option<u64>,
     cwr_pending: bool,
+    ecn_floor: EcnFloor,
+    /// RFC 3168 §6.1.2 with `ecn_floor = "one_segment"`: nothing new until the timer expires.
+    ecn_hold: bool,
+    lost_syn_rto: LostSynRto,
     control_sent_at: Option<Time>,
     traced: (u64, bool),
     limited_transmit: bool,
@@ -139,6 +146,9 @@ impl TcpSender {
             next_send_at: 0,
             ecn_recover: None,
             cwr_pending: false,
+            ecn_floor: cfg.ecn_floor,
+            ecn_hold: false,
+            lost_syn_rto: cfg.lost_syn_rto,
             control_sent_at: None,
             traced: (0, false),
             limited_transmit: cfg.limited_transmit,
@@ -232,6 +242,18 @@ impl TcpSender {
         self.rto_timer.arm(ctx.now + timeout, RTO, ctx);
     }
 
+    /// RFC 6298 §5.7 after a retransmitted SYN (`retries` > 0), per `lost_syn_rto`.
+    fn restart_rto_after_lost_syn(&mut self) {
+        if self.retries == 0 {
+            return;
+        }
+        match self.lost_syn_rto {
+            LostSynRto::Ns3 => self.rto.restart_at(to_secs(self.syn_timeout())),
+            LostSynRto::Rfc6298 => self.rto.restart_at(self.rto.initial().max(3.0)),
+            LostSynRto::Backoff => {}
+        }
+    }
+
     /// `syn_rto` doubled for each retransmission of the SYN, at most `max_rto`.
     fn syn_timeout(&self) -> Time {
         let doubled = self.syn_rto << self.retries.min(16);
@@ -287,7 +309,7 @@ impl TcpSender {
 
     /// Sends whatever the window, the variant and the rate cap allow.
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        while self.conn == Conn::Established {
+        while self.conn == Conn::Established && !self.ecn_hold {
             if self.rate_cap_bps.is_some() && ctx.now < self.next_send_at {
                 if self.cc.next_segment(&self.state).is_some() {
                     self.pace_timer.arm(self.next_send_at, PACE, ctx);
@@ -350,11 +372,14 @@ impl TcpSender {
         let cwnd_before = self.state.cwnd;
         let reaction = self.cc.on_ack(&mut self.state, &event);
         self.react(&reaction, ctx);
-        if p.has(flags::ECE) && self.ecn {
-            self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
-        }
+        let hold = p.has(flags::ECE)
+            && self.ecn
+            && self.ecn_reaction(cwnd_before, reaction.fast_retransmit, ctx);
         self.allow_limited_transmit(duplicate);
         self.rearm(duplicate, &reaction, ctx);
+        if hold {
+            self.hold_until_timer(ctx);
+        }
         self.complete_transfers(ctx);
         self.send_more(ctx);
     }
@@ -388,24 +413,6 @@ impl TcpSender {
         }
     }
 
-    /// An ACK with ECE: no window growth for it (RFC 3168 §6.1.2), and a halving if this
-    /// window has not reacted yet.
-    fn ecn_reaction(&mut self, cwnd_before: u64, loss_now: bool, ctx: &mut AgentCtx) {
-        let s = &mut self.state;
-        if loss_now || self.cc.in_recovery() {
-            return;
-        }
-        s.cwnd = s.cwnd.min(cwnd_before);
-        if self.ecn_recover.is_some_and(|r| s.snd_una <= r) {
-            return;
-        }
-        s.ssthresh = (s.cwnd / 2).max(2 * s.mss);
-        s.cwnd = s.ssthresh;
-        self.ecn_recover = Some(s.snd_max);
-        self.cwr_pending = true;
-        ctx.flow(self.flow).ecn_reactions += 1;
-    }
-
     fn rearm(&mut self, duplicate: bool, reaction: &Reaction, ctx: &mut AgentCtx) {
         if self.state.snd_una >= self.state.snd_max {
             self.rto_timer.cancel();
@@ -434,6 +441,9 @@ impl TcpSender {
     }
 
     fn on_timeout(&mut self, ctx: &mut AgentCtx) {
+        if self.release_hold(ctx) {
+            return;
+        }
         match self.conn {
             Conn::SynSent => return self.control_timeout(PacketKind::Syn, ctx),
             Conn::FinSent => return self.control_timeout(PacketKind::Fin, ctx),
@@ -443,13 +453,13 @@ impl TcpSender {
         if self.give_up(ctx) {
             return;
         }
-        let first_expiry = self.rto.backoff() == 0;
-        let s = &mut self.state;
-        // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
-        s.lt_sent = 0;
-        if first_expiry {
-            s.reduce_ssthresh();
+        if self.rto.backoff() == 0 {
+            // RFC 5681 §3.1: the whole FlightSize, Limited Transmit data included.
+            let flight = self.cc.flight_at_timeout(&self.state);
+            self.state.halve_into_ssthresh(flight);
         }
+        let s = &mut self.state;
+        s.lt_sent = 0;
         s.cwnd = s.mss;
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
@@ -497,7 +507,6 @@ impl TcpSender {
         if self.conn != Conn::SynSent {
             return;
         }
-        self.retries = 0;
         if let Some(sent) = self.control_sent_at.take() {
             if self.rto.backoff() == 0 {
                 let rtt = to_secs(ctx.now - sent);
@@ -505,6 +514,8 @@ impl TcpSender {
                 ctx.flow(self.flow).record_rtt(rtt);
             }
         }
+        self.restart_rto_after_lost_syn();
+        self.retries = 0;
         self.rto_timer.cancel();
         self.open(ctx);
     }

@@ -124,7 +124,7 @@ fn three_losses_per_variant() {
 
 /// The fast retransmission of 6 is lost too: every variant waits for the timer, armed by the
 /// last new ACK (43 ms) and not restarted by the retransmission (RFC 6298 §5.1); the timeout
-/// sets ssthresh from the whole FlightSize [RFC 5681, §3.1].
+/// sets ssthresh from the FlightSize [RFC 5681, §3.1], which SACK estimates by the pipe.
 #[test]
 fn lost_retransmission_times_out() {
     for cc in ["reno", "newreno", "sack"] {
@@ -132,9 +132,12 @@ fn lost_retransmission_times_out() {
         let expected = "46.000 retx 6 lost\n65.000 data 18\n66.000 data 19\n1043.000 retx 6";
         assert_eq!(sent, lines(expected), "{cc}");
         assert_eq!(outcome(&w), (2, 1, 1, 1064.0), "{cc}");
-        // ssthresh from the whole FlightSize at the expiry (6..20: 14 segments), the limited
-        // transmits and the new data sent in recovery included.
-        assert_eq!(w.sender.state().ssthresh, 7 * 960, "{cc}");
+        // Without SACK: half of everything not cumulatively acknowledged (6..20: 14
+        // segments), the limited transmits and the new data sent in recovery included.
+        // SACK: the pipe at the expiry is the lost retransmission of 6 alone (7..19 are
+        // SACKed), so ssthresh is the 2-segment floor, as ns-3's BytesInFlight gives.
+        let ssthresh = if cc == "sack" { 2 } else { 7 };
+        assert_eq!(w.sender.state().ssthresh, ssthresh * 960, "{cc}");
     }
 }
 
@@ -246,6 +249,8 @@ fn rescue_retransmission_saves_a_tail_timeout() {
 /// Five losses whose retransmissions are lost too (6, 8, 10, 12, 14): the timer fires at
 /// 1043 ms. Keeping the scoreboard (the default, as ns-3) resends only the holes; clearing it
 /// (RFC 2018 §8) resends 9 as well, as the ACK of 8 reports only the three latest blocks.
+/// ssthresh is half the pipe at the expiry (the five lost retransmissions, 2.5 segments):
+/// cwnd passes it on the ACK of 8, so 18 waits for the ACK of 14 at 1127 ms.
 #[test]
 fn scoreboard_across_a_timeout() {
     let holes = |extra: &str| {
@@ -253,10 +258,31 @@ fn scoreboard_across_a_timeout() {
             .into_iter()
             .fold(wire("sack", extra), |w, s| w.lose_segment(s, 2))
     };
-    let after = "1043.000 retx 6\n1064.000 retx 8\n1085.000 retx 10\n1085.000 retx 12\n1106.000 retx 14\n1107.000 data 18\n1127.000 data 19";
+    let after = "1043.000 retx 6\n1064.000 retx 8\n1085.000 retx 10\n1085.000 retx 12\n1106.000 retx 14\n1127.000 data 18\n1127.000 data 19";
     let (_, sent) = run_from(holes(""), 1000.0);
     assert_eq!(sent, lines(after));
     let (_, sent) = run_from(holes("keep_sack_on_rto = false"), 1000.0);
     let cleared = after.replace("1064.000 retx 8", "1064.000 retx 8\n1064.000 retx 9");
     assert_eq!(sent, lines(&cleared));
+}
+
+/// RFC 6298 §5.7: the SYN is lost once (retransmitted at 3 s), the data segment sent with the
+/// handshake's third step is lost too, so its timer shows the data RTO after a lost SYN:
+/// ns-3 carries the last SYN timeout over (6 s), RFC 6298 re-initialises to 3 s, and the
+/// `backoff` rule keeps the initial 1 s doubled by the SYN's expiry (2 s).
+#[test]
+fn data_rto_after_a_lost_syn() {
+    for (rule, rto_ms) in [("ns3", 6000.0), ("rfc6298", 3000.0), ("backoff", 2000.0)] {
+        let config = format!(
+            "cc = \"newreno\"\nmss = 960\nhandshake = true\nlost_syn_rto = \"{rule}\"\napp = {{ kind = \"file\", size = 960 }}"
+        );
+        let w = Wire::new(&config, RATE, 10.0)
+            .lose_syn(0)
+            .lose_segment(0, 1);
+        let (w, sent) = run_from(w, 0.0);
+        let first = "3000.000 syn\n3020.040 data 0 lost";
+        let expected = format!("0.000 syn lost\n{first}\n{:.3} retx 0", 3020.040 + rto_ms);
+        assert_eq!(sent[..4], lines(&expected), "{rule}");
+        assert_eq!(w.stats().timeouts, 2, "{rule}");
+    }
 }
