@@ -5,8 +5,10 @@
 //! Decisions: the estimate counts what grows with the scenario's numbers: each flow's state
 //! (sender, receiver, ACK flow, counters, hosts and access links of a topology builder; about
 //! 7 KiB per TCP flow measured by the scale benchmark, rounded up to 8 KiB) and each series
-//! row (one per port and per flow at each sample, 80 bytes with the copy into results). The
-//! default limit is 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
+//! row (one per port and per flow at each sample, 80 bytes with the copy into results), and
+//! the packets the network can hold at once (`in_flight`: full queues and links; each packet
+//! is its arena record plus about 32 bytes of queue slot and event). The default limit is
+//! 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
 
 use super::error::ScenarioError;
 use super::schema::Scenario;
@@ -19,6 +21,7 @@ const BYTES_PER_NODE: f64 = 256.0;
 const BYTES_PER_PORT: f64 = 1024.0;
 const BYTES_PER_SERIES_ROW: f64 = 80.0;
 const MIB: f64 = 1024.0 * 1024.0;
+const BYTES_PER_HELD_PACKET: f64 = std::mem::size_of::<crate::net::packet::Packet>() as f64 + 32.0;
 
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
 pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
@@ -35,12 +38,27 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let samples = (s.simulation.duration.secs() / interval.max(1e-12)).floor() + 1.0;
     let series_count = ports + 2.0 * flows + 1.0;
     let series = samples * series_count * BYTES_PER_SERIES_ROW;
-    let total_mib = (state + series) / MIB;
+    let holders = super::in_flight::holders(s);
+    let held: f64 = holders.iter().map(|h| h.packets).sum();
+    let packets = held * BYTES_PER_HELD_PACKET;
+    let total_mib = (state + series + packets) / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
     }
-    // Unless the state alone is too large, sampling less often is the change that fits.
-    let (path, cause) = if state / MIB <= limit_mib as f64 {
+    let (path, cause) = if packets >= state.max(series) {
+        let biggest = holders
+            .iter()
+            .max_by(|a, b| a.packets.total_cmp(&b.packets))
+            .expect("packets need a holder");
+        (
+            biggest.path.clone(),
+            format!(
+                "full queues and links holding {held:.3e} packets ({:.3e} here)",
+                biggest.packets
+            ),
+        )
+    } else if state / MIB <= limit_mib as f64 {
+        // Unless the state alone is too large, sampling less often is the change that fits.
         (
             "simulation.sample_interval".to_string(),
             format!("{samples:.3e} samples x {series_count:.0} series",),
@@ -123,5 +141,42 @@ mod tests {
         );
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "topology.senders");
+    }
+
+    const TWO_NODES: &str = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n";
+
+    #[test]
+    fn a_huge_queue_limit_is_refused_naming_the_limit() {
+        let text = format!(
+            "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\
+             queue = {{ kind = \"fifo\", limit = 100000000 }}\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "links[0].queue.limit");
+        assert!(e.message.contains("2.000e8 packets"), "{e}");
+        assert!(parse(&text.replace("100000000", "1000000"), &[]).is_ok());
+    }
+
+    #[test]
+    fn a_fast_long_link_is_refused_naming_its_delay() {
+        let text = format!(
+            "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"1Tbps\"\n\
+             delay = \"10s\"\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "links[0].delay");
+        assert!(parse(&text.replace("10s", "10ms"), &[]).is_ok());
+    }
+
+    #[test]
+    fn held_packets_count_every_access_queue_of_a_dumbbell() {
+        let text = format!(
+            "{BASE}[topology]\nkind = \"dumbbell\"\nsenders = 1000\n\
+             bottleneck = {{ rate = \"10Mbps\" }}\n\
+             access = {{ rate = \"100Mbps\", queue = {{ kind = \"fifo\", limit = 20000 }} }}\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "topology.access.queue.limit");
+        assert!(parse(&text.replace("20000", "2000"), &[]).is_ok());
     }
 }
