@@ -5,11 +5,13 @@
 //!
 //! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS]` (defaults: the ladder above, 60 s).
 
+use fairgate_core::net::packet::Packet;
 use fairgate_core::scenario::{build, parse_for_build};
 use std::process::Command;
 use std::time::Instant;
 
 const LADDER: [u64; 4] = [10, 1_000, 10_000, 100_000];
+const MIB: f64 = 1024.0 * 1024.0;
 
 fn scenario(flows: u64, duration: f64) -> String {
     let limit = (flows * 2).max(100);
@@ -81,8 +83,9 @@ fn rung(flows: u64, duration: f64) {
     );
     let events = sim.events_processed();
     let peak = rss_kib("VmHWM:");
+    let packets_mib = (sim.arena_high_water() * std::mem::size_of::<Packet>()) as f64 / MIB;
     println!(
-        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.2} {run_s:>9.2} {run_cpu_s:>9.2} {events:>12} {:>9.3} {:>9.3} {:>8.1} {:>8.1} {:>10.2}",
+        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.2} {run_s:>9.2} {run_cpu_s:>9.2} {events:>12} {:>9.3} {:>9.3} {:>8.1} {:>8.1} {:>10.2} {packets_mib:>9.1}",
         events as f64 / run_s / 1e6,
         run_cpu_s * 1e6 / events as f64,
         rss_built as f64 / 1024.0,
@@ -115,9 +118,13 @@ fn main() {
     } else {
         args.iter().filter_map(|a| a.parse().ok()).collect()
     };
-    println!("TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated");
     println!(
-        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>8} {:>10}",
+        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated; pkts MiB: the packet \
+         arena at its high-water mark ({} bytes a packet)",
+        std::mem::size_of::<Packet>()
+    );
+    println!(
+        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9}",
         "flows",
         "build s",
         "build cpu",
@@ -128,7 +135,8 @@ fn main() {
         "cpu us/ev",
         "RSS MiB",
         "peak MiB",
-        "KiB/flow"
+        "KiB/flow",
+        "pkts MiB"
     );
     let me = std::env::current_exe().expect("the benchmark's own path");
     for flows in ladder {
