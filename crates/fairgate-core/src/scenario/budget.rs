@@ -6,7 +6,8 @@
 //! (sender, receiver, ACK flow, counters, hosts and access links of a topology builder; about
 //! 7 KiB per TCP flow measured by the scale benchmark, rounded up to 8 KiB) and each series
 //! row (one per port and per flow at each sample, 80 bytes with the copy into results), and
-//! the packets the network can hold at once (`in_flight`: full queues and links; each packet
+//! the packets the network can hold at once (`in_flight`: full queues and links, or the TCP
+//! windows when those allow fewer; each packet
 //! is its arena record plus about 32 bytes of queue slot and event). The default limit is
 //! 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
 
@@ -39,13 +40,14 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let series_count = ports + 2.0 * flows + 1.0;
     let series = samples * series_count * BYTES_PER_SERIES_ROW;
     let holders = super::in_flight::holders(s);
-    let held: f64 = holders.iter().map(|h| h.packets).sum();
+    let capacity: f64 = holders.iter().map(|h| h.packets).sum();
+    let held = super::in_flight::window_bound(s).map_or(capacity, |w| w.min(capacity));
     let packets = held * BYTES_PER_HELD_PACKET;
     let total_mib = (state + series + packets) / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
     }
-    let (path, cause) = if packets >= state.max(series) {
+    let (path, cause) = if packets >= state.max(series) && held == capacity {
         let biggest = holders
             .iter()
             .max_by(|a, b| a.packets.total_cmp(&b.packets))
@@ -57,6 +59,9 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
                 biggest.packets
             ),
         )
+    } else if packets >= state.max(series) {
+        // The windows are what hold the packets: fewer flows (or smaller windows) fit.
+        largest_population(s, flows, nodes)
     } else if state / MIB <= limit_mib as f64 {
         // Unless the state alone is too large, sampling less often is the change that fits.
         (
@@ -143,7 +148,9 @@ mod tests {
         assert_eq!(e.path, "topology.senders");
     }
 
-    const TWO_NODES: &str = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n";
+    /// Two hosts and an open-loop flow between them (windows do not bound it).
+    const TWO_NODES: &str = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+        [[flows]]\nsrc = \"a\"\ndst = \"b\"\nsource = { kind = \"cbr\", rate = \"1Mbps\" }\n";
 
     #[test]
     fn a_huge_queue_limit_is_refused_naming_the_limit() {
@@ -169,14 +176,20 @@ mod tests {
     }
 
     #[test]
-    fn held_packets_count_every_access_queue_of_a_dumbbell() {
-        let text = format!(
-            "{BASE}[topology]\nkind = \"dumbbell\"\nsenders = 1000\n\
+    fn tcp_windows_bound_held_packets_and_an_open_loop_source_does_not() {
+        let tcp = format!(
+            "{BASE}[topology]\nkind = \"dumbbell\"\nsenders = 5000\n\
              bottleneck = {{ rate = \"10Mbps\" }}\n\
-             access = {{ rate = \"100Mbps\", queue = {{ kind = \"fifo\", limit = 20000 }} }}\n"
+             access = {{ rate = \"100Mbps\", queue = {{ kind = \"fifo\", limit = 5000 }} }}\n\
+             [[flows]]\nname = \"t{{i}}\"\ncount = 5000\nsrc = \"s{{i}}\"\ndst = \"d{{i}}\"\n\
+             source = {{ kind = \"tcp\" }}\n"
         );
-        let e = parse(&text, &[]).unwrap_err();
+        assert!(parse(&tcp, &[]).is_ok());
+        let cbr = format!(
+            "{tcp}[[flows]]\nsrc = \"s0\"\ndst = \"d1\"\n\
+             source = {{ kind = \"cbr\", rate = \"1Mbps\" }}\n"
+        );
+        let e = parse(&cbr, &[]).unwrap_err();
         assert_eq!(e.path, "topology.access.queue.limit");
-        assert!(parse(&text.replace("20000", "2000"), &[]).is_ok());
     }
 }

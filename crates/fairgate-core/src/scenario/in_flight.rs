@@ -1,11 +1,12 @@
 //! Packets a scenario can hold at once, for the memory estimate: every queue full to its
 //! packet limit (plus its transmit ring) and every link carrying a bandwidth-delay product of
-//! packets.
+//! packets, unless the flows' windows allow fewer.
 //!
-//! Decisions: queues and links bound what any source can put into the network, so a TCP
-//! window or an unbounded source adds nothing beyond them (a window can only lower the
-//! number); a link's packets are counted at 1,500 bytes each over its fixed delay (a drawn
-//! delay counts as zero); a discipline without a `limit` field counts the FIFO default of 50.
+//! Decisions: queues and links bound what any source can put into the network; when every
+//! flow is TCP, their windows bound it too (a window of data and as many ACKs, `rwnd / mss`
+//! packets each way), and the smaller bound counts; any other source counts as unbounded. A
+//! link's packets are counted at 1,500 bytes each over its fixed delay (a drawn delay counts
+//! as zero); a discipline without a `limit` field counts the FIFO default of 50.
 
 use super::schema::{LinkParams, LinkSpec, Scenario};
 use super::topology::TopologySpec;
@@ -31,7 +32,11 @@ pub fn holders(s: &Scenario) -> Vec<Holder> {
         }
         Some(TopologySpec::Chain(c)) => {
             out.push(params("topology.bottleneck", &c.bottleneck, c.hops as f64));
-            out.push(params("topology.access", &c.access, 2.0 * c.hops as f64 + 2.0));
+            out.push(params(
+                "topology.access",
+                &c.access,
+                2.0 * c.hops as f64 + 2.0,
+            ));
         }
         Some(TopologySpec::Graph(_)) | None => {}
     }
@@ -39,6 +44,20 @@ pub fn holders(s: &Scenario) -> Vec<Holder> {
         out.push(link(&format!("links[{i}]"), l));
     }
     out
+}
+
+/// Packets the flows' windows allow into the network at once; `None` when a flow is not
+/// TCP (an open-loop source is bounded only by the queues it fills).
+pub fn window_bound(s: &Scenario) -> Option<f64> {
+    s.flows.iter().try_fold(0.0, |sum, f| {
+        let source = serde_json::to_value(&f.source).ok()?;
+        if source.get("kind")?.as_str()? != "tcp" {
+            return None;
+        }
+        let rwnd = source.get("rwnd")?.as_u64()? as f64;
+        let mss = source.get("mss")?.as_u64()?.max(1) as f64;
+        Some(sum + 2.0 * f.count.unwrap_or(1) as f64 * (rwnd / mss).ceil())
+    })
 }
 
 /// A duplex link of the topology builders, `copies` times over.
