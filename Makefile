@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test build lint rust-test py-test bench bench-engine bench-scale bench-atm bench-micro bench-sweep clean
+.PHONY: demo test build lint rust-test py-test bench bench-engine bench-scale bench-atm bench-micro bench-sweep soak clean
 
 $(STAMP): requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ bench-engine:
 # TCP dumbbells at 10 to 100,000 flows: build time, run time, events/s, peak RSS per flow.
 bench-scale:
 	cargo run --release -p fairgate-core --bin fairgate-scale
+
+# scenarios/soak.toml until 10^9 events (about 10 minutes on one core): resident memory per
+# chunk of simulated time, which must stay flat, and conservation at every chunk. Not part of
+# `make bench` or `make test`; `SOAK_EVENTS=1e8 make soak` runs a shorter one.
+SOAK_EVENTS ?= 1e9
+soak:
+	cargo run --release -p fairgate-core --bin fairgate-soak -- --events $(SOAK_EVENTS)
 
 bench-atm:
 	cargo run --release -p fairgate-core --bin fairgate-atm-bench

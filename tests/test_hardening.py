@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import fairgate as fg
 from fairgate import _core
+from fairgate.runner import check_out_dir
 from test_cli import fairgate
 
 NO_FLOWS = """
@@ -70,6 +71,37 @@ def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
     assert done.returncode == 2, done.stderr
     assert "--out" in done.stderr and "conservation" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_unwritable_out_is_refused_before_the_run_even_as_root(tmp_path: Path):
+    # Permission bits do not stop root; /proc refuses new entries to everyone.
+    out = Path("/proc/fairgate-out/sub")
+    done = fairgate("run", write(tmp_path, LEAKY), "--out", out)
+    assert done.returncode == 2, done.stderr
+    assert "--out" in done.stderr and "is not writable" in done.stderr
+    assert "conservation" not in done.stderr and "Traceback" not in done.stderr
+    assert not out.parent.exists()
+
+
+def test_the_out_probe_leaves_nothing_behind(tmp_path: Path):
+    check_out_dir(tmp_path / "new" / "dir")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["simulation.duration=0", "flows[0].source.rate=zz", "flows[0].count=0", "links[0].delay=-1ms"],
+)
+def test_errors_name_the_field_path_once(tmp_path: Path, override: str):
+    path = override.split("=")[0]
+    with pytest.raises(fg.ScenarioError) as caught:
+        _core.validate(LEAKY, [override])
+    assert str(caught.value).count(path) == 1, str(caught.value)
+    assert caught.value.path == path
+    assert caught.value.message in str(caught.value)
+    done = fairgate("validate", write(tmp_path, LEAKY), "--set", override)
+    assert done.returncode == 2
+    assert done.stderr.count(path) == 1, done.stderr
 
 
 def test_study_and_reproduce_check_out_too(tmp_path: Path):

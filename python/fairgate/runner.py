@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,9 @@ def check_out_dir(out: str | Path) -> Path:
     """Checks, before a run, that results can be written to directory ``out``.
 
     Raises ScenarioError naming ``--out`` when it is an existing file, lies under a file, or
-    its first existing ancestor is not writable.
+    its first existing ancestor refuses a new entry. Writability is probed by creating and
+    removing a temporary directory there, since permission bits say nothing for root and
+    nothing about read-only file systems; the probe leaves nothing behind.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -45,11 +48,13 @@ def check_out_dir(out: str | Path) -> Path:
             f"--out: got {str(out)!r}, which lies under the file {str(existing)!r}; "
             "expected a directory path"
         )
-    if not os.access(existing, os.W_OK | os.X_OK):
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".fairgate-probe-", dir=existing))
+    except OSError as err:
         raise _core.ScenarioError(
-            f"--out: got {str(out)!r}, but {str(existing)!r} is not writable; "
-            "expected a directory you can write to"
-        )
+            f"--out: got {str(out)!r}, but {str(existing)!r} is not writable "
+            f"({err.strerror}); expected a directory you can write to"
+        ) from None
     return out
 
 

@@ -25,8 +25,17 @@ create_exception!(
     "An internal error of the simulator (a bug): please report it."
 );
 
+/// One argument, the full sentence, so `str(err)` names the field path once; the path and
+/// the bare message are the attributes `path` and `message`.
 fn scenario_err(e: CoreScenarioError) -> PyErr {
-    ScenarioError::new_err((e.to_string(), e.path.clone(), e.message.clone()))
+    let err = ScenarioError::new_err(e.to_string());
+    Python::attach(|py| {
+        let value = err.value(py);
+        // Setting an attribute on a fresh exception instance cannot fail.
+        let _ = value.setattr("path", &e.path);
+        let _ = value.setattr("message", &e.message);
+    });
+    err
 }
 
 fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
@@ -190,7 +199,8 @@ fn validate(text: &str, overrides: Vec<String>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new()))]
 fn load(text: &str, overrides: Vec<String>) -> PyResult<Simulation> {
-    let s = guarded("parsing", || scenario::parse(text, &overrides))?.map_err(scenario_err)?;
+    let s = guarded("parsing", || scenario::parse_for_build(text, &overrides))?
+        .map_err(scenario_err)?;
     build(s)
 }
 

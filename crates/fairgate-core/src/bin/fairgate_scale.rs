@@ -1,15 +1,17 @@
 //! Scale ladder: TCP NewReno dumbbells (10 Mb/s bottleneck, 60 s simulated) at 10, 1,000,
 //! 10,000 and 100,000 flows. Reports, per rung, scenario build time, run time, events per
-//! second, peak RSS and RSS per flow; build time both as wall and as CPU time (the latter
-//! holds on a loaded machine, where wall time does not). Each rung runs in a child process so peak RSS is its own.
+//! second, peak RSS and RSS per flow; build and run time both as wall and as CPU time (the
+//! latter holds on a loaded machine, where wall time does not), and CPU time per event. Each rung runs in a child process so peak RSS is its own.
 //!
 //! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS]` (defaults: the ladder above, 60 s).
 
-use fairgate_core::scenario::{build, parse};
+use fairgate_core::net::packet::Packet;
+use fairgate_core::scenario::{build, parse_for_build};
 use std::process::Command;
 use std::time::Instant;
 
 const LADDER: [u64; 4] = [10, 1_000, 10_000, 100_000];
+const MIB: f64 = 1024.0 * 1024.0;
 
 fn scenario(flows: u64, duration: f64) -> String {
     let limit = (flows * 2).max(100);
@@ -64,14 +66,16 @@ fn rung(flows: u64, duration: f64) {
     let text = scenario(flows, duration);
     let started = Instant::now();
     let cpu_started = cpu_s();
-    let parsed = parse(&text, &[]).expect("the ladder scenario is valid");
+    let parsed = parse_for_build(&text, &[]).expect("the ladder scenario is valid");
     let mut sim = build(&parsed).expect("the ladder scenario builds");
     let build_s = started.elapsed().as_secs_f64();
     let build_cpu_s = cpu_s() - cpu_started;
     let rss_built = rss_kib("VmRSS:");
     let started = Instant::now();
+    let cpu_started = cpu_s();
     sim.run();
     let run_s = started.elapsed().as_secs_f64();
+    let run_cpu_s = cpu_s() - cpu_started;
     let violations = sim.conservation_violations();
     assert!(
         violations.is_empty(),
@@ -79,9 +83,11 @@ fn rung(flows: u64, duration: f64) {
     );
     let events = sim.events_processed();
     let peak = rss_kib("VmHWM:");
+    let packets_mib = (sim.arena_high_water() * std::mem::size_of::<Packet>()) as f64 / MIB;
     println!(
-        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.2} {run_s:>9.2} {events:>12} {:>9.3} {:>8.1} {:>8.1} {:>10.2}",
+        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.2} {run_s:>9.2} {run_cpu_s:>9.2} {events:>12} {:>9.3} {:>9.3} {:>8.1} {:>8.1} {:>10.2} {packets_mib:>9.1}",
         events as f64 / run_s / 1e6,
+        run_cpu_s * 1e6 / events as f64,
         rss_built as f64 / 1024.0,
         peak as f64 / 1024.0,
         peak as f64 / flows as f64,
@@ -112,18 +118,25 @@ fn main() {
     } else {
         args.iter().filter_map(|a| a.parse().ok()).collect()
     };
-    println!("TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated");
     println!(
-        "{:>8} {:>9} {:>9} {:>9} {:>12} {:>9} {:>8} {:>8} {:>10}",
+        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated; pkts MiB: the packet \
+         arena at its high-water mark ({} bytes a packet)",
+        std::mem::size_of::<Packet>()
+    );
+    println!(
+        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9}",
         "flows",
         "build s",
         "build cpu",
         "run s",
+        "run cpu",
         "events",
         "Mev/s",
+        "cpu us/ev",
         "RSS MiB",
         "peak MiB",
-        "KiB/flow"
+        "KiB/flow",
+        "pkts MiB"
     );
     let me = std::env::current_exe().expect("the benchmark's own path");
     for flows in ladder {

@@ -5,10 +5,13 @@
 //! Decisions: the estimate counts what grows with the scenario's numbers: each flow's state
 //! (sender, receiver, ACK flow, counters, hosts and access links of a topology builder; about
 //! 7 KiB per TCP flow measured by the scale benchmark, rounded up to 8 KiB) and each series
-//! row (one per port and per flow at each sample, 80 bytes with the copy into results). The
-//! A bounded drop and mark log (`record_drops = N`) counts 96 bytes per event (the row and its
-//! columns in the results); `"all"` cannot be estimated before the run and counts nothing. The
-//! default limit is 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
+//! row (one per port and per flow at each sample, 80 bytes with the copy into results), and
+//! the packets the network can hold at once (`in_flight`: full queues and links, or the TCP
+//! windows when those allow fewer; each packet is its arena record plus about 32 bytes of
+//! queue slot and event). A bounded drop and mark log (`record_drops = N`) counts 96 bytes per
+//! event (the row and its columns in the results); `"all"` cannot be estimated before the run
+//! and counts nothing. The default limit is 4 GiB; `simulation.memory_limit_mib` raises (or
+//! lowers) it on purpose.
 
 use super::error::ScenarioError;
 use super::schema::Scenario;
@@ -23,6 +26,7 @@ const BYTES_PER_PORT: f64 = 1024.0;
 const BYTES_PER_SERIES_ROW: f64 = 80.0;
 const BYTES_PER_DROP_EVENT: f64 = 96.0;
 const MIB: f64 = 1024.0 * 1024.0;
+const BYTES_PER_HELD_PACKET: f64 = std::mem::size_of::<crate::net::packet::Packet>() as f64 + 32.0;
 
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
 pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
@@ -43,11 +47,15 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
         Some(EventLimit::First(n)) => n as f64 * BYTES_PER_DROP_EVENT,
         _ => 0.0,
     };
-    let total_mib = (state + series + events) / MIB;
+    let holders = super::in_flight::holders(s);
+    let capacity: f64 = holders.iter().map(|h| h.packets).sum();
+    let held = super::in_flight::window_bound(s).map_or(capacity, |w| w.min(capacity));
+    let packets = held * BYTES_PER_HELD_PACKET;
+    let total_mib = (state + series + packets + events) / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
     }
-    if events > series && events > state {
+    if events > series && events > state && events > packets {
         return Err(ScenarioError::new(
             "simulation.record_drops",
             format!(
@@ -58,8 +66,23 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    // Unless the state alone is too large, sampling less often is the change that fits.
-    let (path, cause) = if state / MIB <= limit_mib as f64 {
+    let (path, cause) = if packets >= state.max(series) && held == capacity {
+        let biggest = holders
+            .iter()
+            .max_by(|a, b| a.packets.total_cmp(&b.packets))
+            .expect("packets need a holder");
+        (
+            biggest.path.clone(),
+            format!(
+                "full queues and links holding {held:.3e} packets ({:.3e} here)",
+                biggest.packets
+            ),
+        )
+    } else if packets >= state.max(series) {
+        // The windows are what hold the packets: fewer flows (or smaller windows) fit.
+        largest_population(s, flows, nodes)
+    } else if state / MIB <= limit_mib as f64 {
+        // Unless the state alone is too large, sampling less often is the change that fits.
         (
             "simulation.sample_interval".to_string(),
             format!("{samples:.3e} samples x {series_count:.0} series",),
@@ -150,5 +173,50 @@ mod tests {
         );
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "topology.senders");
+    }
+
+    /// Two hosts and an open-loop flow between them (windows do not bound it).
+    const TWO_NODES: &str = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+        [[flows]]\nsrc = \"a\"\ndst = \"b\"\nsource = { kind = \"cbr\", rate = \"1Mbps\" }\n";
+
+    #[test]
+    fn a_huge_queue_limit_is_refused_naming_the_limit() {
+        let text = format!(
+            "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\
+             queue = {{ kind = \"fifo\", limit = 100000000 }}\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "links[0].queue.limit");
+        assert!(e.message.contains("2.000e8 packets"), "{e}");
+        assert!(parse(&text.replace("100000000", "1000000"), &[]).is_ok());
+    }
+
+    #[test]
+    fn a_fast_long_link_is_refused_naming_its_delay() {
+        let text = format!(
+            "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"1Tbps\"\n\
+             delay = \"10s\"\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "links[0].delay");
+        assert!(parse(&text.replace("10s", "10ms"), &[]).is_ok());
+    }
+
+    #[test]
+    fn tcp_windows_bound_held_packets_and_an_open_loop_source_does_not() {
+        let tcp = format!(
+            "{BASE}[topology]\nkind = \"dumbbell\"\nsenders = 5000\n\
+             bottleneck = {{ rate = \"10Mbps\" }}\n\
+             access = {{ rate = \"100Mbps\", queue = {{ kind = \"fifo\", limit = 5000 }} }}\n\
+             [[flows]]\nname = \"t{{i}}\"\ncount = 5000\nsrc = \"s{{i}}\"\ndst = \"d{{i}}\"\n\
+             source = {{ kind = \"tcp\" }}\n"
+        );
+        assert!(parse(&tcp, &[]).is_ok());
+        let cbr = format!(
+            "{tcp}[[flows]]\nsrc = \"s0\"\ndst = \"d1\"\n\
+             source = {{ kind = \"cbr\", rate = \"1Mbps\" }}\n"
+        );
+        let e = parse(&cbr, &[]).unwrap_err();
+        assert_eq!(e.path, "topology.access.queue.limit");
     }
 }

@@ -6,6 +6,16 @@ use crate::config::error::ScenarioError;
 
 /// Parses TOML text, applies overrides, deserializes and validates.
 pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let scenario = parse_for_build(text, overrides)?;
+    super::validate::validate(&scenario)?;
+    Ok(scenario)
+}
+
+/// Parses TOML text, applies overrides and deserializes, leaving validation to
+/// [`super::build`], which resolves (and so validates) the scenario anyway: a run validates
+/// once instead of twice, which at 100,000 flows is about a third of the build time. The
+/// errors are the same as [`parse`]'s.
+pub fn parse_for_build(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         ScenarioError::new(
             "",
@@ -15,7 +25,7 @@ pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError
     for o in overrides {
         apply_override(&mut table, o)?;
     }
-    from_table(table)
+    deserialize(table)
 }
 
 fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
@@ -28,6 +38,12 @@ fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 
 /// Deserializes an already parsed table (the Python builders' path) and validates it.
 pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
+    let scenario = deserialize(table)?;
+    super::validate::validate(&scenario)?;
+    Ok(scenario)
+}
+
+fn deserialize(table: toml::Table) -> Result<Scenario, ScenarioError> {
     for (key, value) in &table {
         refuse_non_finite(value, key)?;
     }
@@ -38,7 +54,6 @@ pub fn from_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
             let (inner, message) = crate::config::error::split_marked(e.into_inner().message());
             ScenarioError::new(crate::config::error::join(&outer, &inner), message)
         })?;
-    super::validate::validate(&scenario)?;
     Ok(scenario)
 }
 

@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod build;
+pub mod in_flight;
 pub mod load;
 pub mod schema;
 pub mod topology;
@@ -11,5 +12,5 @@ pub mod validate;
 // The configuration primitives moved to the ground layer; these names keep working.
 pub use crate::config::{check, dist, error, tagged, units, ScenarioError};
 pub use build::build;
-pub use load::parse;
+pub use load::{parse, parse_for_build};
 pub use schema::Scenario;
