@@ -80,6 +80,18 @@ def test_quick_reproduction_writes_tables_checks_and_the_figure(tmp_path):
     assert (tmp_path / "dfba_occupancy_E3.png").exists()
     assert (tmp_path / "dfba_lh_sweep.csv").exists()
     assert (tmp_path / "dfba_refused_frames.csv").exists()
+    assert_at_most_the_maximum(frame, tmp_path, experiments=7)
+
+
+def assert_at_most_the_maximum(frame: pd.DataFrame, out, experiments: int) -> None:
+    """No experiment and no side run carries more goodput than 32-cell frames allow."""
+    bounded = frame[frame["metric"] == "total at most the maximum possible Mb/s"]
+    assert len(bounded) == experiments
+    assert (bounded["verdict"] == "PASS").all(), bounded
+    assert (bounded["fairgate"] <= dfba.MAX_GOODPUT_MBPS + 0.01).all(), bounded
+    for side in sorted(out.glob("dfba_*.csv")):
+        if "total_mbps" in (table := pd.read_csv(side)).columns:
+            assert (table["total_mbps"] <= dfba.MAX_GOODPUT_MBPS + 0.01).all(), (side, table)
 
 
 def test_cli_reproduce_one_experiment(tmp_path):
@@ -102,3 +114,4 @@ def test_full_reproduction(tmp_path):
     assert len(frame[frame["experiment"].str.startswith("check")]) >= 14
     assert (tmp_path / "dfba_disciplines.csv").exists()
     assert (tmp_path / "dfba_tagging.csv").exists()
+    assert_at_most_the_maximum(frame, tmp_path, experiments=7)

@@ -255,7 +255,20 @@ def jain(values: list[float]) -> float:
 
 
 def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
-    """The acceptance checks: MCR met, total, ordering, buffer independence, Z rule, occupancy."""
+    """The acceptance checks: MCR met, total, ordering, buffer independence, Z rule, occupancy,
+    and no run above the maximum possible goodput (plus the one segment that can straddle
+    each edge of the window)."""
+    for name, run_ in runs.items():
+        straddling = MSS * 8 / run_.window_s / 1e6
+        report.add(
+            Check(
+                f"check {name}",
+                "total at most the maximum possible Mb/s",
+                MAX_GOODPUT_MBPS,
+                run_.total_goodput_mbps,
+                AtMost(bound=MAX_GOODPUT_MBPS + straddling),
+            )
+        )
     for name in ("E1", "E2", "E3", "E4", "E5"):
         if name not in runs:
             continue

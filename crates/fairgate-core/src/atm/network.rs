@@ -36,9 +36,24 @@ enum Next {
     Reassemble(usize),
 }
 
+/// A TCP end; receivers stay typed so the measurement can read the data they hold.
+pub(super) enum End {
+    Sender(Box<TcpSender>),
+    Receiver(Box<TcpReceiver>),
+}
+
+impl End {
+    fn agent(&mut self) -> &mut dyn Agent {
+        match self {
+            End::Sender(s) => s.as_mut(),
+            End::Receiver(r) => r.as_mut(),
+        }
+    }
+}
+
 /// An agent and where it lives.
 pub(super) struct Home {
-    agent: Box<dyn Agent>,
+    agent: End,
     rng: Rng,
     vc: usize,
     side: usize,
@@ -209,14 +224,14 @@ impl Network {
                 };
                 let sender = TcpSender::new(&c.tcp, &env);
                 let receiver = TcpReceiver::new(c.tcp.receiver_params(), reply);
-                self.add_agent(Box::new(sender), vc, FWD, c.seed);
-                self.add_agent(Box::new(receiver), vc, REV, c.seed);
+                self.add_agent(End::Sender(Box::new(sender)), vc, FWD, c.seed);
+                self.add_agent(End::Receiver(Box::new(receiver)), vc, REV, c.seed);
                 self.events.schedule(start, Event::AgentStart { agent: k });
             }
         }
     }
 
-    fn add_agent(&mut self, agent: Box<dyn Agent>, vc: usize, side: usize, seed: u64) {
+    fn add_agent(&mut self, agent: End, vc: usize, side: usize, seed: u64) {
         let k = self.homes.len();
         let rng = stream(seed, &format!("atm:agent:{k}"));
         self.homes.push(Home {
@@ -272,7 +287,7 @@ impl Network {
             effects: &mut self.agent_effects,
             trace_every_change: false,
         };
-        f(home.agent.as_mut(), &mut ctx);
+        f(home.agent.agent(), &mut ctx);
         for (at, token) in self.agent_effects.timers.drain(..) {
             let agent = agent as u32;
             self.events.schedule(at, Event::AgentTimer { agent, token });
@@ -443,7 +458,7 @@ impl Network {
             self.samples.cells.push(backbone.vc_cells(vc));
         }
         if self.samples.window_start.is_none() && self.now >= self.warmup {
-            let goodput = self.goodput_by_vc();
+            let goodput = self.received_by_vc();
             self.samples.window_start = Some((self.now, goodput));
         }
         let next = self.now + self.sample_interval;
@@ -452,11 +467,20 @@ impl Network {
         }
     }
 
-    /// Goodput bytes so far, summed per VC over its data flows.
-    pub(super) fn goodput_by_vc(&self) -> Vec<u64> {
+    /// Distinct payload bytes the receivers hold so far, per VC: delivered in order plus held
+    /// out of order. Measured the same way at both edges of the window, data that arrived
+    /// before the window and fills a hole inside it is not credited to the window
+    /// (docs/models/gfr.md, "Goodput").
+    pub(super) fn received_by_vc(&self) -> Vec<u64> {
         let mut out = vec![0; self.vc_counters.len()];
         for (stats, &vc) in self.flows.iter().zip(&self.flow_vc) {
             out[vc] += stats.goodput_bytes;
+        }
+        for home in &self.homes {
+            if let End::Receiver(r) = &home.agent {
+                let held: u64 = r.out_of_order().iter().map(|&(a, b)| b - a).sum();
+                out[home.vc] += held;
+            }
         }
         out
     }

@@ -105,7 +105,7 @@ fn collect(config: &AtmConfig, net: &Network) -> AtmResults {
         .clone()
         .unwrap_or((net.end, vec![0; config.vcs.len()]));
     let window_s = to_secs(net.end.saturating_sub(start));
-    let now = net.goodput_by_vc();
+    let now = net.received_by_vc();
     let occupancy = mean_occupancy(net, to_secs(start), config.vcs.len());
     let vcs: Vec<VcResult> = config
         .vcs
