@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import tomli_w
 
 import fairgate
 from fairgate.atm import PAPER_VCS_B, paper_vcs, run_atm
 from fairgate.repro import dfba
+from fairgate.runner import validate_file, validate_text
 
 
 def small_config(**extra):
-    config = {
-        "duration": 0.6,
-        "warmup": 0.2,
-        "seed": 4,
+    """A small cell network as a scenario dict; ``extra`` replaces fields of ``[atm]``."""
+    atm = {
         "start_spread": 0.05,
         "vcs": paper_vcs(PAPER_VCS_B[:2], 3),
         "buffer": {"kind": "dfba", "limit": 3000},
     }
-    config.update(extra)
-    return config
+    atm.update(extra)
+    simulation = {"duration": 0.6, "warmup": 0.2, "seed": 4, "sample_interval": 0.01}
+    return {"simulation": simulation, "atm": atm}
 
 
 def test_run_atm_reports_every_vc_and_is_deterministic():
@@ -39,12 +42,46 @@ def test_run_atm_reports_every_vc_and_is_deterministic():
 
 
 def test_bad_configs_name_the_field():
-    with pytest.raises(fairgate.ScenarioError, match=r"vcs\[0\]\.mcr"):
+    with pytest.raises(fairgate.ScenarioError, match=r"atm\.vcs\[0\]\.mcr"):
         run_atm(small_config(vcs=[{"name": "a", "mcr": -1, "tcps": 1}]))
-    with pytest.raises(fairgate.ScenarioError, match="buffer.limit"):
+    with pytest.raises(fairgate.ScenarioError, match=r"atm\.buffer\.limit"):
         run_atm(small_config(buffer={"kind": "fifo", "limit": 0}))
-    with pytest.raises(fairgate.ScenarioError, match="duration"):
-        run_atm(small_config(duration="long"))
+    with pytest.raises(fairgate.ScenarioError, match="simulation.duration"):
+        run_atm(small_config(), ["simulation.duration=long"])
+    with pytest.raises(fairgate.ScenarioError, match="nodes"):
+        run_atm({**small_config(), "nodes": [{"name": "h"}]})
+    with pytest.raises(fairgate.ScenarioError, match="atm"):
+        fairgate.sweep(tomli_w.dumps(small_config()), seeds=2)
+
+
+def fairgate_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fairgate.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_fairgate_run_runs_an_atm_scenario_file(tmp_path):
+    scenario = Path(__file__).parent.parent / "scenarios" / "dfba_e3.toml"
+    short = ["--set", "simulation.duration=0.6", "--set", "simulation.warmup=0.2"]
+    out = fairgate_cli("run", str(scenario), "--out", str(tmp_path), *short)
+    assert out.returncode == 0, out.stderr
+    assert "vc5" in out.stdout
+    vcs = pd.read_parquet(tmp_path / "vcs.parquet")
+    assert list(vcs["name"]) == ["vc1", "vc2", "vc3", "vc4", "vc5"]
+    window_s = json.loads((tmp_path / "summary.json").read_text())["window_s"]
+    straddling = dfba.MSS * 8 / window_s / 1e6  # a segment straddling the 0.4 s window
+    assert vcs["goodput_mbps"].sum() <= dfba.MAX_GOODPUT_MBPS + straddling
+    assert (tmp_path / "occupancy.parquet").exists() and (tmp_path / "summary.json").exists()
+    bad = fairgate_cli("run", str(scenario), "--out", str(tmp_path), "--set", "atm.vcs[1].tcps=0")
+    assert bad.returncode == 2 and "atm.vcs[1].tcps" in bad.stderr, bad.stderr
+
+
+def test_the_e3_scenario_file_is_the_reproductions_e3():
+    scenario = Path(__file__).parent.parent / "scenarios" / "dfba_e3.toml"
+    from_file = validate_file(scenario)
+    planned = validate_text(tomli_w.dumps(dfba.table_config("E3", quick=False)))
+    assert from_file["atm"] == planned["atm"]
+    assert from_file["simulation"] == planned["simulation"]
 
 
 def test_cases_are_independent_configs():
@@ -64,8 +101,8 @@ def test_cases_are_independent_configs():
         "fifo",
     }
     e5 = next(c for c in full if c.label == "E5")
-    assert e5.config["buffer"]["limit"] == 3000
-    assert sum(vc["tcps"] for vc in e5.config["vcs"]) == 100
+    assert e5.config["atm"]["buffer"]["limit"] == 3000
+    assert sum(vc["tcps"] for vc in e5.config["atm"]["vcs"]) == 100
 
 
 def test_quick_reproduction_writes_tables_checks_and_the_figure(tmp_path):
@@ -95,13 +132,7 @@ def assert_at_most_the_maximum(frame: pd.DataFrame, out, experiments: int) -> No
 
 
 def test_cli_reproduce_one_experiment(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "fairgate.cli", "reproduce", "dfba", "--quick", "--scenario", "E1"]
-        + ["--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    out = fairgate_cli("reproduce", "dfba", "--quick", "--scenario", "E1", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert "E1 total" in out.stdout
     assert (tmp_path / "dfba.md").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairgate import __version__
+from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
 from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
@@ -154,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
     out = check_out_dir(args.out or Path("out") / args.scenario.stem)
+    if atm.is_atm(validate_file(args.scenario, overrides)):
+        return _run_atm(args, overrides, out)
     try:
         results = run_file(args.scenario, overrides, progress=not args.quiet)
     except ConservationError as err:
@@ -172,6 +174,20 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(results)
         print(f"\nwrote {out}/summary.json and {out}/*.parquet")
+    return 0
+
+
+def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
+    """Runs a scenario with an ``[atm]`` section on the cell network and writes its tables."""
+    if args.plot:
+        raise ScenarioError("--plot: expected none for an [atm] scenario (no overview plot)")
+    run = atm.run_atm(args.scenario.read_text(encoding="utf-8"), overrides)
+    written = atm.save(run, out)
+    if not args.quiet:
+        goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"
+        print(f"cell network {args.scenario}: {goodput}, {run.backbone_cells:,} backbone cells\n")
+        print(run.vcs.round(4).to_string(index=False))
+        print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
 
 

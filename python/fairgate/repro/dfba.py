@@ -120,24 +120,37 @@ def dfba_buffer(cells: int, z: str = "one", low: float = LOW, high: float = HIGH
     return {"kind": "dfba", "limit": cells, "low": low, "high": high, "alpha": 0.5, "z": z}
 
 
-def config(exp: Experiment, buffer: dict[str, Any], quick: bool, seed: int = 1) -> dict[str, Any]:
+def config(
+    exp: Experiment, buffer: dict[str, Any], quick: bool, seed: int = 1, **atm: Any
+) -> dict[str, Any]:
+    """The scenario (as a dict) of one run; ``atm`` adds fields to its ``[atm]`` section."""
     duration, warmup = timing(quick)
     return {
-        "seed": seed,
-        "duration": duration,
-        "warmup": warmup,
-        "sample_interval": 0.01,
-        "vcs": paper_vcs(exp.mcrs, exp.tcps_per_vc),
-        "buffer": buffer,
-        "tcp": {
-            "cc": "sack",
-            "mss": MSS,
-            "rwnd": 1 << 20,
-            "window_scale": 5,
-            "min_rto": 1.0,
-            "granularity": 0.01,
+        "name": f"dfba-{exp.name.lower()}",
+        "simulation": {
+            "seed": seed,
+            "duration": duration,
+            "warmup": warmup,
+            "sample_interval": 0.01,
         },
-        "start_spread": 0.5,
+        "atm": {
+            "vcs": paper_vcs(exp.mcrs, exp.tcps_per_vc),
+            "buffer": buffer,
+            "tcp": {
+                "cc": "sack",
+                "mss": MSS,
+                "rwnd": 1 << 20,
+                "window_scale": 5,
+                "min_rto": 1.0,
+                "granularity": 0.01,
+                "initial_window": 1,
+                "delayed_ack": False,
+                "timestamps": False,
+                "handshake": False,
+            },
+            "start_spread": 0.5,
+            **atm,
+        },
     }
 
 
@@ -164,7 +177,7 @@ def cases(experiment: str | None, quick: bool) -> list[Planned]:
         for d in DISCIPLINES:
             buffer = {**d, "limit": e3.buffer_cells}
             out.append(Planned("discipline", d["kind"], config(e3, buffer, quick)))
-        tagged = {**config(e3, dfba_buffer(e3.buffer_cells), quick), "tagging": {}}
+        tagged = config(e3, dfba_buffer(e3.buffer_cells), quick, tagging={})
         out.append(Planned("tagging", "E3 F-GCRA tagged", tagged))
     return out
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
+from fairgate.atm import is_atm
 from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
@@ -184,6 +185,11 @@ def prepare(
 ) -> SweepRun:
     """Checks a sweep (every axis value, by the core) without running anything."""
     text = scenario_text(scenario)
+    if is_atm(validate_text(text, overrides)):
+        raise ScenarioError(
+            "atm: got a scenario with an [atm] section, expected a packet scenario: sweeps run "
+            "packet networks (run cell networks with `fairgate run` or fairgate.atm.run_atm)"
+        )
     seed_list = _seeds(seeds, text, overrides)
     zipped = [_axes(group) for group in zip]
     checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)

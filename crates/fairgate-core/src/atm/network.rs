@@ -121,7 +121,7 @@ pub struct Network {
 
 impl Network {
     pub fn new(c: &AtmConfig) -> Self {
-        let n = c.vcs.len();
+        let n = c.spec.vcs.len();
         let mut net = Network {
             now: 0,
             end: secs(c.duration),
@@ -136,9 +136,14 @@ impl Network {
             egress: [Vec::new(), Vec::new()],
             reassembly: std::array::from_fn(|_| (0..n).map(|_| Reassembler::default()).collect()),
             taggers: c
+                .spec
                 .vcs
                 .iter()
-                .map(|vc| c.tagging.map(|t| FGcra::new(vc.mcr, t.tolerance_cells)))
+                .map(|vc| {
+                    c.spec
+                        .tagging
+                        .map(|t| FGcra::new(vc.mcr, t.tolerance_cells))
+                })
                 .collect(),
             homes: Vec::new(),
             flows: Vec::new(),
@@ -146,7 +151,7 @@ impl Network {
             traces: VarSeries::default(),
             agent_effects: AgentEffects::default(),
             qdisc_effects: Effects::default(),
-            llc_snap: c.llc_snap,
+            llc_snap: c.spec.llc_snap,
             next_frame: 0,
             counters: Counters::default(),
             vc_counters: vec![VcCounters::default(); n],
@@ -159,15 +164,15 @@ impl Network {
     }
 
     fn build_ports(&mut self, c: &AtmConfig) {
-        let n = c.vcs.len();
-        let cell_time = (PS_PER_SEC as f64 / c.links.cell_rate).round() as Time;
-        let delay = |km: f64| secs(km * c.links.us_per_km * 1e-6);
-        let mcrs: Vec<f64> = c.vcs.iter().map(|v| v.mcr).collect();
-        let zs: Vec<Option<f64>> = c.vcs.iter().map(|v| v.z).collect();
+        let n = c.spec.vcs.len();
+        let cell_time = (PS_PER_SEC as f64 / c.spec.links.cell_rate).round() as Time;
+        let delay = |km: f64| secs(km * c.spec.links.us_per_km * 1e-6);
+        let mcrs: Vec<f64> = c.spec.vcs.iter().map(|v| v.mcr).collect();
+        let zs: Vec<Option<f64>> = c.spec.vcs.iter().map(|v| v.z).collect();
         for side in [FWD, REV] {
             let key = |what: &str| stream(c.seed, &format!("atm:{what}:{side}"));
             let queue = if side == FWD {
-                CellQueue::backbone(&c.buffer, &mcrs, &zs)
+                CellQueue::backbone(&c.spec.buffer, &mcrs, &zs)
             } else {
                 CellQueue::unbounded(n)
             };
@@ -175,13 +180,13 @@ impl Network {
                 CellPort::new(
                     queue,
                     cell_time,
-                    delay(c.links.backbone_km),
+                    delay(c.spec.links.backbone_km),
                     key("backbone"),
                 ),
                 Next::Egress(side),
             );
             for _ in 0..n {
-                let local = delay(c.links.local_km);
+                let local = delay(c.spec.links.local_km);
                 let access = CellPort::new(CellQueue::unbounded(n), cell_time, local, key("a"));
                 let id = self.add_port(access, Next::Backbone(side));
                 self.access[side].push(id);
@@ -199,13 +204,13 @@ impl Network {
     }
 
     fn build_agents(&mut self, c: &AtmConfig) {
-        let n = c.vcs.len() as u32;
+        let n = c.spec.vcs.len() as u32;
         let mut starts = stream(c.seed, "atm:start");
-        let payload_bps = (c.links.cell_rate * 48.0 * 8.0) as u64;
-        for (vc, spec) in c.vcs.iter().enumerate() {
+        let payload_bps = (c.spec.links.cell_rate * 48.0 * 8.0) as u64;
+        for (vc, spec) in c.spec.vcs.iter().enumerate() {
             for _ in 0..spec.tcps {
                 let k = self.homes.len() as u32;
-                let start = secs(c.start_spread * starts.random::<f64>());
+                let start = secs(c.spec.start_spread * starts.random::<f64>());
                 let env = SourceEnv {
                     flow: k,
                     ack_flow: Some(k + 1),
@@ -222,8 +227,8 @@ impl Network {
                     dst: vc as u32,
                     dst_agent: k,
                 };
-                let sender = TcpSender::new(&c.tcp, &env);
-                let receiver = TcpReceiver::new(c.tcp.receiver_params(), reply);
+                let sender = TcpSender::new(&c.spec.tcp, &env);
+                let receiver = TcpReceiver::new(c.spec.tcp.receiver_params(), reply);
                 self.add_agent(End::Sender(Box::new(sender)), vc, FWD, c.seed);
                 self.add_agent(End::Receiver(Box::new(receiver)), vc, REV, c.seed);
                 self.events.schedule(start, Event::AgentStart { agent: k });

@@ -48,6 +48,9 @@ pub struct Resolved {
 
 /// Checks a scenario; the error names the first bad field.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    if scenario.atm.is_some() {
+        return crate::atm::AtmConfig::from_scenario(scenario).map(|_| ());
+    }
     resolve(scenario).map(|_| ())
 }
 
@@ -90,7 +93,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
 }
 
 /// `[simulation] warmup` and `end`: warmup < end <= duration.
-fn measurement_window(
+pub(crate) fn measurement_window(
     sim: &super::schema::SimulationSpec,
 ) -> Result<(Time, Option<Time>), ScenarioError> {
     let duration = sim.duration.0;
