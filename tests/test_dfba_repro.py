@@ -12,8 +12,9 @@ import pytest
 import tomli_w
 
 import fairgate
-from fairgate.atm import PAPER_VCS_B, paper_vcs, run_atm
+from fairgate.atm import PAPER_VCS_B, AtmRun, paper_vcs, run_atm
 from fairgate.repro import dfba
+from fairgate.repro.report import Report
 from fairgate.runner import validate_file, validate_text
 
 
@@ -88,10 +89,8 @@ def test_cases_are_independent_configs():
     quick = dfba.cases(None, quick=True)
     assert [c.label for c in quick[:7]] == dfba.EXPERIMENTS
     assert {c.group for c in quick} == {"table", "lh"}
-    assert {c.label for c in dfba.cases(None, quick=False) if c.group == "seed"} == {
-        "seed 2",
-        "seed 3",
-    }
+    seeds = {c.label for c in dfba.cases(None, quick=False) if c.group == "seed"}
+    assert seeds == {"seed 2", "seed 3", "seed 4", "seed 5"}
     full = dfba.cases(None, quick=False)
     assert {c.label for c in full if c.group == "discipline"} == {
         "epd",
@@ -103,6 +102,37 @@ def test_cases_are_independent_configs():
     e5 = next(c for c in full if c.label == "E5")
     assert e5.config["atm"]["buffer"]["limit"] == 3000
     assert sum(vc["tcps"] for vc in e5.config["atm"]["vcs"]) == 100
+
+
+def fake_run(goodputs: list[float]) -> AtmRun:
+    mcrs = [7.68, 15.36, 23.04, 30.72, 38.4]
+    vcs = pd.DataFrame(
+        {
+            "name": [f"vc{i + 1}" for i in range(5)],
+            "goodput_mbps": goodputs,
+            "excess_over_mcr": [(g - m) / m for g, m in zip(goodputs, mcrs, strict=True)],
+        }
+    )
+    empty = pd.DataFrame()
+    return AtmRun(vcs, empty, empty, sum(goodputs), 25.0, 0, 0)
+
+
+def test_e3_over_seeds_gets_student_t_intervals():
+    e3 = fake_run([10.0, 18.0, 26.0, 33.0, 41.0])
+    results = {("seed", "seed 2"): fake_run([11.0, 17.0, 26.0, 33.0, 41.0])}
+    runs = dfba.seed_runs(results, e3)
+    assert list(runs["seed"].unique()) == [1, 2]
+    report = Report("dfba", "t", "s")
+    summary = dfba.add_seed_intervals(report, runs)
+    vc1 = summary[summary["vc"] == "vc1"].iloc[0]
+    assert vc1["goodput_mbps_mean"] == 10.5
+    # n = 2: half-width t(0.975, 1) x 0.7071 / sqrt(2) = 12.706 x 0.5
+    assert vc1["goodput_mbps_ci_high"] - 10.5 == pytest.approx(12.7062 * 0.5, rel=1e-4)
+    frame = report.frame()
+    assert (frame["verdict"] == "report").all()
+    assert frame["note"].str.startswith("95% CI").all()
+    assert "E3 total over seeds 1-2" in set(frame["experiment"])
+    assert dfba.add_seed_intervals(Report("d", "t", "s"), dfba.seed_runs({}, e3)) is None
 
 
 def test_quick_reproduction_writes_tables_checks_and_the_figure(tmp_path):
