@@ -18,7 +18,10 @@ from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
 from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
+from fairgate.runner import _read as read_scenario
 from fairgate.sweeps import cli as sweep_cli
+from fairgate.sweeps import store_run
+from fairgate.sweeps.store import check_single_run_target
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -156,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
     out = check_out_dir(args.out or Path("out") / args.scenario.stem)
     if atm.is_atm(validate_file(args.scenario, overrides)):
         return _run_atm(args, overrides, out)
+    check_single_run_target(out)
     try:
         results = run_file(args.scenario, overrides, progress=not args.quiet)
     except ConservationError as err:
@@ -164,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
         return EXIT_INTERNAL
     results.save(out)
+    store_run(out, read_scenario(args.scenario), overrides, results)
     if args.plot:
         from fairgate.plot import overview
         from fairgate.plot_gateway import gateway_figure, gateways
@@ -173,7 +178,8 @@ def _run(args: argparse.Namespace) -> int:
             gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
     if not args.quiet:
         _print_tables(results)
-        print(f"\nwrote {out}/summary.json and {out}/*.parquet")
+        print(f"\nwrote {out}/summary.json, {out}/*.parquet and the one-point store ", end="")
+        print(f"{out}/{{summary,flows,ports}}/ (fairgate query {out} SQL)")
     return 0
 
 

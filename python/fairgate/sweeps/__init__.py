@@ -37,6 +37,7 @@ __all__ = [
     "repetitions",
     "run_point",
     "scenario_text",
+    "store_run",
     "sweep",
 ]
 
@@ -173,6 +174,22 @@ def _point_tables(point: Point, value: Any, error: str | None, attempts: int) ->
         "ports": store.with_params(value["ports"], params, point.seed),
         "summary": store.summary_table(params, row),
     }
+
+
+def store_run(out: str | Path, text: str, overrides: Sequence[str], results: Any) -> str:
+    """Writes a single run's summary, flows and ports into ``out`` as a one-point store (the
+    layout of a sweep without axes), so that ``fairgate query`` reads runs and sweeps alike.
+    A previous single run in ``out`` is replaced; a sweep of several points is not touched
+    (ScenarioError naming ``--out``). Returns the point's key."""
+    root = Path(out)
+    seed = int(results.summary["seed"])
+    prepared = SweepRun(text, Grid(groups=(), seeds=(seed,)), overrides, root)
+    store.replace_single_run(root)
+    store.check_manifest(root, prepared.manifest)
+    point = prepared.points[0]
+    value = {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+    store.commit(root, point.key, _point_tables(point, value, None, 1))
+    return point.key
 
 
 def prepare(
