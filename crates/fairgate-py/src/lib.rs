@@ -245,7 +245,7 @@ fn keshav_study<'py>(
 #[pyfunction]
 fn atm_run(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<String> {
     let scenario = scenario::parse(text, &overrides).map_err(scenario_err)?;
-    let config = fairgate_core::atm::AtmConfig::from_scenario(&scenario).map_err(scenario_err)?;
+    let config = fairgate_core::scenario::atm::atm_config(&scenario).map_err(scenario_err)?;
     let results = py
         .detach(|| {
             guarded("running the cell network", || {

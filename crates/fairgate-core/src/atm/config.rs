@@ -9,15 +9,12 @@
 
 use super::gfr::{TaggingConfig, VcConfig};
 use crate::config::error::{check, join, ScenarioError};
-use crate::engine::to_secs;
 use crate::qdisc::buffer::dfba::DfbaConfig;
 use crate::qdisc::buffer::epd::EpdConfig;
 use crate::qdisc::buffer::fba::FbaConfig;
 use crate::qdisc::buffer::ppd::PpdConfig;
 use crate::qdisc::buffer::selective_drop::SelectiveDropConfig;
 use crate::qdisc::QdiscConfig;
-use crate::scenario::validate::measurement_window;
-use crate::scenario::Scenario;
 use crate::traffic::SourceConfig;
 use crate::transport::tcp::tcp_config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
@@ -164,32 +161,8 @@ pub struct AtmConfig {
 }
 
 impl AtmConfig {
-    /// The run a scenario with an `[atm]` section describes; errors name the field path.
-    pub fn from_scenario(s: &Scenario) -> Result<Self, ScenarioError> {
-        let spec = s
-            .atm
-            .as_ref()
-            .ok_or_else(|| ScenarioError::new("atm", "got none, expected an [atm] section"))?;
-        refuse_packet_network(s)?;
-        let sim = &s.simulation;
-        let (warmup, _) = measurement_window(sim)?;
-        let duration = sim.duration.secs();
-        let sample_interval = match sim.sample_interval {
-            Some(d) => d.secs(),
-            None => duration / 1000.0,
-        };
-        let config = AtmConfig {
-            seed: sim.seed,
-            duration,
-            warmup: to_secs(warmup),
-            sample_interval,
-            spec: spec.clone(),
-        };
-        config.validate()?;
-        Ok(config)
-    }
-
-    fn validate(&self) -> Result<(), ScenarioError> {
+    /// Checks the timing and the `[atm]` section; errors name the scenario's field path.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
         check::positive("simulation", "duration", self.duration)?;
         check::positive("simulation", "sample_interval", self.sample_interval)?;
         let vcs = self.spec.vcs.len() as f64;
@@ -204,33 +177,6 @@ impl AtmConfig {
             ));
         }
         self.spec.validate("atm")
-    }
-}
-
-/// An ATM scenario builds its own topology and measures from the warm-up to the end.
-fn refuse_packet_network(s: &Scenario) -> Result<(), ScenarioError> {
-    let why = "expected none in a scenario with an [atm] section (it builds its own topology)";
-    let unused = [
-        ("topology", s.topology.is_some()),
-        ("nodes", !s.nodes.is_empty()),
-        ("links", !s.links.is_empty()),
-        ("flows", !s.flows.is_empty()),
-    ];
-    if let Some((field, _)) = unused.iter().find(|(_, present)| *present) {
-        return Err(ScenarioError::new(*field, why));
-    }
-    let sim = &s.simulation;
-    let unsupported = [
-        ("end", sim.end.is_some()),
-        ("trace_every_change", sim.trace_every_change),
-        ("memory_limit_mib", sim.memory_limit_mib.is_some()),
-    ];
-    match unsupported.iter().find(|(_, present)| *present) {
-        Some((field, _)) => Err(ScenarioError::new(
-            join("simulation", field),
-            "expected none: the cell network measures from the warm-up to the duration",
-        )),
-        None => Ok(()),
     }
 }
 
@@ -278,7 +224,7 @@ mod tests {
 
     fn parse(text: &str) -> Result<AtmConfig, ScenarioError> {
         let scenario = crate::scenario::parse(text, &[])?;
-        AtmConfig::from_scenario(&scenario)
+        crate::scenario::atm::atm_config(&scenario)
     }
 
     fn err(text: &str) -> ScenarioError {

@@ -214,7 +214,7 @@ mod tests {
              [[atm.vcs]]\nname = \"high\"\nmcr = 100000\ntcps = 3\n"
         );
         let scenario = crate::scenario::parse(&text, &[]).expect("valid");
-        AtmConfig::from_scenario(&scenario).expect("valid")
+        crate::scenario::atm::atm_config(&scenario).expect("valid")
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! Usage: `fairgate-atm-bench [SECONDS]`. Build in release mode.
 
-use fairgate_core::atm::{run, AtmConfig};
+use fairgate_core::atm::run;
 use fairgate_core::scenario;
 use std::time::Instant;
 
@@ -36,7 +36,7 @@ fn main() {
         }
     };
     let scenario = scenario::parse(&config(seconds), &[]).expect("the benchmark scenario parses");
-    let config = AtmConfig::from_scenario(&scenario).expect("the benchmark scenario is valid");
+    let config = scenario::atm::atm_config(&scenario).expect("the benchmark scenario is valid");
     let started = Instant::now();
     let results = match run(&config) {
         Ok(r) => r,

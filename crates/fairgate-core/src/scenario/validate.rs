@@ -49,7 +49,7 @@ pub struct Resolved {
 /// Checks a scenario; the error names the first bad field.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     if scenario.atm.is_some() {
-        return crate::atm::AtmConfig::from_scenario(scenario).map(|_| ());
+        return super::atm::atm_config(scenario).map(|_| ());
     }
     resolve(scenario).map(|_| ())
 }
