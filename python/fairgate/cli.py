@@ -59,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY.PATH=VALUE",
         help="override a scenario value, e.g. --set simulation.duration=20s (repeatable)",
     )
-    run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
+    run.add_argument(
+        "--plot", action="store_true", help="also write DIR/plot.png and DIR/queue.png"
+    )
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sweep_cli.add_executor_options(run)
 
@@ -170,10 +172,11 @@ def _run(args: argparse.Namespace) -> int:
     results.save(out)
     store_run(out, read_scenario(args.scenario), overrides, results)
     if args.plot:
-        from fairgate.plot import overview
+        from fairgate.plot import overview, queue_over_time
         from fairgate.plot_gateway import gateway_figure, gateways
 
         overview(results, out / "plot.png")
+        queue_over_time(results, out / "queue.png")
         for gateway in gateways(results):
             gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
     if not args.quiet:
