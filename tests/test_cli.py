@@ -59,6 +59,10 @@ def test_same_seed_is_byte_identical_and_another_seed_differs(tmp_path: Path):
         empty = ("traces.parquet", "qdisc_state.parquet", "transfers.parquet", "drops.parquet")
         if name not in empty:
             assert a != c, name
+    stored = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").glob("*/point=*/*"))
+    assert len(stored) == 3  # the one-point store: summary, flows, ports
+    for part in stored:
+        assert (tmp_path / "a" / part).read_bytes() == (tmp_path / "b" / part).read_bytes(), part
 
 
 BAD = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairgate.cli import main
+from fairgate.sweeps import query
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWCASE = ROOT / "scenarios" / "showcase.toml"
@@ -117,3 +119,25 @@ def test_ctrl_c_keeps_only_whole_points_and_a_rerun_finishes(tmp_path: Path):
     rerun = subprocess.run(command[:-1], capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(done)} already finished" in rerun.stdout
+
+
+def test_a_plain_run_writes_a_one_point_store_that_query_reads(tmp_path: Path, capsys):
+    out = tmp_path / "one"
+    plain = ["run", str(SHOWCASE), "--out", str(out), "--quiet", "--set", "simulation.duration=12s"]
+    assert main(plain) == 0
+    assert (out / "sweep.json").exists() and (out / "flows.parquet").exists()
+    assert len(list((out / "summary").glob("point=*/part-0.parquet"))) == 1
+    seed = json.loads((out / "summary.json").read_text())["seed"]
+    summary = query(out, "SELECT seed, status, scenario FROM summary")
+    assert summary.to_dict("records") == [{"seed": seed, "status": "ok", "scenario": "showcase"}]
+    flows = query(out, "SELECT flow, goodput_bps FROM flows ORDER BY flow")
+    flat = pd.read_parquet(out / "flows.parquet").sort_values("flow")
+    assert list(flows["goodput_bps"]) == list(flat["goodput_bps"])
+    assert len(query(out, "SELECT * FROM queue_series")) > 0  # the flat series stay queryable
+    assert main([*plain, "--seed", str(seed + 1)]) == 0  # a rerun replaces the point
+    assert list(query(out, "SELECT seed FROM summary")["seed"]) == [seed + 1]
+    swept = tmp_path / "swept"
+    assert main(["run", str(SHOWCASE), "--seeds", "2", "--out", str(swept), *SHORT]) == 0
+    capsys.readouterr()
+    assert main(["run", str(SHOWCASE), "--out", str(swept), "--quiet"]) == 2
+    assert "holds a sweep of 2 points" in capsys.readouterr().err

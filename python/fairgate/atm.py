@@ -1,14 +1,18 @@
 """Cell-level GFR networks [Goyal98]: run the Rust core's ATM model (AAL5 edges, named GFR
-VCs, cell links, a backbone buffer discipline, SACK TCPs) from a config dict and get its
-results as data frames. The config schema is documented in docs/models/gfr.md."""
+VCs, cell links, a backbone buffer discipline, SACK TCPs) from a scenario with an ``[atm]``
+section (TOML text or the same as a dict) and get its results as data frames. The section is
+documented in docs/models/gfr.md."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import tomli_w
 
 from fairgate import _core
 
@@ -39,9 +43,11 @@ def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
     return [{"name": f"vc{i + 1}", "mcr": m, "tcps": tcps_per_vc} for i, m in enumerate(mcrs)]
 
 
-def run_atm(config: dict[str, Any]) -> AtmRun:
-    """Runs a cell-level GFR network; bad input raises ``fairgate.ScenarioError``."""
-    raw = json.loads(_core.atm_run(json.dumps(config)))
+def run_atm(scenario: dict[str, Any] | str, overrides: Sequence[str] = ()) -> AtmRun:
+    """Runs the cell-level GFR network of a scenario with an ``[atm]`` section (a dict or TOML
+    text, with ``key.path=value`` overrides); bad input raises ``fairgate.ScenarioError``."""
+    text = scenario if isinstance(scenario, str) else tomli_w.dumps(scenario)
+    raw = json.loads(_core.atm_run(text, list(overrides)))
     names = [v["name"] for v in raw["vcs"]]
     occupancy = pd.DataFrame(raw["occupancy"])
     occupancy["vc"] = occupancy["vc"].map(dict(enumerate(names)))
@@ -55,3 +61,33 @@ def run_atm(config: dict[str, Any]) -> AtmRun:
         backbone_cells=raw["backbone_cells"],
         events=raw["events"],
     )
+
+
+def is_atm(scenario: dict[str, Any]) -> bool:
+    """Whether a validated scenario describes a cell network (it has an ``[atm]`` section)."""
+    return scenario.get("atm") is not None
+
+
+def summary(run: AtmRun) -> dict[str, Any]:
+    """The run's totals, as ``fairgate run`` writes them to ``summary.json``."""
+    return {
+        "kind": "atm",
+        "total_goodput_mbps": run.total_goodput_mbps,
+        "window_s": run.window_s,
+        "backbone_cells": run.backbone_cells,
+        "events": run.events,
+    }
+
+
+def save(run: AtmRun, out: Path) -> list[Path]:
+    """Writes ``summary.json`` and the vcs, refused and occupancy tables (Parquet) into
+    ``out``; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in ("vcs", "refused", "occupancy"):
+        path = out / f"{name}.parquet"
+        getattr(run, name).to_parquet(path, index=False, compression="zstd")
+        written.append(path)
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary(run), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return [*written, path]

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairgate import __version__
+from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
 from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
+from fairgate.runner import _read as read_scenario
 from fairgate.sweeps import cli as sweep_cli
+from fairgate.sweeps import store_run
+from fairgate.sweeps.store import check_single_run_target
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -156,6 +159,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
     out = check_out_dir(args.out or Path("out") / args.scenario.stem)
+    if atm.is_atm(validate_file(args.scenario, overrides)):
+        return _run_atm(args, overrides, out)
+    check_single_run_target(out)
     try:
         results = run_file(args.scenario, overrides, progress=not args.quiet)
     except ConservationError as err:
@@ -164,6 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
         return EXIT_INTERNAL
     results.save(out)
+    store_run(out, read_scenario(args.scenario), overrides, results)
     if args.plot:
         from fairgate.plot import overview, queue_over_time
         from fairgate.plot_gateway import gateway_figure, gateways
@@ -174,7 +181,22 @@ def _run(args: argparse.Namespace) -> int:
             gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
     if not args.quiet:
         _print_tables(results)
-        print(f"\nwrote {out}/summary.json and {out}/*.parquet")
+        print(f"\nwrote {out}/summary.json, {out}/*.parquet and the one-point store ", end="")
+        print(f"{out}/{{summary,flows,ports}}/ (fairgate query {out} SQL)")
+    return 0
+
+
+def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
+    """Runs a scenario with an ``[atm]`` section on the cell network and writes its tables."""
+    if args.plot:
+        raise ScenarioError("--plot: expected none for an [atm] scenario (no overview plot)")
+    run = atm.run_atm(args.scenario.read_text(encoding="utf-8"), overrides)
+    written = atm.save(run, out)
+    if not args.quiet:
+        goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"
+        print(f"cell network {args.scenario}: {goodput}, {run.backbone_cells:,} backbone cells\n")
+        print(run.vcs.round(4).to_string(index=False))
+        print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
 
 

@@ -254,11 +254,12 @@ fn keshav_study<'py>(
     Ok(out)
 }
 
-/// Runs a cell-level GFR network (`fairgate_core::atm`) from its JSON config; returns the
-/// results as JSON text.
+/// Runs the cell-level GFR network (`fairgate_core::atm`) of a scenario with an `[atm]`
+/// section (TOML text plus `key.path=value` overrides); returns the results as JSON text.
 #[pyfunction]
-fn atm_run(py: Python<'_>, config: &str) -> PyResult<String> {
-    let config = fairgate_core::atm::AtmConfig::from_json(config).map_err(scenario_err)?;
+fn atm_run(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<String> {
+    let scenario = scenario::parse(text, &overrides).map_err(scenario_err)?;
+    let config = fairgate_core::scenario::atm::atm_config(&scenario).map_err(scenario_err)?;
     let results = py
         .detach(|| {
             guarded("running the cell network", || {

@@ -19,6 +19,7 @@ import pandas as pd
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
+from fairgate.atm import is_atm
 from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
@@ -36,6 +37,7 @@ __all__ = [
     "repetitions",
     "run_point",
     "scenario_text",
+    "store_run",
     "sweep",
 ]
 
@@ -174,6 +176,22 @@ def _point_tables(point: Point, value: Any, error: str | None, attempts: int) ->
     }
 
 
+def store_run(out: str | Path, text: str, overrides: Sequence[str], results: Any) -> str:
+    """Writes a single run's summary, flows and ports into ``out`` as a one-point store (the
+    layout of a sweep without axes), so that ``fairgate query`` reads runs and sweeps alike.
+    A previous single run in ``out`` is replaced; a sweep of several points is not touched
+    (ScenarioError naming ``--out``). Returns the point's key."""
+    root = Path(out)
+    seed = int(results.summary["seed"])
+    prepared = SweepRun(text, Grid(groups=(), seeds=(seed,)), overrides, root)
+    store.replace_single_run(root)
+    store.check_manifest(root, prepared.manifest)
+    point = prepared.points[0]
+    value = {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+    store.commit(root, point.key, _point_tables(point, value, None, 1))
+    return point.key
+
+
 def prepare(
     scenario: Scenario | str | Path,
     grid: Mapping[str, Sequence[Any]] | Sequence[Axis] | None = None,
@@ -184,6 +202,11 @@ def prepare(
 ) -> SweepRun:
     """Checks a sweep (every axis value, by the core) without running anything."""
     text = scenario_text(scenario)
+    if is_atm(validate_text(text, overrides)):
+        raise ScenarioError(
+            "atm: got a scenario with an [atm] section, expected a packet scenario: sweeps run "
+            "packet networks (run cell networks with `fairgate run` or fairgate.atm.run_atm)"
+        )
     seed_list = _seeds(seeds, text, overrides)
     zipped = [_axes(group) for group in zip]
     checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)

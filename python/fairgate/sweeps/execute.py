@@ -62,6 +62,12 @@ def guarded(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
 
 
 _LOCAL: Any = None
+LOCAL_CONFIG = {
+    "distributed.scheduler.allowed-failures": 0,
+    # The statistical profiler samples every worker's stack every 10 ms: CPU taken from the
+    # points on a machine whose every core runs a worker (docs/results.md, "Speed").
+    "distributed.worker.profile.enabled": False,
+}
 
 
 def local_client(workers: int | None = None) -> Any:
@@ -73,7 +79,7 @@ def local_client(workers: int | None = None) -> Any:
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+    with dask.config.set(LOCAL_CONFIG):
         cluster = LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,

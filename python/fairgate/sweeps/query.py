@@ -1,8 +1,9 @@
 """SQL over a results store with DuckDB: the views ``summary``, ``flows`` and ``ports``.
 
-A sweep store (``DIR/<table>/point=KEY/part-0.parquet``) gives each view a ``point`` column;
-the per-flow and per-port views hold only complete points. A single run's directory
-(``DIR/flows.parquet``, ``DIR/ports.parquet``) is read as it is.
+A store (``DIR/<table>/point=KEY/part-0.parquet``: a sweep's, or a single run's one point)
+gives each view a ``point`` column; the per-flow and per-port views hold only complete points.
+A single run's flat files (``DIR/queue_series.parquet``, ...) add a view each for the tables
+the store does not hold.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ def _views(root: Path) -> dict[str, str]:
                     f"SELECT * FROM read_parquet({files}, hive_partitioning = true) "
                     "WHERE point IN (SELECT point FROM summary)"
                 )
-        return views
     for table in (
         "flows",
         "ports",
@@ -48,7 +48,7 @@ def _views(root: Path) -> dict[str, str]:
         "phase_classes",
         "phase_ports",
     ):
-        if (root / f"{table}.parquet").is_file():
+        if table not in views and (root / f"{table}.parquet").is_file():
             views[table] = f"SELECT * FROM read_parquet({_literal(root / f'{table}.parquet')})"
     return views
 

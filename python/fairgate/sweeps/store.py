@@ -7,6 +7,9 @@ Layout (``docs/results.md``)::
     DIR/flows/point=KEY/part-0.parquet      the point's per-flow table with its parameters
     DIR/ports/point=KEY/part-0.parquet      the point's per-port table with its parameters
 
+A plain ``fairgate run`` writes the same layout with one point (no axes, its seed) beside its
+flat files.
+
 A point's files are written in ``DIR/.staging`` and renamed into place, its summary last and
 with Ctrl-C held back until all are in place: a point with a summary partition is complete.
 """
@@ -150,6 +153,32 @@ def read(root: Path, table: str, columns: list[str] | None = None) -> pd.DataFra
         frame.insert(0, "point", path.parent.name.removeprefix("point="))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def check_single_run_target(root: Path) -> None:
+    """Refuses ``root`` for a single run when it holds a sweep (axes or several seeds)."""
+    path = Path(root) / MANIFEST
+    if not path.exists():
+        return
+    held = json.loads(path.read_text(encoding="utf-8"))
+    if held.get("axes") or len(held.get("seeds", [])) != 1:
+        raise ScenarioError(
+            f"--out: {root} holds a sweep of {held.get('points')} points; expected a directory "
+            "without one (a single run would mix into it)"
+        )
+
+
+def replace_single_run(root: Path) -> None:
+    """Clears the one-point store of an earlier single run in ``root`` (a plain ``fairgate
+    run`` overwrites its output directory); refuses to touch a sweep of several points."""
+    check_single_run_target(root)
+    path = root / MANIFEST
+    if not path.exists():
+        return
+    with _ctrl_c_held():
+        for table in TABLES[::-1]:  # the summary first: a half-cleared store has no points
+            shutil.rmtree(root / table, ignore_errors=True)
+        path.unlink()
 
 
 def check_manifest(root: Path, manifest: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 //! The configuration of a GFR network run: the paper's topology [Goyal98, §4] with named VCs,
-//! cell links, the backbone buffer discipline and the TCP connections, read from JSON.
+//! cell links, the backbone buffer discipline and the TCP connections: a scenario's `[atm]`
+//! section, timed by its `[simulation]`.
 //!
 //! Decisions (docs/models/cell_link.md, docs/models/gfr.md): OC-3c cells at 353,207 cells/s,
 //! 5 µs/km, 10 km local hops and a 1000 km backbone by default; the TCP defaults are SACK with
@@ -71,8 +72,7 @@ defaults! {
     default_us_per_km: f64 = 5.0,
     default_local_km: f64 = 10.0,
     default_backbone_km: f64 = 1000.0,
-    default_sample_interval: f64 = 0.01,
-    default_start_spread: f64 = 0.5,
+        default_start_spread: f64 = 0.5,
 }
 
 /// Every link of the topology: one cell rate, lengths in km.
@@ -112,30 +112,24 @@ impl CellLinks {
     }
 }
 
-/// The TCP defaults of the reproduction (SACK, 1460-byte MSS, 1 MB window).
+/// The TCP defaults of the reproduction (SACK, 1460-byte MSS, 1 MB window, no delayed ACKs,
+/// no timestamps), fixed here so they do not follow fairgate's packet-level TCP defaults.
 pub fn default_tcp() -> TcpConfig {
     let mut tcp: TcpConfig = serde_json::from_str("{}").expect("TCP defaults deserialize");
     tcp.cc = CcKind::Sack;
     tcp.mss = 1460;
     tcp.rwnd = 1 << 20;
     tcp.window_scale = 5;
+    tcp.delayed_ack = false;
+    tcp.timestamps = false;
     tcp
 }
 
-/// A run: `{ "vcs": [...], "buffer": { "kind": "dfba", ... }, "duration": 20, ... }`.
+/// The `[atm]` section of a scenario: the named VCs, the links, the backbone buffer and the
+/// TCPs. Time, seed and sampling come from the scenario's `[simulation]`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct AtmConfig {
-    #[serde(default)]
-    pub seed: u64,
-    /// Seconds simulated.
-    pub duration: f64,
-    /// Seconds before the measurement window opens.
-    #[serde(default)]
-    pub warmup: f64,
-    /// Seconds between occupancy samples.
-    #[serde(default = "default_sample_interval")]
-    pub sample_interval: f64,
+pub struct AtmSpec {
     pub vcs: Vec<VcConfig>,
     #[serde(default)]
     pub links: CellLinks,
@@ -143,7 +137,7 @@ pub struct AtmConfig {
     #[serde(default)]
     pub llc_snap: bool,
     /// F-GCRA tagging of frames beyond MCR at the ingress edge (off when absent).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tagging: Option<TaggingConfig>,
     pub buffer: BackboneBuffer,
     #[serde(default = "default_tcp")]
@@ -153,52 +147,61 @@ pub struct AtmConfig {
     pub start_spread: f64,
 }
 
-impl AtmConfig {
-    pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let config: AtmConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            ScenarioError::new(path, e.into_inner().to_string())
-        })?;
-        config.validate()?;
-        Ok(config)
-    }
+/// A run of the cell network: the `[atm]` section with the scenario's timing resolved.
+#[derive(Clone, Debug)]
+pub struct AtmConfig {
+    pub seed: u64,
+    /// Seconds simulated.
+    pub duration: f64,
+    /// Seconds before the measurement window opens.
+    pub warmup: f64,
+    /// Seconds between occupancy samples.
+    pub sample_interval: f64,
+    pub spec: AtmSpec,
+}
 
+impl AtmConfig {
+    /// Checks the timing and the `[atm]` section; errors name the scenario's field path.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        check::positive("", "duration", self.duration)?;
-        check::in_range("", "warmup", self.warmup, 0.0, self.duration)?;
-        check::positive("", "sample_interval", self.sample_interval)?;
-        let samples = self.duration / self.sample_interval * self.vcs.len() as f64;
-        if samples > MAX_SAMPLES {
+        check::positive("simulation", "duration", self.duration)?;
+        check::positive("simulation", "sample_interval", self.sample_interval)?;
+        let vcs = self.spec.vcs.len() as f64;
+        if self.duration / self.sample_interval * vcs > MAX_SAMPLES {
             return Err(ScenarioError::new(
-                "sample_interval",
+                "simulation.sample_interval",
                 format!(
                     "got {} s, expected at least {} s: at most {MAX_SAMPLES} occupancy samples",
                     self.sample_interval,
-                    self.duration * self.vcs.len() as f64 / MAX_SAMPLES
+                    self.duration * vcs / MAX_SAMPLES
                 ),
             ));
         }
-        check::non_negative("", "start_spread", self.start_spread)?;
-        self.validate_vcs()?;
-        self.links.validate("links")?;
+        self.spec.validate("atm")
+    }
+}
+
+impl AtmSpec {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        check::non_negative(path, "start_spread", self.start_spread)?;
+        self.validate_vcs(path)?;
+        self.links.validate(&join(path, "links"))?;
         if let Some(t) = &self.tagging {
-            check::non_negative("tagging", "tolerance_cells", t.tolerance_cells)?;
+            check::non_negative(&join(path, "tagging"), "tolerance_cells", t.tolerance_cells)?;
         }
-        self.buffer.validate("buffer")?;
-        self.tcp.validate("tcp")
+        self.buffer.validate(&join(path, "buffer"))?;
+        self.tcp.validate(&join(path, "tcp"))
     }
 
-    fn validate_vcs(&self) -> Result<(), ScenarioError> {
+    fn validate_vcs(&self, path: &str) -> Result<(), ScenarioError> {
         if self.vcs.is_empty() {
             return Err(ScenarioError::new(
-                "vcs",
+                join(path, "vcs"),
                 "got none, expected at least one VC",
             ));
         }
         let mut names = HashSet::new();
         for (i, vc) in self.vcs.iter().enumerate() {
-            let path = format!("vcs[{i}]");
+            let path = format!("{}[{i}]", join(path, "vcs"));
             if !names.insert(vc.name.as_str()) {
                 return Err(ScenarioError::new(
                     join(&path, "name"),
@@ -219,46 +222,52 @@ impl AtmConfig {
 mod tests {
     use super::*;
 
-    fn err(text: &str) -> ScenarioError {
-        AtmConfig::from_json(text).expect_err("bad config")
+    fn parse(text: &str) -> Result<AtmConfig, ScenarioError> {
+        let scenario = crate::scenario::parse(text, &[])?;
+        crate::scenario::atm::atm_config(&scenario)
     }
 
-    const VCS: &str = r#""vcs": [{"name": "a", "mcr": 1000, "tcps": 2}]"#;
+    fn err(text: &str) -> ScenarioError {
+        parse(text).expect_err("bad config")
+    }
+
+    const VCS: &str = "[[atm.vcs]]\nname = \"a\"\nmcr = 1000\ntcps = 2\n";
+
+    fn with(simulation: &str, atm: &str) -> String {
+        format!("[simulation]\nduration = 1\n{simulation}\n[atm]\n{atm}\n{VCS}")
+    }
 
     #[test]
-    fn a_minimal_config_takes_the_paper_defaults() {
-        let text = format!(r#"{{"duration": 1, {VCS}, "buffer": {{"kind": "dfba"}}}}"#);
-        let c = AtmConfig::from_json(&text).expect("valid");
-        assert_eq!(c.links, CellLinks::default());
-        assert_eq!(c.tcp.cc, CcKind::Sack);
-        assert!(matches!(c.buffer, BackboneBuffer::Dfba(_)));
+    fn a_minimal_scenario_takes_the_paper_defaults() {
+        let c = parse(&with("", "buffer = { kind = \"dfba\" }")).expect("valid");
+        assert_eq!(c.spec.links, CellLinks::default());
+        assert_eq!(c.spec.tcp.cc, CcKind::Sack);
+        assert!(matches!(c.spec.buffer, BackboneBuffer::Dfba(_)));
+        assert_eq!((c.seed, c.duration, c.sample_interval), (1, 1.0, 0.001));
     }
 
     #[test]
     fn bad_fields_are_named_by_path() {
-        let dup = r#"{"duration": 1, "buffer": {"kind": "fifo", "limit": 10},
-            "vcs": [{"name": "a", "mcr": 1, "tcps": 1}, {"name": "a", "mcr": 1, "tcps": 1}]}"#;
-        assert_eq!(err(dup).path, "vcs[1].name");
-        let mcr = r#"{"duration": 1, "buffer": {"kind": "fifo", "limit": 10},
-            "vcs": [{"name": "a", "mcr": 0, "tcps": 1}]}"#;
-        assert_eq!(err(mcr).path, "vcs[0].mcr");
-        let limit =
-            format!(r#"{{"duration": 1, {VCS}, "buffer": {{"kind": "fifo", "limit": 0}}}}"#);
-        assert_eq!(err(&limit).path, "buffer.limit");
-        let mcrs =
-            format!(r#"{{"duration": 1, {VCS}, "buffer": {{"kind": "dfba", "mcrs": [1]}}}}"#);
-        assert_eq!(err(&mcrs).path, "buffer.mcrs");
-        let unknown = format!(r#"{{"duration": 1, {VCS}, "buffer": {{"kind": "dfba"}}, "x": 1}}"#);
-        assert!(err(&unknown).message.contains("unknown field"));
-        let warm = format!(r#"{{"duration": 1, "warmup": 2, {VCS}, "buffer": {{"kind": "ppd"}}}}"#);
-        assert_eq!(err(&warm).path, "warmup");
-        let fine = format!(
-            r#"{{"duration": 10, "sample_interval": 1e-9, {VCS}, "buffer": {{"kind": "ppd"}}}}"#
-        );
-        assert_eq!(err(&fine).path, "sample_interval");
-        let fast = format!(
-            r#"{{"duration": 1, "links": {{"cell_rate": 1e13}}, {VCS}, "buffer": {{"kind": "ppd"}}}}"#
-        );
-        assert_eq!(err(&fast).path, "links.cell_rate");
+        let fifo = "buffer = { kind = \"fifo\", limit = 10 }";
+        let dup = format!("[simulation]\nduration = 1\n[atm]\n{fifo}\n{VCS}{VCS}");
+        assert_eq!(err(&dup).path, "atm.vcs[1].name");
+        let mcr = with("", fifo).replace("mcr = 1000", "mcr = 0");
+        assert_eq!(err(&mcr).path, "atm.vcs[0].mcr");
+        let limit = with("", "buffer = { kind = \"fifo\", limit = 0 }");
+        assert_eq!(err(&limit).path, "atm.buffer.limit");
+        let mcrs = with("", "buffer = { kind = \"dfba\", mcrs = [1] }");
+        assert_eq!(err(&mcrs).path, "atm.buffer.mcrs");
+        let unknown = with("", &format!("{fifo}\nx = 1"));
+        assert!(err(&unknown).message.contains("unknown field"), "{unknown}");
+        let warm = with("warmup = 2", fifo);
+        assert_eq!(err(&warm).path, "simulation.warmup");
+        let fine = with("sample_interval = \"1ns\"", fifo);
+        assert_eq!(err(&fine).path, "simulation.sample_interval");
+        let fast = with("", &format!("{fifo}\nlinks = {{ cell_rate = 1e13 }}"));
+        assert_eq!(err(&fast).path, "atm.links.cell_rate");
+        let end = with("end = 0.5", fifo);
+        assert_eq!(err(&end).path, "simulation.end");
+        let nodes = format!("{}\n[[nodes]]\nname = \"h\"\n", with("", fifo));
+        assert_eq!(err(&nodes).path, "nodes");
     }
 }

@@ -36,9 +36,24 @@ enum Next {
     Reassemble(usize),
 }
 
+/// A TCP end; receivers stay typed so the measurement can read the data they hold.
+pub(super) enum End {
+    Sender(Box<TcpSender>),
+    Receiver(Box<TcpReceiver>),
+}
+
+impl End {
+    fn agent(&mut self) -> &mut dyn Agent {
+        match self {
+            End::Sender(s) => s.as_mut(),
+            End::Receiver(r) => r.as_mut(),
+        }
+    }
+}
+
 /// An agent and where it lives.
 pub(super) struct Home {
-    agent: Box<dyn Agent>,
+    agent: End,
     rng: Rng,
     vc: usize,
     side: usize,
@@ -106,7 +121,7 @@ pub struct Network {
 
 impl Network {
     pub fn new(c: &AtmConfig) -> Self {
-        let n = c.vcs.len();
+        let n = c.spec.vcs.len();
         let mut net = Network {
             now: 0,
             end: secs(c.duration),
@@ -121,9 +136,14 @@ impl Network {
             egress: [Vec::new(), Vec::new()],
             reassembly: std::array::from_fn(|_| (0..n).map(|_| Reassembler::default()).collect()),
             taggers: c
+                .spec
                 .vcs
                 .iter()
-                .map(|vc| c.tagging.map(|t| FGcra::new(vc.mcr, t.tolerance_cells)))
+                .map(|vc| {
+                    c.spec
+                        .tagging
+                        .map(|t| FGcra::new(vc.mcr, t.tolerance_cells))
+                })
                 .collect(),
             homes: Vec::new(),
             flows: Vec::new(),
@@ -131,7 +151,7 @@ impl Network {
             traces: VarSeries::default(),
             agent_effects: AgentEffects::default(),
             qdisc_effects: Effects::default(),
-            llc_snap: c.llc_snap,
+            llc_snap: c.spec.llc_snap,
             next_frame: 0,
             counters: Counters::default(),
             vc_counters: vec![VcCounters::default(); n],
@@ -144,15 +164,15 @@ impl Network {
     }
 
     fn build_ports(&mut self, c: &AtmConfig) {
-        let n = c.vcs.len();
-        let cell_time = (PS_PER_SEC as f64 / c.links.cell_rate).round() as Time;
-        let delay = |km: f64| secs(km * c.links.us_per_km * 1e-6);
-        let mcrs: Vec<f64> = c.vcs.iter().map(|v| v.mcr).collect();
-        let zs: Vec<Option<f64>> = c.vcs.iter().map(|v| v.z).collect();
+        let n = c.spec.vcs.len();
+        let cell_time = (PS_PER_SEC as f64 / c.spec.links.cell_rate).round() as Time;
+        let delay = |km: f64| secs(km * c.spec.links.us_per_km * 1e-6);
+        let mcrs: Vec<f64> = c.spec.vcs.iter().map(|v| v.mcr).collect();
+        let zs: Vec<Option<f64>> = c.spec.vcs.iter().map(|v| v.z).collect();
         for side in [FWD, REV] {
             let key = |what: &str| stream(c.seed, &format!("atm:{what}:{side}"));
             let queue = if side == FWD {
-                CellQueue::backbone(&c.buffer, &mcrs, &zs)
+                CellQueue::backbone(&c.spec.buffer, &mcrs, &zs)
             } else {
                 CellQueue::unbounded(n)
             };
@@ -160,13 +180,13 @@ impl Network {
                 CellPort::new(
                     queue,
                     cell_time,
-                    delay(c.links.backbone_km),
+                    delay(c.spec.links.backbone_km),
                     key("backbone"),
                 ),
                 Next::Egress(side),
             );
             for _ in 0..n {
-                let local = delay(c.links.local_km);
+                let local = delay(c.spec.links.local_km);
                 let access = CellPort::new(CellQueue::unbounded(n), cell_time, local, key("a"));
                 let id = self.add_port(access, Next::Backbone(side));
                 self.access[side].push(id);
@@ -184,13 +204,13 @@ impl Network {
     }
 
     fn build_agents(&mut self, c: &AtmConfig) {
-        let n = c.vcs.len() as u32;
+        let n = c.spec.vcs.len() as u32;
         let mut starts = stream(c.seed, "atm:start");
-        let payload_bps = (c.links.cell_rate * 48.0 * 8.0) as u64;
-        for (vc, spec) in c.vcs.iter().enumerate() {
+        let payload_bps = (c.spec.links.cell_rate * 48.0 * 8.0) as u64;
+        for (vc, spec) in c.spec.vcs.iter().enumerate() {
             for _ in 0..spec.tcps {
                 let k = self.homes.len() as u32;
-                let start = secs(c.start_spread * starts.random::<f64>());
+                let start = secs(c.spec.start_spread * starts.random::<f64>());
                 let env = SourceEnv {
                     flow: k,
                     ack_flow: Some(k + 1),
@@ -207,16 +227,16 @@ impl Network {
                     dst: vc as u32,
                     dst_agent: k,
                 };
-                let sender = TcpSender::new(&c.tcp, &env);
-                let receiver = TcpReceiver::new(c.tcp.receiver_params(), reply);
-                self.add_agent(Box::new(sender), vc, FWD, c.seed);
-                self.add_agent(Box::new(receiver), vc, REV, c.seed);
+                let sender = TcpSender::new(&c.spec.tcp, &env);
+                let receiver = TcpReceiver::new(c.spec.tcp.receiver_params(), reply);
+                self.add_agent(End::Sender(Box::new(sender)), vc, FWD, c.seed);
+                self.add_agent(End::Receiver(Box::new(receiver)), vc, REV, c.seed);
                 self.events.schedule(start, Event::AgentStart { agent: k });
             }
         }
     }
 
-    fn add_agent(&mut self, agent: Box<dyn Agent>, vc: usize, side: usize, seed: u64) {
+    fn add_agent(&mut self, agent: End, vc: usize, side: usize, seed: u64) {
         let k = self.homes.len();
         let rng = stream(seed, &format!("atm:agent:{k}"));
         self.homes.push(Home {
@@ -272,7 +292,7 @@ impl Network {
             effects: &mut self.agent_effects,
             trace_every_change: false,
         };
-        f(home.agent.as_mut(), &mut ctx);
+        f(home.agent.agent(), &mut ctx);
         for (at, token) in self.agent_effects.timers.drain(..) {
             let agent = agent as u32;
             self.events.schedule(at, Event::AgentTimer { agent, token });
@@ -443,7 +463,7 @@ impl Network {
             self.samples.cells.push(backbone.vc_cells(vc));
         }
         if self.samples.window_start.is_none() && self.now >= self.warmup {
-            let goodput = self.goodput_by_vc();
+            let goodput = self.received_by_vc();
             self.samples.window_start = Some((self.now, goodput));
         }
         let next = self.now + self.sample_interval;
@@ -452,11 +472,20 @@ impl Network {
         }
     }
 
-    /// Goodput bytes so far, summed per VC over its data flows.
-    pub(super) fn goodput_by_vc(&self) -> Vec<u64> {
+    /// Distinct payload bytes the receivers hold so far, per VC: delivered in order plus held
+    /// out of order. Measured the same way at both edges of the window, data that arrived
+    /// before the window and fills a hole inside it is not credited to the window
+    /// (docs/models/gfr.md, "Goodput").
+    pub(super) fn received_by_vc(&self) -> Vec<u64> {
         let mut out = vec![0; self.vc_counters.len()];
         for (stats, &vc) in self.flows.iter().zip(&self.flow_vc) {
             out[vc] += stats.goodput_bytes;
+        }
+        for home in &self.homes {
+            if let End::Receiver(r) = &home.agent {
+                let held: u64 = r.out_of_order().iter().map(|&(a, b)| b - a).sum();
+                out[home.vc] += held;
+            }
         }
         out
     }

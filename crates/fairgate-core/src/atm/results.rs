@@ -103,11 +103,12 @@ fn collect(config: &AtmConfig, net: &Network) -> AtmResults {
         .samples
         .window_start
         .clone()
-        .unwrap_or((net.end, vec![0; config.vcs.len()]));
+        .unwrap_or((net.end, vec![0; config.spec.vcs.len()]));
     let window_s = to_secs(net.end.saturating_sub(start));
-    let now = net.goodput_by_vc();
-    let occupancy = mean_occupancy(net, to_secs(start), config.vcs.len());
+    let now = net.received_by_vc();
+    let occupancy = mean_occupancy(net, to_secs(start), config.spec.vcs.len());
     let vcs: Vec<VcResult> = config
+        .spec
         .vcs
         .iter()
         .enumerate()
@@ -188,7 +189,7 @@ fn refused(config: &AtmConfig, net: &Network) -> Vec<RefusedFrames> {
             for (clp, &frames) in by_clp.iter().enumerate() {
                 if frames > 0 {
                     out.push(RefusedFrames {
-                        vc: config.vcs[vc].name.clone(),
+                        vc: config.spec.vcs[vc].name.clone(),
                         region: region as u32,
                         clp: clp as u32,
                         frames,
@@ -205,19 +206,20 @@ mod tests {
     use super::*;
 
     fn small(buffer: &str, tagging: bool) -> AtmConfig {
-        let tagging = if tagging { r#", "tagging": {}"# } else { "" };
+        let tagging = if tagging { "tagging = {}" } else { "" };
         let text = format!(
-            r#"{{"duration": 0.6, "warmup": 0.2, "seed": 3, "start_spread": 0.01,
-            "buffer": {buffer}{tagging},
-            "vcs": [{{"name": "low", "mcr": 20000, "tcps": 3}},
-                    {{"name": "high", "mcr": 100000, "tcps": 3}}]}}"#
+            "[simulation]\nduration = 0.6\nwarmup = 0.2\nseed = 3\nsample_interval = 0.01\n\
+             [atm]\nstart_spread = 0.01\nbuffer = {buffer}\n{tagging}\n\
+             [[atm.vcs]]\nname = \"low\"\nmcr = 20000\ntcps = 3\n\
+             [[atm.vcs]]\nname = \"high\"\nmcr = 100000\ntcps = 3\n"
         );
-        AtmConfig::from_json(&text).expect("valid")
+        let scenario = crate::scenario::parse(&text, &[]).expect("valid");
+        crate::scenario::atm::atm_config(&scenario).expect("valid")
     }
 
     #[test]
     fn a_small_dfba_network_runs_conserves_and_fills_the_link() {
-        let r = run(&small(r#"{"kind": "dfba", "limit": 3000}"#, false)).expect("conserves");
+        let r = run(&small("{ kind = \"dfba\", limit = 3000 }", false)).expect("conserves");
         // 2 VCs of 3 SACK TCPs behind a 3000-cell buffer, 0.2 s after their start, use a good
         // part of the 128.9 Mb/s that 1460-byte segments in 32 cells allow, and never more.
         assert!(r.total_goodput_mbps > 40.0, "{}", r.total_goodput_mbps);
@@ -229,7 +231,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_results() {
-        let c = small(r#"{"kind": "dfba", "limit": 3000}"#, false);
+        let c = small("{ kind = \"dfba\", limit = 3000 }", false);
         let a = serde_json::to_string(&run(&c).expect("a")).expect("json");
         let b = serde_json::to_string(&run(&c).expect("b")).expect("json");
         assert_eq!(a, b);
@@ -238,11 +240,11 @@ mod tests {
     #[test]
     fn every_discipline_conserves_cells_and_tagging_marks_frames() {
         for buffer in [
-            r#"{"kind": "fifo", "limit": 2000}"#,
-            r#"{"kind": "epd", "limit": 2000}"#,
-            r#"{"kind": "ppd", "limit": 2000}"#,
-            r#"{"kind": "selective_drop", "limit": 2000}"#,
-            r#"{"kind": "fba", "limit": 2000}"#,
+            "{ kind = \"fifo\", limit = 2000 }",
+            "{ kind = \"epd\", limit = 2000 }",
+            "{ kind = \"ppd\", limit = 2000 }",
+            "{ kind = \"selective_drop\", limit = 2000 }",
+            "{ kind = \"fba\", limit = 2000 }",
         ] {
             let r = run(&small(buffer, true)).expect(buffer);
             assert!(

@@ -4,20 +4,25 @@
 //!
 //! Usage: `fairgate-atm-bench [SECONDS]`. Build in release mode.
 
-use fairgate_core::atm::{run, AtmConfig};
+use fairgate_core::atm::run;
+use fairgate_core::scenario;
 use std::time::Instant;
 
 fn config(seconds: f64) -> String {
-    let vcs: Vec<String> = [20_000, 40_000, 60_000, 80_000, 100_000]
+    let vcs: String = [20_000, 40_000, 60_000, 80_000, 100_000]
         .iter()
         .enumerate()
-        .map(|(i, mcr)| format!(r#"{{"name": "vc{}", "mcr": {mcr}, "tcps": 20}}"#, i + 1))
+        .map(|(i, mcr)| {
+            format!(
+                "[[atm.vcs]]\nname = \"vc{}\"\nmcr = {mcr}\ntcps = 20\n",
+                i + 1
+            )
+        })
         .collect();
     format!(
-        r#"{{"duration": {seconds}, "warmup": 1, "seed": 1, "sample_interval": 0.01,
-        "vcs": [{}], "buffer": {{"kind": "dfba", "limit": 25000}},
-        "tcp": {{"cc": "sack", "mss": 1460, "rwnd": 1048576, "window_scale": 5}}}}"#,
-        vcs.join(", ")
+        "[simulation]\nduration = {seconds}\nwarmup = 1\nseed = 1\nsample_interval = 0.01\n\
+         [atm]\nbuffer = {{ kind = \"dfba\", limit = 25000 }}\n\
+         tcp = {{ cc = \"sack\", mss = 1460, rwnd = 1048576, window_scale = 5 }}\n{vcs}"
     )
 }
 
@@ -30,7 +35,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let config = AtmConfig::from_json(&config(seconds)).expect("the benchmark config is valid");
+    let scenario = scenario::parse(&config(seconds), &[]).expect("the benchmark scenario parses");
+    let config = scenario::atm::atm_config(&scenario).expect("the benchmark scenario is valid");
     let started = Instant::now();
     let results = match run(&config) {
         Ok(r) => r,

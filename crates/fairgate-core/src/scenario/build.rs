@@ -17,6 +17,12 @@ use std::collections::HashMap;
 
 /// Builds the simulation a scenario describes.
 pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+    if scenario.atm.is_some() {
+        return Err(ScenarioError::new(
+            "atm",
+            "a scenario with an [atm] section runs on the cell network (atm::run), not here",
+        ));
+    }
     let resolved = resolve(scenario)?;
     let seed = scenario.simulation.seed;
     let flows = flow_table(&resolved);

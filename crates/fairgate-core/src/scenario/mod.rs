@@ -1,6 +1,7 @@
 //! The scenario schema (serde, the single source of truth), its validation, and building a
 //! simulation from it.
 
+pub mod atm;
 pub mod budget;
 pub mod build;
 pub mod in_flight;

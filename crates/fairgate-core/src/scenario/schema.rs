@@ -26,6 +26,9 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// A cell-level GFR network [Goyal98, §4] instead of nodes, links and flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atm: Option<crate::atm::AtmSpec>,
 }
 
 /// `[simulation]`: how long, which seed, how often to sample.

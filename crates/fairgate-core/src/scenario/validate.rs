@@ -49,6 +49,9 @@ pub struct Resolved {
 
 /// Checks a scenario; the error names the first bad field.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    if scenario.atm.is_some() {
+        return super::atm::atm_config(scenario).map(|_| ());
+    }
     resolve(scenario).map(|_| ())
 }
 
@@ -113,7 +116,7 @@ fn phase_edges(sim: &super::schema::SimulationSpec) -> Result<Vec<Time>, Scenari
 }
 
 /// `[simulation] warmup` and `end`: warmup < end <= duration.
-fn measurement_window(
+pub(crate) fn measurement_window(
     sim: &super::schema::SimulationSpec,
 ) -> Result<(Time, Option<Time>), ScenarioError> {
     let duration = sim.duration.0;
