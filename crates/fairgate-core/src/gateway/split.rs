@@ -76,11 +76,15 @@ pub struct SplitConnection {
     pub leg: LegCounters,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
+    /// `<gateway>.rhs_`: the RHS's own traces (cwnd, recovery, ...) go under these names, apart
+    /// from the end-to-end flow's.
+    rhs_trace_prefix: String,
 }
 
 impl SplitConnection {
     /// A connection for the first packet `p` (a SYN or a data segment) of flow `p.flow`.
     pub fn open(
+        gateway: &str,
         index: usize,
         ack_flow: u32,
         p: &Packet,
@@ -122,6 +126,7 @@ impl SplitConnection {
             flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
             leg: LegCounters::default(),
             syn_acked_at: None,
+            rhs_trace_prefix: format!("{gateway}.rhs_"),
         };
         conn.call_rhs(ctx, Agent::start);
         conn
@@ -322,8 +327,12 @@ impl SplitConnection {
 
     fn call_rhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpSender, &mut AgentCtx)) {
         let mark = ctx.mark();
+        let trace_mark = ctx.trace_mark();
         let saved = ctx.flow(self.flow).clone();
         f(&mut self.rhs, ctx);
+        if ctx.trace_mark() > trace_mark {
+            ctx.prefix_traces_since(trace_mark, &self.rhs_trace_prefix);
+        }
         let after = std::mem::replace(ctx.flow(self.flow), saved);
         let before = ctx.flow(self.flow);
         self.leg.retransmits += after.retransmits - before.retransmits;
@@ -374,7 +383,7 @@ mod tests {
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         let sent = h.call(|ctx| {
-            let mut c = SplitConnection::open(0, 1, &data(0), &spec, ctx);
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);
@@ -411,5 +420,33 @@ mod tests {
         // A byte acknowledged upstream and not handed on is a violation.
         c.accepted += 1;
         assert!(c.check("gw", None).unwrap().contains("ACKed upstream"));
+    }
+
+    #[test]
+    fn the_rhs_traces_its_cwnd_apart_from_the_end_to_end_flow() {
+        let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
+        let mut h = AgentHarness::new(2);
+        let mut conn = None;
+        h.call(|ctx| {
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
+            c.on_upstream(&data(0), &spec, ctx);
+            c.on_upstream(&data(1000), &spec, ctx);
+            conn = Some(c);
+        });
+        let mut c = conn.unwrap();
+        h.call(|ctx| c.on_downstream(&ack(1000), &spec, ctx));
+        let names: Vec<&str> = h
+            .traces
+            .var
+            .iter()
+            .map(|&v| h.traces.names[v as usize].as_str())
+            .collect();
+        assert!(names.contains(&"gw.rhs_cwnd"), "{names:?}");
+        assert!(
+            !names.contains(&"cwnd"),
+            "the flow's own cwnd series stays the source's: {names:?}"
+        );
+        let last = h.traces.value[names.iter().rposition(|n| *n == "gw.rhs_cwnd").unwrap()];
+        assert_eq!(last, c.rhs().state().cwnd as f64);
     }
 }

@@ -70,6 +70,16 @@ impl<'a> AgentCtx<'a> {
         (self.effects.outbox.len(), self.effects.timers.len())
     }
 
+    /// How many trace points exist so far (see [`AgentCtx::prefix_traces_since`]).
+    pub(crate) fn trace_mark(&self) -> usize {
+        self.traces.len()
+    }
+
+    /// Prefixes the names of the trace points recorded since `mark`.
+    pub(crate) fn prefix_traces_since(&mut self, mark: usize, prefix: &str) {
+        self.traces.prefix_since(mark, prefix);
+    }
+
     /// Applies `edit` to every packet sent since `mark`.
     pub(crate) fn edit_sent_since(
         &mut self,
