@@ -41,6 +41,10 @@ pub struct GatewaySpec {
     /// Bytes of not-yet-sent data the RHS may hold per connection; absent = infinite.
     #[serde(default)]
     pub send_buffer: Option<u64>,
+    /// Back-pressure from the output port, packets: the RHS sends only while the port toward
+    /// the destination holds fewer than this many packets; absent = off.
+    #[serde(default)]
+    pub transmit_limit: Option<u64>,
     #[serde(default)]
     pub syn_ack: SynAck,
     /// Period of the LHS receive-buffer flush; 0 = data leaves the LHS buffer at once.
@@ -143,6 +147,7 @@ impl Default for GatewaySpec {
             lhs: default_tcp(),
             rhs: default_tcp(),
             send_buffer: None,
+            transmit_limit: None,
             syn_ack: SynAck::default(),
             flush_period: Duration::default(),
             flow_control: None,
@@ -171,6 +176,9 @@ impl GatewaySpec {
         }
         if let Some(bytes) = self.send_buffer {
             check::positive_int(path, "send_buffer", bytes)?;
+        }
+        if let Some(packets) = self.transmit_limit {
+            check::positive_int(path, "transmit_limit", packets)?;
         }
         check::non_negative(path, "flush_period", self.flush_period.secs())?;
         if let Some(fc) = &self.flow_control {
