@@ -1,4 +1,5 @@
-"""[Vaidyanathan99] chapter 3: buffer management under start-time fair queueing (E3.1-E3.5).
+"""[Vaidyanathan99] chapter 3: buffer management under start-time fair queueing (E3.1-E3.5);
+chapter 4 (the spoofing gateway, E4.1-E4.5) is in :mod:`fairgate.repro.hybrid_ch4`.
 
 Ten Reno connections with window scaling and infinite transfers share one router's 2 Mb/s
 bottleneck. Each scheme (drop-tail, drop-from-front, RED, LQD, RND, PFD, PFD with RTT-
@@ -14,7 +15,6 @@ Decisions where the text is silent (docs/reproductions/hybrid_gateways.md gives 
 - rwnd 1 MB with window scale 5, no delayed ACKs, start times uniform in [0, 1) s.
 - PFD thresh 0.2, p 0.02 [Vaidyanathan99, §3.3]; RTT dimensioning uses the propagation RTTs,
   known a priori (§3.4.3); RED is the global FQ-RED of docs/models/fq_red.md.
-- Chapter 4 (the spoofing gateway, E4.1-E4.5) is not reproduced here yet.
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.repro import hybrid_ch4
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
 from fairgate.runner import run_text
 from fairgate.sweeps.stats import repetitions
 
-TITLE = "Vaidyanathan 1999, chapter 3: buffer management under start-time FQ"
-SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9]"
-EXPERIMENTS = ["3.2", "3.3"]
+TITLE = "Vaidyanathan 1999, chapters 3 and 4: buffer management and spoofing gateways"
+SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9; §4.4, figs. 4.5-4.11]"
+CHAPTER3 = ["3.2", "3.3"]
 """3.2: low RTT (figs. 3.5, 3.6); 3.3: RTTs 20-200 ms (figs. 3.7-3.9, E3.3-E3.5)."""
+EXPERIMENTS = CHAPTER3 + hybrid_ch4.EXPERIMENTS
 
 LINK_BPS = 2_000_000
 MSS = 1000
@@ -300,10 +302,29 @@ def run(
     progress: bool = False,
     client: Any = None,
 ) -> Report:
-    """Runs the chapter-3 experiments as cases on the executor (``client``: a Dask client; by
-    default ``$FAIRGATE_SCHEDULER`` or the local cluster) and returns the report (findings as
-    ok/MISS rows with the measured numbers)."""
+    """Runs the chosen experiments (default: chapters 3 and 4) as cases on the executor
+    (``client``: a Dask client; by default ``$FAIRGATE_SCHEDULER`` or the local cluster) and
+    returns the report (findings and acceptance checks as PASS/MISS rows with the numbers)."""
     experiments = [experiment] if experiment else EXPERIMENTS
+    report = Report("hybrid_gateways", TITLE, SOURCE)
+    chapter3 = [e for e in experiments if e in CHAPTER3]
+    if chapter3:
+        run_chapter3(out_dir, chapter3, quick, report, progress, client)
+    chapter4 = [e for e in experiments if e in hybrid_ch4.EXPERIMENTS]
+    if chapter4:
+        hybrid_ch4.run(out_dir, chapter4, quick, report, progress, client)
+    return report
+
+
+def run_chapter3(
+    out_dir: Path,
+    experiments: list[str],
+    quick: bool,
+    report: Report,
+    progress: bool = False,
+    client: Any = None,
+) -> None:
+    """The chapter-3 sweep, its findings, tables and figures, added to ``report``."""
     runs, errors = sweep(experiments, quick, progress, client)
     if runs.empty:
         raise RuntimeError(f"every run failed, e.g. {next(iter(errors.items()))}")
@@ -311,7 +332,6 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.to_csv(out_dir / "hybrid_gateways_runs.csv", index=False)
     table.to_csv(out_dir / "hybrid_gateways_summary.csv", index=False)
-    report = Report("hybrid_gateways", TITLE, SOURCE)
     report.notes.extend(f"run failed: {key}: {error}" for key, error in errors.items())
     for exp, text, holds, numbers in findings(table):
         report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
@@ -323,5 +343,3 @@ def run(
         f"{seeds} seeds x {duration:g} s per point; buffers {table['buffer_ms'].unique().tolist()}"
         " ms; means over seeds, 95% Student-t intervals in hybrid_gateways_summary.csv."
     )
-    report.notes.append("Chapter 4 (spoofing gateway, E4.1-E4.5) is not reproduced yet.")
-    return report
