@@ -43,6 +43,12 @@ def test_rtt_dimensioning_passes_the_propagation_rtts() -> None:
     assert 'rtts = ["20ms", "40ms"' in text and '"200ms"]' in text
 
 
+def test_goodput_over_time_is_the_running_average() -> None:
+    curve = hg.goodput_over_time("FQ-PFD", 100, 1, 10.0)
+    assert curve["time_s"] == [float(t) for t in range(1, 11)]
+    assert 0 < curve["mbps"][-1] <= 2.0
+
+
 def test_runs_are_deterministic_per_seed() -> None:
     a = hg.run_one("3.3", "FQ-PFD", 50, 3, 10.0)
     b = hg.run_one("3.3", "FQ-PFD", 50, 3, 10.0)
@@ -65,6 +71,7 @@ def test_quick_reproduction_through_the_cli(tmp_path: Path) -> None:
     assert (summary["fairness_mean"] <= 1.0 + 1e-9).all()
     assert summary["goodput_mbps_ci95"].notna().all()
     assert (out / "hybrid_e3_3.png").exists() and (out / "hybrid_e3_2.png").exists()
+    assert (out / "hybrid_fig3_5.png").exists()
     for e in ("4_1", "4_2", "4_3", "4_4", "4_5"):
         assert (out / f"hybrid_e{e}.png").exists()
     assert len(pd.read_csv(out / "hybrid_ch4_runs.csv")) == 11

@@ -51,6 +51,8 @@ QUICK_SEEDS = 3
 FLOWS = 10
 RTTS_MS = {"3.2": [20] * FLOWS, "3.3": [20 * (k + 1) for k in range(FLOWS)]}
 PFD = 'kind = "pfd", thresh = 0.2, p = 0.02'
+FIG35_SCHEMES = ["FQ-PFD", "FQ-RED", "FQ-LQD", "FQ-RND"]
+FIG35_MS = 100
 SCHEMES: dict[str, tuple[str, str]] = {
     "FCFS": ("fcfs", ""),
     "RR": ("wrr", 'kind = "droptail"'),
@@ -70,8 +72,10 @@ def buffer_packets(ms: float) -> int:
     return max(2, round(ms * LINK_BPS / 8 / 1000 / WIRE_BYTES))
 
 
-def scenario(experiment: str, scheme: str, ms: float, seed: int, duration: float) -> str:
-    """The TOML of one run."""
+def scenario(
+    experiment: str, scheme: str, ms: float, seed: int, duration: float, sample_s: float = 0.0
+) -> str:
+    """The TOML of one run (sampled every `sample_s` seconds when given)."""
     rtts = RTTS_MS[experiment]
     rtt_list = "[" + ", ".join(f'"{r}ms"' for r in rtts) + "]"
     kind, buffer = SCHEMES[scheme]
@@ -84,6 +88,7 @@ def scenario(experiment: str, scheme: str, ms: float, seed: int, duration: float
     return f"""name = "hybrid-e{experiment}-{scheme}-{ms}ms"
 [simulation]
 duration = "{duration}s"
+{f'sample_interval = "{sample_s}s"' if sample_s else ""}
 seed = {seed}
 [topology]
 kind = "dumbbell"
@@ -117,6 +122,43 @@ def run_one(experiment: str, scheme: str, ms: float, seed: int, duration: float)
         "goodput_mbps": sum(rates) / 1e6,
         "fairness": _core.jain_index(rates),
     }
+
+
+def goodput_over_time(scheme: str, ms: float, seed: int, duration: float) -> dict:
+    """Fig. 3.5: the ten connections' goodput averaged from the start up to each second."""
+    results = run_text(scenario("3.2", scheme, ms, seed, duration, sample_s=1.0))
+    data = results.flows.loc[results.flows["role"] == "data", "flow"]
+    fs = results.flow_series[results.flow_series["flow"].isin(data)]
+    total = fs.groupby("time_s")["goodput_bytes"].sum()
+    total = total[total.index > 0]
+    return {"time_s": total.index.tolist(), "mbps": (total * 8 / total.index / 1e6).tolist()}
+
+
+def figure_3_5(
+    quick: bool, out_dir: Path, progress: bool = False, client: Any = None
+) -> Path | None:
+    """Goodput against time for PFD, RED, LQD and RND under start-time FQ, one seed, at
+    FIG35_MS link-milliseconds of buffer [Vaidyanathan99, fig. 3.5]."""
+    duration = QUICK_DURATION_S if quick else DURATION_S
+    args = (FIG35_MS, 1, duration)
+    cases = [Case(f"fig3.5-{s}", goodput_over_time, (s, *args)) for s in FIG35_SCHEMES]
+    values, _ = run_cases(cases, client, progress, desc="hybrid-gateways fig. 3.5")
+    if not values:
+        return None
+    fig = Figure(figsize=(8, 4), layout="constrained")
+    ax = fig.subplots()
+    for scheme in FIG35_SCHEMES:
+        curve = values.get(f"fig3.5-{scheme}")
+        if curve:
+            ax.plot(curve["time_s"], curve["mbps"], lw=1, label=scheme)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput since the start (Mb/s, all connections)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle(f"Fig. 3.5: ten 20 ms connections, 2 Mb/s, {FIG35_MS} ms buffer, seed 1")
+    path = out_dir / "hybrid_fig3_5.png"
+    fig.savefig(path, dpi=110)
+    return path
 
 
 def sweep(
@@ -337,6 +379,9 @@ def run_chapter3(
         report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
         report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
     report.figures.extend(figure(table, e, out_dir) for e in experiments)
+    if "3.2" in experiments:
+        fig35 = figure_3_5(quick, out_dir, progress, client)
+        report.figures.extend([fig35] if fig35 else [])
     seeds = QUICK_SEEDS if quick else SEEDS
     duration = QUICK_DURATION_S if quick else DURATION_S
     report.notes.append(
