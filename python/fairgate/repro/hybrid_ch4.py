@@ -213,7 +213,7 @@ def _check(report: Report, exp: str, metric: str, holds: bool, note: str) -> Non
 
 
 def checks_41_42(v: dict[str, dict], report: Report) -> None:
-    """A10: T1 link-limited with a growing send buffer; T3 limited by the far buffer."""
+    """Figs. 4.5, 4.6: T1 link-limited with a growing send buffer; T3 limited by the far buffer."""
     if "t1" in v:
         t1 = v["t1"]
         payload = T1_BPS * MSS / WIRE / 1e6
@@ -224,13 +224,13 @@ def checks_41_42(v: dict[str, dict], report: Report) -> None:
                 1.0,
                 t1["throughput_mbps"] / payload,
                 Tolerance(relative=0.03),
-                f"{t1['throughput_mbps']:.3f} of {payload:.3f} Mb/s (A10)",
+                f"{t1['throughput_mbps']:.3f} of {payload:.3f} Mb/s (figs. 4.5, 4.6)",
             )
         )
         _check(
             report,
             "4.1",
-            "RHS send buffer grows without bound (A10)",
+            "RHS send buffer grows without bound (figs. 4.5, 4.6)",
             t1["send_growth_mbps"] > 0.5,
             f"grows {t1['send_growth_mbps']:.2f} Mb/s, {t1['send_end_kb']:.0f} KB at the end",
         )
@@ -249,7 +249,7 @@ def checks_41_42(v: dict[str, dict], report: Report) -> None:
                 run["throughput_mbps"],
                 Tolerance(relative=0.10),
                 f"analytic bound rwnd/RTT {bound:.2f}; rwnd/(RTT+flush) {flushed:.2f}; "
-                f"without the flush period {raw:.2f} Mb/s (A10)",
+                f"without the flush period {raw:.2f} Mb/s (figs. 4.5, 4.6)",
             )
         )
         report.add(
@@ -271,7 +271,7 @@ def checks_41_42(v: dict[str, dict], report: Report) -> None:
                 3.4 / 1.6,
                 ratio,
                 Tolerance(relative=0.15),
-                "roughly linear in the receive buffer (A10)",
+                "roughly linear in the receive buffer (figs. 4.5, 4.6)",
             )
         )
         run = got[RWNDS[0]]
@@ -285,7 +285,7 @@ def checks_41_42(v: dict[str, dict], report: Report) -> None:
 
 
 def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
-    """A11 (two-server at 500/s against vanilla) and A12 (the rate sweep)."""
+    """Figs. 4.7-4.9: the two-server model at 500/s against vanilla, and the rate sweep."""
     vanilla = v.get(f"t3-{RWNDS[0]}")
     if vanilla is None:
         return
@@ -298,7 +298,8 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
                 1.0,
                 ts["early_mbps"] / vanilla["early_mbps"],
                 Tolerance(relative=0.10),
-                f"{ts['early_mbps']:.3f} vs {vanilla['early_mbps']:.3f} Mb/s, first third (A11)",
+                f"{ts['early_mbps']:.3f} vs {vanilla['early_mbps']:.3f} Mb/s, first third"
+                " (figs. 4.7, 4.8)",
             )
         )
         total_v = vanilla["tcp_buffer_kb"] + vanilla["ip_buffer_kb"]
@@ -306,7 +307,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
         _check(
             report,
             "4.3",
-            "total buffering (TCP + IP) at least 10x lower (A11)",
+            "total buffering (TCP + IP) at least 10x lower (figs. 4.7, 4.8)",
             total_v >= 10 * total_t,
             f"vanilla {total_v:.0f} KB, two-server {total_t:.0f} KB",
         )
@@ -320,7 +321,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
             _check(
                 report,
                 "4.4",
-                f"{mu:g}/s scheduler-limited and starving (A12)",
+                f"{mu:g}/s scheduler-limited and starving (fig. 4.9)",
                 r["throughput_mbps"] < 0.95 * base and r["starves"],
                 f"{r['throughput_mbps']:.3f} of vanilla {base:.3f} Mb/s, starves {r['starves']}",
             )
@@ -329,7 +330,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
         _check(
             report,
             "4.4",
-            "500/s declines late (ACK load on the scheduler) (A12)",
+            "500/s declines late (ACK load on the scheduler) (fig. 4.9)",
             r["last_quarter_mbps"] < 0.95 * r["early_mbps"],
             f"first third {r['early_mbps']:.3f}, last quarter {r['last_quarter_mbps']:.3f} Mb/s",
         )
@@ -338,7 +339,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
         _check(
             report,
             "4.4",
-            "550/s sustains the vanilla throughput (A12)",
+            "550/s sustains the vanilla throughput (fig. 4.9)",
             r["throughput_mbps"] >= KEEP * base and not r["starves"],
             f"{r['throughput_mbps']:.3f} of {base:.3f} Mb/s, starves {r['starves']}",
         )
@@ -357,7 +358,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
                 best,
                 Tolerance(absolute=10.0),
                 "smallest rate of the grid keeping 98% of the "
-                "vanilla throughput with a bounded, non-zero RHS buffer (A12)",
+                "vanilla throughput with a bounded, non-zero RHS buffer (fig. 4.9)",
             )
         )
     bits = [r["served_bits"] for r in sweep_runs.values()]
@@ -368,7 +369,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
             3350.0,
             sum(bits) / len(bits),
             Tolerance(absolute=150.0),
-            "IP subsystem, mean over the rates (A12)",
+            "IP subsystem, mean over the rates (fig. 4.9)",
         )
     )
     report.add(
@@ -384,7 +385,8 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
 
 
 def checks_45(v: dict[str, dict], report: Report) -> None:
-    """A13: UDP shuts TCP out of a FIFO; the two-server model with FQ + PFD protects it."""
+    """Figs. 4.10, 4.11: UDP shuts TCP out of a FIFO; the two-server model with FQ + PFD
+    protects it."""
     fifo = v.get("udp-fifo")
     fq = [v.get(f"udp-fq-{r}") for r in E45_RWNDS]
     if fifo is None or None in fq:
@@ -393,7 +395,7 @@ def checks_45(v: dict[str, dict], report: Report) -> None:
     _check(
         report,
         "4.5",
-        "FIFO: UDP takes most of the link, TCP times out (A13)",
+        "FIFO: UDP takes most of the link, TCP times out (figs. 4.10, 4.11)",
         share > 0.75 and fifo["leg_timeouts"] > 0,
         f"UDP {fifo['udp_mbps']:.3f}, TCP {fifo['tcp_mbps']:.3f} Mb/s, "
         f"{fifo['leg_timeouts']:.0f} satellite-leg timeouts",
@@ -403,7 +405,7 @@ def checks_45(v: dict[str, dict], report: Report) -> None:
     _check(
         report,
         "4.5",
-        "two-server + FQ + PFD: TCP and UDP near their fair shares (A13)",
+        "two-server + FQ + PFD: TCP and UDP near their fair shares (figs. 4.10, 4.11)",
         large["tcp_mbps"] >= 0.8 * fair and large["udp_mbps"] >= 0.8 * fair,
         f"TCP {large['tcp_mbps']:.3f} (100K) and {small['tcp_mbps']:.3f} (64K), "
         f"UDP {large['udp_mbps']:.3f} Mb/s; fair share {fair:.3f}",
@@ -411,7 +413,7 @@ def checks_45(v: dict[str, dict], report: Report) -> None:
     _check(
         report,
         "4.5",
-        "a 100K receive buffer raises TCP's throughput (A13)",
+        "a 100K receive buffer raises TCP's throughput (figs. 4.10, 4.11)",
         large["tcp_mbps"] > small["tcp_mbps"],
         f"{small['tcp_mbps']:.3f} -> {large['tcp_mbps']:.3f} Mb/s",
     )
