@@ -16,6 +16,8 @@ from fairgate.repro import hybrid_gateways as hg
 from fairgate.runner import run_text
 
 FINDINGS = 13
+"""Chapter-3 findings; the quick chapter-4 run adds CHAPTER4_QUICK_ROWS acceptance checks."""
+CHAPTER4_QUICK_ROWS = 17
 
 
 def test_buffer_grid_in_link_milliseconds() -> None:
@@ -41,6 +43,12 @@ def test_rtt_dimensioning_passes_the_propagation_rtts() -> None:
     assert 'rtts = ["20ms", "40ms"' in text and '"200ms"]' in text
 
 
+def test_goodput_over_time_is_the_running_average() -> None:
+    curve = hg.goodput_over_time("FQ-PFD", 100, 1, 10.0)
+    assert curve["time_s"] == [float(t) for t in range(1, 11)]
+    assert 0 < curve["mbps"][-1] <= 2.0
+
+
 def test_runs_are_deterministic_per_seed() -> None:
     a = hg.run_one("3.3", "FQ-PFD", 50, 3, 10.0)
     b = hg.run_one("3.3", "FQ-PFD", 50, 3, 10.0)
@@ -53,13 +61,20 @@ def test_quick_reproduction_through_the_cli(tmp_path: Path) -> None:
     done = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     report = pd.read_csv(out / "hybrid_gateways.csv")
-    assert len(report) == FINDINGS
-    assert set(report["verdict"]) <= {"ok", "MISS"}
+    chapter3 = report[report["experiment"].str.startswith("E3")]
+    assert len(chapter3) == FINDINGS
+    assert set(chapter3["verdict"]) <= {"ok", "MISS"}
+    assert len(report) - len(chapter3) == CHAPTER4_QUICK_ROWS
+    assert set(report["verdict"]) <= {"ok", "MISS", "PASS", "report"}
     assert report["note"].str.len().gt(0).all()
     summary = pd.read_csv(out / "hybrid_gateways_summary.csv")
     assert (summary["fairness_mean"] <= 1.0 + 1e-9).all()
     assert summary["goodput_mbps_ci95"].notna().all()
     assert (out / "hybrid_e3_3.png").exists() and (out / "hybrid_e3_2.png").exists()
+    assert (out / "hybrid_fig3_5.png").exists()
+    for e in ("4_1", "4_2", "4_3", "4_4", "4_5"):
+        assert (out / f"hybrid_e{e}.png").exists()
+    assert len(pd.read_csv(out / "hybrid_ch4_runs.csv")) == 11
 
 
 def test_unknown_experiment_is_refused() -> None:
@@ -74,7 +89,7 @@ def test_unknown_experiment_is_refused() -> None:
 @pytest.mark.slow
 def test_full_reproduction(tmp_path: Path) -> None:
     report = hg.run(tmp_path, quick=False)
-    assert len(report.rows) == FINDINGS
+    assert len(report.rows) == FINDINGS + 20
     report.write(tmp_path)
     runs = pd.read_csv(tmp_path / "hybrid_gateways_runs.csv")
     assert len(runs) == 2 * len(hg.SCHEMES) * len(hg.BUFFER_MS) * hg.SEEDS

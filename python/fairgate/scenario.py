@@ -87,8 +87,8 @@ class Scenario:
 
     def gateway(self, name: str, options: Table | None = None) -> Scenario:
         """Adds a split-connection gateway node; ``options`` is its ``gateway`` table
-        (``lhs``, ``rhs``, ``send_buffer``, ``syn_ack``, ``flush_period``; see
-        ``docs/models/gateway.md``)."""
+        (``lhs``, ``rhs``, ``send_buffer``, ``syn_ack``, ``flush_period``,
+        ``transmit_limit``, ``flow_control``, ``two_server``; see ``docs/models/gateway.md``)."""
         node: Table = {"name": name, "kind": "gateway"}
         if options:
             node["gateway"] = options

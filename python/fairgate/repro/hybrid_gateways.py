@@ -1,4 +1,5 @@
-"""[Vaidyanathan99] chapter 3: buffer management under start-time fair queueing (E3.1-E3.5).
+"""[Vaidyanathan99] chapter 3: buffer management under start-time fair queueing (E3.1-E3.5);
+chapter 4 (the spoofing gateway, E4.1-E4.5) is in :mod:`fairgate.repro.hybrid_ch4`.
 
 Ten Reno connections with window scaling and infinite transfers share one router's 2 Mb/s
 bottleneck. Each scheme (drop-tail, drop-from-front, RED, LQD, RND, PFD, PFD with RTT-
@@ -14,7 +15,6 @@ Decisions where the text is silent (docs/reproductions/hybrid_gateways.md gives 
 - rwnd 1 MB with window scale 5, no delayed ACKs, start times uniform in [0, 1) s.
 - PFD thresh 0.2, p 0.02 [Vaidyanathan99, §3.3]; RTT dimensioning uses the propagation RTTs,
   known a priori (§3.4.3); RED is the global FQ-RED of docs/models/fq_red.md.
-- Chapter 4 (the spoofing gateway, E4.1-E4.5) is not reproduced here yet.
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.repro import hybrid_ch4
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
 from fairgate.runner import run_text
 from fairgate.sweeps.stats import repetitions
 
-TITLE = "Vaidyanathan 1999, chapter 3: buffer management under start-time FQ"
-SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9]"
-EXPERIMENTS = ["3.2", "3.3"]
+TITLE = "Vaidyanathan 1999, chapters 3 and 4: buffer management and spoofing gateways"
+SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9; §4.4, figs. 4.5-4.11]"
+CHAPTER3 = ["3.2", "3.3"]
 """3.2: low RTT (figs. 3.5, 3.6); 3.3: RTTs 20-200 ms (figs. 3.7-3.9, E3.3-E3.5)."""
+EXPERIMENTS = CHAPTER3 + hybrid_ch4.EXPERIMENTS
 
 LINK_BPS = 2_000_000
 MSS = 1000
@@ -49,6 +51,8 @@ QUICK_SEEDS = 3
 FLOWS = 10
 RTTS_MS = {"3.2": [20] * FLOWS, "3.3": [20 * (k + 1) for k in range(FLOWS)]}
 PFD = 'kind = "pfd", thresh = 0.2, p = 0.02'
+FIG35_SCHEMES = ["FQ-PFD", "FQ-RED", "FQ-LQD", "FQ-RND"]
+FIG35_MS = 100
 SCHEMES: dict[str, tuple[str, str]] = {
     "FCFS": ("fcfs", ""),
     "RR": ("wrr", 'kind = "droptail"'),
@@ -68,8 +72,10 @@ def buffer_packets(ms: float) -> int:
     return max(2, round(ms * LINK_BPS / 8 / 1000 / WIRE_BYTES))
 
 
-def scenario(experiment: str, scheme: str, ms: float, seed: int, duration: float) -> str:
-    """The TOML of one run."""
+def scenario(
+    experiment: str, scheme: str, ms: float, seed: int, duration: float, sample_s: float = 0.0
+) -> str:
+    """The TOML of one run (sampled every `sample_s` seconds when given)."""
     rtts = RTTS_MS[experiment]
     rtt_list = "[" + ", ".join(f'"{r}ms"' for r in rtts) + "]"
     kind, buffer = SCHEMES[scheme]
@@ -82,6 +88,7 @@ def scenario(experiment: str, scheme: str, ms: float, seed: int, duration: float
     return f"""name = "hybrid-e{experiment}-{scheme}-{ms}ms"
 [simulation]
 duration = "{duration}s"
+{f'sample_interval = "{sample_s}s"' if sample_s else ""}
 seed = {seed}
 [topology]
 kind = "dumbbell"
@@ -115,6 +122,43 @@ def run_one(experiment: str, scheme: str, ms: float, seed: int, duration: float)
         "goodput_mbps": sum(rates) / 1e6,
         "fairness": _core.jain_index(rates),
     }
+
+
+def goodput_over_time(scheme: str, ms: float, seed: int, duration: float) -> dict:
+    """Fig. 3.5: the ten connections' goodput averaged from the start up to each second."""
+    results = run_text(scenario("3.2", scheme, ms, seed, duration, sample_s=1.0))
+    data = results.flows.loc[results.flows["role"] == "data", "flow"]
+    fs = results.flow_series[results.flow_series["flow"].isin(data)]
+    total = fs.groupby("time_s")["goodput_bytes"].sum()
+    total = total[total.index > 0]
+    return {"time_s": total.index.tolist(), "mbps": (total * 8 / total.index / 1e6).tolist()}
+
+
+def figure_3_5(
+    quick: bool, out_dir: Path, progress: bool = False, client: Any = None
+) -> Path | None:
+    """Goodput against time for PFD, RED, LQD and RND under start-time FQ, one seed, at
+    FIG35_MS link-milliseconds of buffer [Vaidyanathan99, fig. 3.5]."""
+    duration = QUICK_DURATION_S if quick else DURATION_S
+    args = (FIG35_MS, 1, duration)
+    cases = [Case(f"fig3.5-{s}", goodput_over_time, (s, *args)) for s in FIG35_SCHEMES]
+    values, _ = run_cases(cases, client, progress, desc="hybrid-gateways fig. 3.5")
+    if not values:
+        return None
+    fig = Figure(figsize=(8, 4), layout="constrained")
+    ax = fig.subplots()
+    for scheme in FIG35_SCHEMES:
+        curve = values.get(f"fig3.5-{scheme}")
+        if curve:
+            ax.plot(curve["time_s"], curve["mbps"], lw=1, label=scheme)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput since the start (Mb/s, all connections)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle(f"Fig. 3.5: ten 20 ms connections, 2 Mb/s, {FIG35_MS} ms buffer, seed 1")
+    path = out_dir / "hybrid_fig3_5.png"
+    fig.savefig(path, dpi=110)
+    return path
 
 
 def sweep(
@@ -300,10 +344,29 @@ def run(
     progress: bool = False,
     client: Any = None,
 ) -> Report:
-    """Runs the chapter-3 experiments as cases on the executor (``client``: a Dask client; by
-    default ``$FAIRGATE_SCHEDULER`` or the local cluster) and returns the report (findings as
-    ok/MISS rows with the measured numbers)."""
+    """Runs the chosen experiments (default: chapters 3 and 4) as cases on the executor
+    (``client``: a Dask client; by default ``$FAIRGATE_SCHEDULER`` or the local cluster) and
+    returns the report (findings and acceptance checks as PASS/MISS rows with the numbers)."""
     experiments = [experiment] if experiment else EXPERIMENTS
+    report = Report("hybrid_gateways", TITLE, SOURCE)
+    chapter3 = [e for e in experiments if e in CHAPTER3]
+    if chapter3:
+        run_chapter3(out_dir, chapter3, quick, report, progress, client)
+    chapter4 = [e for e in experiments if e in hybrid_ch4.EXPERIMENTS]
+    if chapter4:
+        hybrid_ch4.run(out_dir, chapter4, quick, report, progress, client)
+    return report
+
+
+def run_chapter3(
+    out_dir: Path,
+    experiments: list[str],
+    quick: bool,
+    report: Report,
+    progress: bool = False,
+    client: Any = None,
+) -> None:
+    """The chapter-3 sweep, its findings, tables and figures, added to ``report``."""
     runs, errors = sweep(experiments, quick, progress, client)
     if runs.empty:
         raise RuntimeError(f"every run failed, e.g. {next(iter(errors.items()))}")
@@ -311,17 +374,17 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.to_csv(out_dir / "hybrid_gateways_runs.csv", index=False)
     table.to_csv(out_dir / "hybrid_gateways_summary.csv", index=False)
-    report = Report("hybrid_gateways", TITLE, SOURCE)
     report.notes.extend(f"run failed: {key}: {error}" for key, error in errors.items())
     for exp, text, holds, numbers in findings(table):
         report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
         report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
     report.figures.extend(figure(table, e, out_dir) for e in experiments)
+    if "3.2" in experiments:
+        fig35 = figure_3_5(quick, out_dir, progress, client)
+        report.figures.extend([fig35] if fig35 else [])
     seeds = QUICK_SEEDS if quick else SEEDS
     duration = QUICK_DURATION_S if quick else DURATION_S
     report.notes.append(
         f"{seeds} seeds x {duration:g} s per point; buffers {table['buffer_ms'].unique().tolist()}"
         " ms; means over seeds, 95% Student-t intervals in hybrid_gateways_summary.csv."
     )
-    report.notes.append("Chapter 4 (spoofing gateway, E4.1-E4.5) is not reproduced yet.")
-    return report

@@ -291,6 +291,7 @@ impl Network {
             traces: &mut self.traces,
             effects: &mut self.agent_effects,
             trace_every_change: false,
+            backlog: None,
         };
         f(home.agent.agent(), &mut ctx);
         for (at, token) in self.agent_effects.timers.drain(..) {

@@ -33,6 +33,9 @@ pub struct GatewaySpec {
     pub rhs: TcpConfig,
     /// Bytes of not-yet-sent data the RHS may hold per connection; absent = infinite.
     pub send_buffer: Option<u64>,
+    /// Back-pressure from the output port, packets: the RHS sends only while the port toward
+    /// the destination holds fewer than this many packets; absent = off.
+    pub transmit_limit: Option<u64>,
     pub syn_ack: SynAck,
     /// Period of the LHS receive-buffer flush; 0 = data leaves the LHS buffer at once.
     pub flush_period: Duration,
@@ -136,6 +139,9 @@ impl GatewaySpec {
         }
         if let Some(bytes) = self.send_buffer {
             check::positive_int(path, "send_buffer", bytes)?;
+        }
+        if let Some(packets) = self.transmit_limit {
+            check::positive_int(path, "transmit_limit", packets)?;
         }
         check::non_negative(path, "flush_period", self.flush_period.secs())?;
         if let Some(fc) = &self.flow_control {

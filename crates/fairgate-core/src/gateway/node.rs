@@ -146,7 +146,7 @@ impl Gateway {
     fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
         let index = self.conns.len();
-        let conn = SplitConnection::open(index, ack_flow, p, &self.spec, ctx);
+        let conn = SplitConnection::open(&self.name, index, ack_flow, p, &self.spec, ctx);
         self.conns.push(conn);
         self.conn_of[p.flow as usize] = Some(index as u32);
         Some(index)

@@ -25,7 +25,9 @@ use crate::transport::tcp::sender::{Conn, TcpSender};
 const RHS_TIMER: u64 = 0;
 const LHS_TIMER: u64 = 8;
 const FLUSH_TIMER: u64 = 15;
-pub(crate) const TIMER_BITS: u32 = 4;
+/// The output port sent a packet: room for the RHS again.
+const RESUME_TIMER: u64 = 16;
+pub(crate) const TIMER_BITS: u32 = 5;
 
 /// What happened on the downstream leg, counted apart from the end-to-end flow.
 #[derive(Clone, Copy, Debug, Default)]
@@ -76,11 +78,20 @@ pub struct SplitConnection {
     pub leg: LegCounters,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
+    /// `<gateway>.rhs_`: the RHS's own traces (cwnd, recovery, ...) go under these names, apart
+    /// from the end-to-end flow's.
+    rhs_trace_prefix: String,
+    /// The destination node (for the output port's back-pressure).
+    dst: u32,
+    transmit_limit: Option<u64>,
+    /// Whether the RHS waits for the output port to send a packet.
+    waiting_for_port: bool,
 }
 
 impl SplitConnection {
     /// A connection for the first packet `p` (a SYN or a data segment) of flow `p.flow`.
     pub fn open(
+        gateway: &str,
         index: usize,
         ack_flow: u32,
         p: &Packet,
@@ -122,6 +133,10 @@ impl SplitConnection {
             flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
             leg: LegCounters::default(),
             syn_acked_at: None,
+            rhs_trace_prefix: format!("{gateway}.rhs_"),
+            dst: p.dst,
+            transmit_limit: spec.transmit_limit,
+            waiting_for_port: false,
         };
         conn.call_rhs(ctx, Agent::start);
         conn
@@ -176,6 +191,11 @@ impl SplitConnection {
     /// One of this connection's timers (the low bits of the gateway's token).
     pub fn on_timer(&mut self, local: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         match local {
+            RESUME_TIMER => {
+                self.waiting_for_port = false;
+                self.call_rhs(ctx, TcpSender::resume);
+                self.after_rhs(spec, ctx);
+            }
             FLUSH_TIMER => {
                 self.flush_armed = false;
                 self.unflushed = 0;
@@ -322,13 +342,41 @@ impl SplitConnection {
 
     fn call_rhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpSender, &mut AgentCtx)) {
         let mark = ctx.mark();
+        let trace_mark = ctx.trace_mark();
         let saved = ctx.flow(self.flow).clone();
+        let port = self.grant_budget(ctx);
         f(&mut self.rhs, ctx);
+        self.wait_if_blocked(port, ctx);
+        if ctx.trace_mark() > trace_mark {
+            ctx.prefix_traces_since(trace_mark, &self.rhs_trace_prefix);
+        }
         let after = std::mem::replace(ctx.flow(self.flow), saved);
         let before = ctx.flow(self.flow);
         self.leg.retransmits += after.retransmits - before.retransmits;
         self.leg.timeouts += after.timeouts - before.timeouts;
         self.retoken(mark, RHS_TIMER, ctx);
+    }
+
+    /// With back-pressure: lets the RHS send only as many segments as the output port has
+    /// room for; returns the port.
+    fn grant_budget(&mut self, ctx: &mut AgentCtx) -> Option<u32> {
+        let limit = self.transmit_limit?;
+        let (port, queued) = ctx.backlog_toward(self.dst)?;
+        let room = limit.saturating_sub(queued as u64);
+        self.rhs.set_send_budget(Some(room));
+        Some(port)
+    }
+
+    /// An RHS that used up its budget waits for the port's next departure.
+    fn wait_if_blocked(&mut self, port: Option<u32>, ctx: &mut AgentCtx) {
+        let Some(port) = port else {
+            return;
+        };
+        if self.rhs.send_budget() == Some(0) && !self.waiting_for_port {
+            self.waiting_for_port = true;
+            ctx.wake_when_port_sends(port, self.tokens | RESUME_TIMER);
+        }
+        self.rhs.set_send_budget(None);
     }
 
     fn retoken(&self, mark: (usize, usize), base: u64, ctx: &mut AgentCtx) {
@@ -374,7 +422,7 @@ mod tests {
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         let sent = h.call(|ctx| {
-            let mut c = SplitConnection::open(0, 1, &data(0), &spec, ctx);
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);
@@ -411,5 +459,33 @@ mod tests {
         // A byte acknowledged upstream and not handed on is a violation.
         c.accepted += 1;
         assert!(c.check("gw", None).unwrap().contains("ACKed upstream"));
+    }
+
+    #[test]
+    fn the_rhs_traces_its_cwnd_apart_from_the_end_to_end_flow() {
+        let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
+        let mut h = AgentHarness::new(2);
+        let mut conn = None;
+        h.call(|ctx| {
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
+            c.on_upstream(&data(0), &spec, ctx);
+            c.on_upstream(&data(1000), &spec, ctx);
+            conn = Some(c);
+        });
+        let mut c = conn.unwrap();
+        h.call(|ctx| c.on_downstream(&ack(1000), &spec, ctx));
+        let names: Vec<&str> = h
+            .traces
+            .var
+            .iter()
+            .map(|&v| h.traces.names[v as usize].as_str())
+            .collect();
+        assert!(names.contains(&"gw.rhs_cwnd"), "{names:?}");
+        assert!(
+            !names.contains(&"cwnd"),
+            "the flow's own cwnd series stays the source's: {names:?}"
+        );
+        let last = h.traces.value[names.iter().rposition(|n| *n == "gw.rhs_cwnd").unwrap()];
+        assert_eq!(last, c.rhs().state().cwnd as f64);
     }
 }

@@ -13,7 +13,13 @@ use crate::stats::FlowStats;
 pub struct AgentEffects {
     pub(crate) outbox: Vec<PacketId>,
     pub(crate) timers: Vec<(Time, u64)>,
+    /// (port, token): call `on_timer(token)` once the port next sends a packet.
+    pub(crate) port_waits: Vec<(u32, u64)>,
 }
+
+/// The engine's answer to "which port leads to `dst` from here, and how many packets wait
+/// there (discipline and device queue)?"; None where it cannot tell (no route, no ports).
+pub type PortBacklog<'a> = &'a mut dyn FnMut(u32) -> Option<(u32, usize)>;
 
 /// The engine's side of an agent call.
 pub struct AgentCtx<'a> {
@@ -31,6 +37,9 @@ pub struct AgentCtx<'a> {
     pub(crate) effects: &'a mut AgentEffects,
     /// Whether senders should trace every window change (`[simulation] trace_every_change`).
     pub trace_every_change: bool,
+    /// Port occupancy toward a destination, for an agent that holds its data while the
+    /// port is full (a gateway's back-pressure); None outside the packet engine.
+    pub(crate) backlog: Option<PortBacklog<'a>>,
 }
 
 impl<'a> AgentCtx<'a> {
@@ -68,6 +77,26 @@ impl<'a> AgentCtx<'a> {
     /// agents (a gateway) takes a mark before calling one and rewrites what it added.
     pub(crate) fn mark(&self) -> (usize, usize) {
         (self.effects.outbox.len(), self.effects.timers.len())
+    }
+
+    /// The port toward `dst` and the packets waiting in it, if the engine tells.
+    pub(crate) fn backlog_toward(&mut self, dst: u32) -> Option<(u32, usize)> {
+        self.backlog.as_mut().and_then(|f| f(dst))
+    }
+
+    /// Asks for `on_timer(token)` when `port` next hands a packet to its link.
+    pub(crate) fn wake_when_port_sends(&mut self, port: u32, token: u64) {
+        self.effects.port_waits.push((port, token));
+    }
+
+    /// How many trace points exist so far (see [`AgentCtx::prefix_traces_since`]).
+    pub(crate) fn trace_mark(&self) -> usize {
+        self.traces.len()
+    }
+
+    /// Prefixes the names of the trace points recorded since `mark`.
+    pub(crate) fn prefix_traces_since(&mut self, mark: usize, prefix: &str) {
+        self.traces.prefix_since(mark, prefix);
     }
 
     /// Applies `edit` to every packet sent since `mark`.

@@ -38,6 +38,9 @@ pub struct Port {
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
     pub in_flight: VecDeque<(Time, PacketId)>,
     pub stats: PortStats,
+    /// (agent, token) of the agents holding data until this port sends its next packet,
+    /// woken one per packet sent, oldest first (a gateway's back-pressure).
+    pub waiting: VecDeque<(u32, u64)>,
 }
 
 impl Port {
@@ -71,6 +74,11 @@ impl Port {
     pub fn integrate(&mut self, now: Time) {
         let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         self.stats.integrate(now, pkts, bytes, self.device.len());
+    }
+
+    /// Packets waiting in the discipline and the device queue.
+    pub fn backlog_packets(&self) -> usize {
+        self.qdisc.len_packets() + self.device.len()
     }
 
     /// Time the link has spent serialising up to `now`.

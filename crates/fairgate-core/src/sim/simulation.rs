@@ -350,6 +350,10 @@ impl Simulation {
         let Some(packet) = self.next_for_link(port) else {
             return;
         };
+        if let Some((agent, token)) = self.ports[port].waiting.pop_front() {
+            self.events
+                .schedule(self.now, Event::AgentTimer { agent, token });
+        }
         let header = self.packets.get(packet);
         let p = &mut self.ports[port];
         let tx = tx_time(header.size, p.link.rate_bps);
@@ -537,6 +541,11 @@ impl Simulation {
     fn with_agent(&mut self, agent: usize, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
         let slot = &mut self.agents[agent];
         let node = slot.node;
+        let (ports, routes) = (&self.ports, &mut self.routes);
+        let mut backlog = |dst: u32| {
+            let port = routes.next_port(node, dst);
+            (port != NO_ROUTE).then(|| (port, ports[port as usize].backlog_packets()))
+        };
         let mut ctx = AgentCtx {
             now: self.now,
             node,
@@ -548,8 +557,14 @@ impl Simulation {
             traces: &mut self.traces,
             effects: &mut self.agent_effects,
             trace_every_change: self.trace_every_change,
+            backlog: Some(&mut backlog),
         };
         f(slot.agent.as_mut(), &mut ctx);
+        for (port, token) in self.agent_effects.port_waits.drain(..) {
+            self.ports[port as usize]
+                .waiting
+                .push_back((agent as u32, token));
+        }
         for (at, token) in self.agent_effects.timers.drain(..) {
             let event = Event::AgentTimer {
                 agent: agent as u32,

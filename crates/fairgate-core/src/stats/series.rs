@@ -155,13 +155,7 @@ pub struct VarSeries {
 
 impl VarSeries {
     pub fn push(&mut self, time: f64, owner: u32, name: &str, value: f64) {
-        let var = match self.names.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.names.push(name.to_string());
-                self.names.len() - 1
-            }
-        };
+        let var = self.index_of(name);
         self.time.push(time);
         self.owner.push(owner);
         self.var.push(var as u32);
@@ -170,6 +164,25 @@ impl VarSeries {
 
     pub fn len(&self) -> usize {
         self.time.len()
+    }
+
+    /// Renames the points from index `start` on to `prefix` + their name (a gateway keeps its
+    /// inner transports' traces apart from the end-to-end flow's).
+    pub fn prefix_since(&mut self, start: usize, prefix: &str) {
+        for i in start..self.var.len() {
+            let name = format!("{prefix}{}", self.names[self.var[i] as usize]);
+            self.var[i] = self.index_of(&name) as u32;
+        }
+    }
+
+    fn index_of(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {

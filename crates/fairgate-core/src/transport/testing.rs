@@ -44,6 +44,7 @@ impl AgentHarness {
             traces: &mut self.traces,
             effects: &mut self.effects,
             trace_every_change: true,
+            backlog: None,
         };
         f(&mut ctx);
         self.timers.append(&mut self.effects.timers);

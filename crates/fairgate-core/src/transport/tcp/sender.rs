@@ -116,6 +116,8 @@ pub struct TcpSender {
     /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
     retries: u32,
     pub(super) buffer: SendBuffer,
+    /// Segments `send_more` may still send (None = no limit): a gateway's back-pressure.
+    send_budget: Option<u64>,
 }
 
 impl TcpSender {
@@ -157,7 +159,23 @@ impl TcpSender {
             max_retries: cfg.max_retries,
             retries: 0,
             buffer: SendBuffer::new(cfg.send_buffer),
+            send_budget: None,
         }
+    }
+
+    /// Limits the segments window-driven sending may send from now on (None = no limit);
+    /// a fast retransmission is always sent.
+    pub fn set_send_budget(&mut self, segments: Option<u64>) {
+        self.send_budget = segments;
+    }
+
+    pub fn send_budget(&self) -> Option<u64> {
+        self.send_budget
+    }
+
+    /// Sends whatever the window and the budget allow now (after the budget was raised).
+    pub fn resume(&mut self, ctx: &mut AgentCtx) {
+        self.send_more(ctx);
     }
 
     pub fn state(&self) -> &TcpState {
@@ -309,7 +327,7 @@ impl TcpSender {
 
     /// Sends whatever the window, the variant and the rate cap allow.
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        while self.conn == Conn::Established && !self.ecn_hold {
+        while self.conn == Conn::Established && !self.ecn_hold && self.send_budget != Some(0) {
             if self.rate_cap_bps.is_some() && ctx.now < self.next_send_at {
                 if self.cc.next_segment(&self.state).is_some() {
                     self.pace_timer.arm(self.next_send_at, PACE, ctx);
@@ -320,6 +338,9 @@ impl TcpSender {
                 return;
             };
             self.send_segment(seq, len, ctx);
+            if let Some(budget) = &mut self.send_budget {
+                *budget -= 1;
+            }
         }
     }
 
