@@ -43,6 +43,7 @@ bench: bench-engine bench-scale bench-atm bench-micro bench-sweep
 bench-engine:
 	cargo run --release -p fairgate-core --bin fairgate-bench
 	cargo run --release -p fairgate-core --bin fairgate-bench-workloads
+	cargo run --release -p fairgate-core --bin fairgate-bench-pep
 
 # TCP dumbbells at 10 to 100,000 flows: build time, run time, events/s, peak RSS per flow.
 bench-scale:

@@ -1,9 +1,13 @@
 //! The agent of a gateway node: it takes over the TCP packets crossing the node (data, SYN and
 //! FIN going downstream; ACKs, SYN-ACKs and FIN-ACKs coming back), keeps one
-//! [`SplitConnection`] per TCP flow, and lets every other packet (UDP, other protocols) be
-//! routed as usual [Vaidyanathan99, §4.2]. At each sample it records, per connection, the
-//! occupancy the sources plot [Vaidyanathan99, §4.4; Byun07, §3] and checks that no
-//! acknowledged byte was lost.
+//! [`SplitConnection`] per TCP connection (a flow, or one of the connections a web or HTTP
+//! workload multiplexes on its flow), and lets every other packet (UDP, other protocols) be
+//! routed as usual [Vaidyanathan99, §4.2]. At each sample it records, per flow (summed over its
+//! connections), the occupancy the sources plot [Vaidyanathan99, §4.4; Byun07, §3] and checks
+//! that no acknowledged byte was lost. A connection that has closed upstream and holds nothing
+//! more is retired: its cumulative counters stay in its flow's totals, its state is freed.
+
+use std::collections::{BTreeMap, HashMap};
 
 use super::config::GatewaySpec;
 use super::split::{SplitConnection, TIMER_BITS};
@@ -17,7 +21,9 @@ const SERVE: u64 = 1;
 /// At most this many violations are kept (the first ones say what went wrong).
 const MAX_VIOLATIONS: usize = 16;
 
-/// The per-connection variables traced at each sample, prefixed by the gateway's name.
+/// The per-flow variables traced at each sample, prefixed by the gateway's name: levels summed
+/// over the flow's open connections, and cumulative counts (see [`CUMULATIVE`]) that keep the
+/// retired connections' share.
 const TRACED: [&str; 10] = [
     "pep_buffer",
     "send_buffer",
@@ -30,6 +36,10 @@ const TRACED: [&str; 10] = [
     "pep_limit",
     "fc_marks",
 ];
+/// Which of [`TRACED`] are cumulative counts (the others are levels).
+const CUMULATIVE: [usize; 4] = [5, 6, 7, 9];
+/// The index of `pep_limit` in [`TRACED`] (NaN while the flow has no open connection).
+const PEP_LIMIT: usize = 8;
 
 /// Which flows the gateway may split: TCP data flows and their ACK flows.
 #[derive(Clone, Debug, Default)]
@@ -44,9 +54,12 @@ pub struct Gateway {
     name: String,
     spec: GatewaySpec,
     flows: FlowMap,
-    /// Per flow id: its connection's index in `conns`.
-    conn_of: Vec<Option<u32>>,
-    conns: Vec<SplitConnection>,
+    /// Per (flow id, connection within the flow): its index in `conns`.
+    conn_of: HashMap<(u32, u32), u32>,
+    /// Split connections by index (timer tokens name them); `None` once retired.
+    conns: Vec<Option<SplitConnection>>,
+    /// Per flow that had a connection: the cumulative counters of its retired connections.
+    retired: BTreeMap<u32, [f64; TRACED.len()]>,
     sample_interval: Option<Time>,
     trace_names: Vec<String>,
     violations: Vec<String>,
@@ -56,13 +69,13 @@ pub struct Gateway {
 
 impl Gateway {
     pub fn new(name: &str, spec: GatewaySpec, flows: FlowMap, sample: Option<Time>) -> Self {
-        let n = flows.ack_flow_of.len();
         Gateway {
             trace_names: TRACED.iter().map(|v| format!("{name}.{v}")).collect(),
             name: name.to_string(),
             flows,
-            conn_of: vec![None; n],
+            conn_of: HashMap::new(),
             conns: Vec::new(),
+            retired: BTreeMap::new(),
             sample_interval: sample,
             violations: Vec::new(),
             server: spec.two_server.as_ref().map(|ts| RateServer::new(ts, name)),
@@ -70,8 +83,9 @@ impl Gateway {
         }
     }
 
-    pub fn connections(&self) -> &[SplitConnection] {
-        &self.conns
+    /// The connections not yet retired.
+    pub fn connections(&self) -> impl Iterator<Item = &SplitConnection> {
+        self.conns.iter().flatten()
     }
 
     /// Whether the TCP layer takes `p` over (a segment, or an answer for a split connection).
@@ -100,11 +114,33 @@ impl Gateway {
             None => return,
         };
         let spec = &self.spec;
+        let Some(c) = self.conns[conn].as_mut() else {
+            return;
+        };
         if upstream {
-            self.conns[conn].on_upstream(p, spec, ctx);
+            c.on_upstream(p, spec, ctx);
         } else {
-            self.conns[conn].on_downstream(p, spec, ctx);
+            c.on_downstream(p, spec, ctx);
         }
+        self.retire_if_finished(conn);
+    }
+
+    /// Frees a connection that holds nothing more, keeping its counters in its flow's totals.
+    fn retire_if_finished(&mut self, index: usize) {
+        let Some(c) = self.conns[index].as_ref().filter(|c| c.finished()) else {
+            return;
+        };
+        if self.violations.len() < MAX_VIOLATIONS {
+            let found = c.check(&self.name, self.spec.send_buffer);
+            self.violations.extend(found);
+        }
+        let values = traced_values(c);
+        let totals = self.retired.entry(c.flow).or_insert([0.0; TRACED.len()]);
+        for i in CUMULATIVE {
+            totals[i] += values[i];
+        }
+        self.conn_of.remove(&(c.flow, c.conn));
+        self.conns[index] = None;
     }
 
     /// One service of the IP subsystem: the served packet goes to the TCP layer or on.
@@ -136,19 +172,16 @@ impl Gateway {
             PacketKind::Data | PacketKind::Syn | PacketKind::Fin => p.flow,
             _ => (*self.flows.data_flow_of.get(p.flow as usize)?)?,
         };
-        self.conn_of
-            .get(flow as usize)
-            .copied()
-            .flatten()
-            .map(|c| c as usize)
+        self.conn_of.get(&(flow, p.conn)).map(|&c| c as usize)
     }
 
     fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
         let index = self.conns.len();
         let conn = SplitConnection::open(&self.name, index, ack_flow, p, &self.spec, ctx);
-        self.conns.push(conn);
-        self.conn_of[p.flow as usize] = Some(index as u32);
+        self.conns.push(Some(conn));
+        self.conn_of.insert((p.flow, p.conn), index as u32);
+        self.retired.entry(p.flow).or_insert([0.0; TRACED.len()]);
         Some(index)
     }
 
@@ -164,26 +197,25 @@ impl Gateway {
                 ctx.trace(0, &format!("{}.{var}", self.name), value);
             }
         }
-        for conn in &self.conns {
-            let o = conn.occupancy();
-            let values = [
-                o.held() as f64,
-                o.unsent as f64,
-                o.in_flight as f64,
-                conn.rhs().state().cwnd as f64,
-                conn.advertised() as f64,
-                o.accepted as f64,
-                conn.leg.retransmits as f64,
-                conn.leg.timeouts as f64,
-                conn.flow_control().map_or(f64::NAN, |fc| fc.limit()),
-                conn.flow_control().map_or(0.0, |fc| fc.marks() as f64),
-            ];
-            for (name, value) in self.trace_names.iter().zip(values) {
-                ctx.trace(conn.flow, name, value);
+        let mut per_flow = self.retired.clone();
+        let mut open_in = BTreeMap::new();
+        for conn in self.conns.iter().flatten() {
+            let sums = per_flow.entry(conn.flow).or_insert([0.0; TRACED.len()]);
+            for (sum, value) in sums.iter_mut().zip(traced_values(conn)) {
+                *sum += value;
             }
+            *open_in.entry(conn.flow).or_insert(0) += 1;
             if self.violations.len() < MAX_VIOLATIONS {
                 let found = conn.check(&self.name, self.spec.send_buffer);
                 self.violations.extend(found);
+            }
+        }
+        for (flow, mut values) in per_flow {
+            if !open_in.contains_key(&flow) {
+                values[PEP_LIMIT] = f64::NAN;
+            }
+            for (name, value) in self.trace_names.iter().zip(values) {
+                ctx.trace(flow, name, value);
             }
         }
     }
@@ -224,15 +256,15 @@ impl Agent for Gateway {
         }
         let conn = (token >> TIMER_BITS) as usize - 1;
         let local = token & ((1 << TIMER_BITS) - 1);
-        if let Some(c) = self.conns.get_mut(conn) {
+        if let Some(Some(c)) = self.conns.get_mut(conn) {
             c.on_timer(local, &self.spec, ctx);
+            self.retire_if_finished(conn);
         }
     }
 
     fn violations(&self) -> Vec<String> {
         let now = self
-            .conns
-            .iter()
+            .connections()
             .filter_map(|c| c.check(&self.name, self.spec.send_buffer));
         self.violations.iter().cloned().chain(now).collect()
     }
@@ -240,4 +272,21 @@ impl Agent for Gateway {
     fn name(&self) -> &'static str {
         "gateway"
     }
+}
+
+/// The values of [`TRACED`] for one connection (the pep_limit is NaN without flow control).
+fn traced_values(conn: &SplitConnection) -> [f64; TRACED.len()] {
+    let o = conn.occupancy();
+    [
+        o.held() as f64,
+        o.unsent as f64,
+        o.in_flight as f64,
+        conn.rhs().state().cwnd as f64,
+        conn.advertised() as f64,
+        o.accepted as f64,
+        conn.leg.retransmits as f64,
+        conn.leg.timeouts as f64,
+        conn.flow_control().map_or(f64::NAN, |fc| fc.limit()),
+        conn.flow_control().map_or(0.0, |fc| fc.marks() as f64),
+    ]
 }

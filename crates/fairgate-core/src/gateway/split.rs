@@ -60,7 +60,12 @@ impl Occupancy {
 
 pub struct SplitConnection {
     pub flow: u32,
+    /// The connection within a workload that multiplexes many on one flow (the packets'
+    /// `conn`); every packet this connection sends carries it.
+    pub conn: u32,
     ack_flow: u32,
+    /// Whether the upstream side has closed (its FIN reached the LHS).
+    fin_seen: bool,
     /// High bits of this connection's timer tokens.
     tokens: u64,
     lhs: TcpReceiver,
@@ -118,7 +123,9 @@ impl SplitConnection {
         let handshake = p.kind == PacketKind::Syn;
         let mut conn = SplitConnection {
             flow: p.flow,
+            conn: p.conn,
             ack_flow,
+            fin_seen: false,
             tokens: (index as u64 + 1) << TIMER_BITS,
             lhs: TcpReceiver::new(params, reply),
             lhs_rwnd: params.rwnd,
@@ -164,6 +171,12 @@ impl SplitConnection {
         self.flow_control.as_ref()
     }
 
+    /// Whether the upstream side has closed and every byte it sent was delivered downstream:
+    /// the gateway holds nothing more for this connection.
+    pub fn finished(&self) -> bool {
+        self.fin_seen && self.occupancy().held() == 0
+    }
+
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
     pub fn on_upstream(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         match p.kind {
@@ -175,6 +188,7 @@ impl SplitConnection {
             PacketKind::Syn => self.syn_waiting = Some(*p),
             PacketKind::Data => self.on_data(p, spec, ctx),
             _ => {
+                self.fin_seen |= p.kind == PacketKind::Fin;
                 let mark = ctx.mark();
                 self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
                 self.stamp_window(mark, spec, ctx);
@@ -338,6 +352,7 @@ impl SplitConnection {
         f(&mut self.lhs, ctx);
         *ctx.flow(self.flow) = saved;
         self.retoken(mark, LHS_TIMER, ctx);
+        self.tag(mark, ctx);
     }
 
     fn call_rhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpSender, &mut AgentCtx)) {
@@ -355,6 +370,14 @@ impl SplitConnection {
         self.leg.retransmits += after.retransmits - before.retransmits;
         self.leg.timeouts += after.timeouts - before.timeouts;
         self.retoken(mark, RHS_TIMER, ctx);
+        self.tag(mark, ctx);
+    }
+
+    /// Labels the packets sent since `mark` with this connection, so that the far end point
+    /// of a multiplexing workload finds its connection.
+    fn tag(&self, mark: (usize, usize), ctx: &mut AgentCtx) {
+        let conn = self.conn;
+        ctx.edit_sent_since(mark, |q| q.conn = conn);
     }
 
     /// With back-pressure: lets the RHS send only as many segments as the output port has

@@ -216,7 +216,9 @@ fn tcp_flow_map(flows: &[FlowInfo]) -> FlowMap {
         data_flow_of: vec![None; flows.len()],
     };
     for (i, f) in flows.iter().enumerate() {
-        if let (FlowRole::Ack, Some(data), "tcp") = (f.role, f.parent, f.kind.as_str()) {
+        // Web and HTTP workloads multiplex TCP connections on their flow (the packets' `conn`).
+        let tcp = matches!(f.kind.as_str(), "tcp" | "web" | "http");
+        if let (FlowRole::Ack, Some(data), true) = (f.role, f.parent, tcp) {
             map.ack_flow_of[data as usize] = Some(i as u32);
             map.data_flow_of[i] = Some(data);
         }
