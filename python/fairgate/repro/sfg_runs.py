@@ -42,7 +42,9 @@ class SfgRun:
 
 
 def _crosses_bottleneck(name: str) -> bool:
-    return name.startswith(FORWARD_PREFIXES) or (name.startswith("rev") and name.endswith(".ack"))
+    if name.endswith(".ack"):
+        return name.startswith("rev")
+    return name.startswith(FORWARD_PREFIXES)
 
 
 def _interval_diffs(res: Results, columns: list[str]) -> pd.DataFrame:
@@ -54,7 +56,8 @@ def _interval_diffs(res: Results, columns: list[str]) -> pd.DataFrame:
 def throughput_series(res: Results) -> pd.DataFrame:
     """Delivered Mb/s per sample interval of each class and of each CBR flow."""
     steps = _interval_diffs(res, ["delivered_bytes"])
-    steps = steps[steps["flow"].astype(str).str.startswith(FORWARD_PREFIXES)]
+    names = steps["flow"].astype(str)
+    steps = steps[names.str.startswith(FORWARD_PREFIXES) & ~names.str.endswith(".ack")]
     times = res.flow_series["time_s"].drop_duplicates().nsmallest(2)
     interval = float(times.iloc[1] - times.iloc[0])
     name = steps["flow"].astype(str)
