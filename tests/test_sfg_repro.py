@@ -55,7 +55,14 @@ def test_full_reproduction(tmp_path):
     rows = check_common(report, tmp_path)
     for metric in (
         "SFG-PI mean queue (KB)",
+        "SFG switches on (s)",
+        "SFG switches off (s)",
+        "SFG-PI switches on (s)",
+        "SFG-PI switches off (s)",
+        "web offered rate of 300 sessions (Mb/s)",
         "DT: CBR share of the link",
         "SFG: goodput per CBR flow (Mb/s)",
     ):
         assert rows[metric].verdict == "ok", rows[metric]
+    mapped = [r for r in report.rows if r.metric.startswith("equivalent offered load")]
+    assert len(mapped) == 5 and all(r.verdict == "ok" for r in mapped)

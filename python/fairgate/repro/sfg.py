@@ -29,7 +29,7 @@ from fairgate.repro.report import Report, Row, Tolerance
 from fairgate.repro.sfg_runs import SfgRun, run_case
 from fairgate.repro.sfg_setup import CBR_START_PHASES, CBR_STOP_PHASES, PHASE_FLOWS, SCHEMES
 
-TITLE = "SFG and SFG-PI (Chung, Claypool, Kinicki): analysis, TCP mix, CBR flows"
+TITLE = "SFG and SFG-PI (Chung, Claypool, Kinicki): analysis, load calibration, TCP mix, CBR flows"
 SOURCE = "[Chung06, §3-4]"
 EXPERIMENTS = ["analysis", "calibration", "tcp-mix", "cbr"]
 PAPER_PHASE_S = 200.0
