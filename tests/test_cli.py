@@ -21,6 +21,11 @@ OUTPUTS = [
     "flow_series.parquet",
     "qdisc_state.parquet",
     "traces.parquet",
+    "transfers.parquet",
+    "drops.parquet",
+    "class_series.parquet",
+    "phase_classes.parquet",
+    "phase_ports.parquet",
 ]
 
 
@@ -38,7 +43,7 @@ def run_showcase(out: Path, *extra: str, scenario: Path = SHOWCASE) -> subproces
 def test_run_prints_tables_and_writes_outputs(tmp_path: Path):
     done = run_showcase(tmp_path / "o", "--plot")
     assert "flows" in done.stdout and "left->right" in done.stdout and "tcp-40ms" in done.stdout
-    for name in [*OUTPUTS, "plot.png"]:
+    for name in [*OUTPUTS, "plot.png", "queue.png"]:
         assert (tmp_path / "o" / name).stat().st_size > 0, name
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["conservation"]["ok"] and summary["time_s"] == 12.0
@@ -50,7 +55,9 @@ def test_same_seed_is_byte_identical_and_another_seed_differs(tmp_path: Path):
     for name in OUTPUTS:
         a, b, c = ((tmp_path / d / name).read_bytes() for d in "abc")
         assert a == b, name
-        if name not in ("traces.parquet", "qdisc_state.parquet"):
+        # The mix has no transport, no workload and no drop log: those tables stay empty.
+        empty = ("traces.parquet", "qdisc_state.parquet", "transfers.parquet", "drops.parquet")
+        if name not in empty:
             assert a != c, name
 
 

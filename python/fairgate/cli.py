@@ -56,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY.PATH=VALUE",
         help="override a scenario value, e.g. --set simulation.duration=20s (repeatable)",
     )
-    run.add_argument("--plot", action="store_true", help="also write DIR/plot.png")
+    run.add_argument(
+        "--plot", action="store_true", help="also write DIR/plot.png and DIR/queue.png"
+    )
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sweep_cli.add_executor_options(run)
 
@@ -163,10 +165,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     results.save(out)
     if args.plot:
-        from fairgate.plot import overview
+        from fairgate.plot import overview, queue_over_time
         from fairgate.plot_gateway import gateway_figure, gateways
 
         overview(results, out / "plot.png")
+        queue_over_time(results, out / "queue.png")
         for gateway in gateways(results):
             gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
     if not args.quiet:

@@ -1,5 +1,6 @@
-"""The standard figures: queue length over time, per-flow and per-class throughput over time,
-and the distribution of transfer times of the web and HTTP workloads."""
+"""The standard figures: queue length over time (with a port's input and output rates),
+per-flow and per-class throughput over time, and the distribution of transfer times of the
+web and HTTP workloads."""
 
 from __future__ import annotations
 
@@ -47,6 +48,34 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
         ax_t.legend(loc="upper right", fontsize="small", ncol=2)
+    return _finish(fig, results, path, title)
+
+
+def queue_over_time(
+    results: Results,
+    path: str | Path | None = None,
+    title: str | None = None,
+    ports: list[str] | None = None,
+) -> Figure:
+    """Queue length of `ports` (default: the busiest) over time, and below it each port's
+    arrival rate (into the discipline, before its drops, dashed) and departure rate (onto the
+    link, solid) from the core's rate series. Written to `path` (PNG) only when one is given."""
+    fig = Figure(figsize=(9, 6.5), layout="constrained")
+    ax_q, ax_r = fig.subplots(2, 1, sharex=True)
+    qs = results.queue_series
+    for port in ports if ports is not None else busiest_ports(results):
+        series = qs[qs["port"] == port]
+        line = ax_q.step(series["time_s"], series["packets"], where="post", label=port, lw=1)
+        color = line[0].get_color()
+        ax_r.plot(series["time_s"], series["arrival_bps"] / 1e6, ls="--", color=color, lw=1)
+        ax_r.plot(series["time_s"], series["departure_bps"] / 1e6, color=color, lw=1, label=port)
+    ax_q.set_ylabel("queue length (packets)")
+    ax_r.set_ylabel("in (dashed) / out rate (Mb/s)")
+    ax_r.set_xlabel("time (s)")
+    for ax in (ax_q, ax_r):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize="small")
     return _finish(fig, results, path, title)
 
 

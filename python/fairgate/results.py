@@ -25,6 +25,10 @@ TABLES = (
     "qdisc_state",
     "traces",
     "transfers",
+    "drops",
+    "class_series",
+    "phase_classes",
+    "phase_ports",
 )
 
 
@@ -51,6 +55,10 @@ class Results:
     qdisc_state: pd.DataFrame
     traces: pd.DataFrame
     transfers: pd.DataFrame
+    drops: pd.DataFrame
+    class_series: pd.DataFrame
+    phase_classes: pd.DataFrame
+    phase_ports: pd.DataFrame
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:
@@ -73,12 +81,39 @@ class Results:
         rates.columns = rates.columns.astype(str)
         return rates
 
-    def class_throughput(self) -> pd.DataFrame:
-        """Goodput (bit/s) between consecutive samples summed per class: the source kind of the
-        data flows (``tcp``, ``cbr``, ``web``, ``http``, ...)."""
-        rates = self.throughput()
-        kinds = dict(zip(self.flows["flow"].astype(str), self.flows["kind"], strict=True))
-        return rates.T.groupby(rates.columns.map(kinds)).sum().T
+    def class_throughput(self, column: str = "goodput_bps") -> pd.DataFrame:
+        """Goodput (or ``column="throughput_bps"``: delivered bytes) in bit/s between
+        consecutive samples per class, the source kind of the data flows (``tcp``, ``cbr``,
+        ``web``, ``http``, ...): the core's ``class_series`` as one column per class."""
+        cs = self.class_series
+        wide = cs.pivot(index="time_s", columns="class", values=column).iloc[1:]
+        wide.columns = wide.columns.astype(str)
+        wide.columns.name = None
+        return wide
+
+    def bottleneck(self) -> str:
+        """The port with the most queue drops (ties: the highest utilisation, then the first)."""
+        ports = self.ports.assign(order=range(len(self.ports)))
+        ranked = ports.sort_values(
+            ["drops_pkts", "utilisation", "order"], ascending=[False, False, True], kind="stable"
+        )
+        return str(ranked["port"].iloc[0])
+
+    def phase_summary(self, port: str | None = None) -> pd.DataFrame:
+        """One row per traffic phase and class: the class's drop rate, byte loss rate,
+        throughput and goodput in the phase (``phase_classes``), beside the utilisation, mean
+        queue, drop rate and byte loss rate of ``port`` (default: :meth:`bottleneck`) in the
+        same phase (``phase_ports``). Phases are cut at ``[simulation] phase_edges``."""
+        port = port or self.bottleneck()
+        pp = self.phase_ports
+        if port not in set(pp["port"].astype(str)):
+            raise KeyError(f"port {port!r}: no such port (expected one of the ports table)")
+        at_port = pp[pp["port"].astype(str) == port][
+            ["phase", "utilisation", "mean_queue_pkts", "drop_rate", "byte_loss_rate"]
+        ].rename(columns=lambda c: c if c == "phase" else f"port_{c}")
+        summary = self.phase_classes.merge(at_port, on="phase", how="left")
+        summary["class"] = summary["class"].astype(str)
+        return summary.assign(port=port)
 
     def save(self, out_dir: str | Path) -> Path:
         """Writes summary.json and one Parquet file per table into ``out_dir``.

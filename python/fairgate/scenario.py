@@ -57,9 +57,11 @@ class Scenario:
         trace_every_change: bool = False,
         warmup: Value | None = None,
         end: Value | None = None,
+        record_drops: int | str | None = None,
     ) -> None:
         """``warmup`` and ``end`` bound the measurement window of every summary metric
-        (``docs/scenarios.md``, measurement window)."""
+        (``docs/scenarios.md``, measurement window); ``record_drops`` (``"all"`` or a count)
+        keeps the drop and mark events table (``docs/results.md``, drops)."""
         self._doc: Table = {
             "name": name,
             "description": description,
@@ -71,6 +73,7 @@ class Scenario:
                     "trace_every_change": trace_every_change or None,
                     "warmup": warmup,
                     "end": end,
+                    "record_drops": record_drops,
                 }
             ),
         }
@@ -177,10 +180,19 @@ class Scenario:
         name: str = "phase",
     ) -> Scenario:
         """Flows of ``source`` whose number steps through ``counts``, one per ``phase`` seconds
-        (see :mod:`fairgate.phases`)."""
+        (see :mod:`fairgate.phases`). The phase boundaries inside the run become
+        ``simulation.phase_edges``, so ``Results.phase_summary()`` reports each phase."""
         from fairgate.phases import add_phases
 
+        self._add_phase_edges([j * phase for j in range(1, len(counts))])
         return add_phases(self, src, dst, source, counts, phase, name)
+
+    def _add_phase_edges(self, edges: list[float]) -> None:
+        sim = self._doc["simulation"]
+        duration = sim["duration"]
+        if isinstance(duration, int | float):
+            edges = [e for e in edges if e < duration]
+        sim["phase_edges"] = sorted({*sim.get("phase_edges", []), *edges})
 
     def to_dict(self) -> Table:
         return json.loads(json.dumps(self._doc))

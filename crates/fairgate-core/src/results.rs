@@ -12,6 +12,10 @@ use crate::stats::series::VarSeries;
 use crate::stats::window::Snapshot;
 use serde_json::{json, Map, Value};
 
+mod drops;
+mod phases;
+mod rates;
+
 /// One column of a table.
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -45,7 +49,9 @@ impl Column {
             Column::F64(_) => Value::Null,
             Column::U64(v) => json!(v[row]),
             Column::Str(v) => json!(v[row]),
-            Column::Cat { codes, categories } => json!(categories[codes[row] as usize]),
+            Column::Cat { codes, categories } => categories
+                .get(codes[row] as usize)
+                .map_or(Value::Null, |name| json!(name)),
         }
     }
 }
@@ -93,6 +99,10 @@ pub struct Results {
     pub qdisc_state: Table,
     pub traces: Table,
     pub transfers: Table,
+    pub drops: Table,
+    pub class_series: Table,
+    pub phase_classes: Table,
+    pub phase_ports: Table,
 }
 
 fn f64s(it: impl Iterator<Item = f64>) -> Column {
@@ -348,10 +358,13 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let delta = sim.window().delta(now);
     let flows = flow_table(sim, &delta);
     let ports = port_table(sim, &delta);
-    let summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
+    let mut summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
+    let (drops, drop_counts) = drops::drop_table(sim);
+    summary["drop_events"] = drop_counts;
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);
+    let (phase_classes, phase_ports) = phases::phase_tables(sim);
     let (qs, fs, state, traces) = sim.take_series();
     let mut queue_series = Table::default();
     queue_series.push("time_s", Column::F64(qs.time));
@@ -364,6 +377,8 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     );
     queue_series.push("packets", Column::U64(qs.packets));
     queue_series.push("bytes", Column::U64(qs.bytes));
+    queue_series.push("arrival_bps", Column::F64(qs.arrival_bps));
+    queue_series.push("departure_bps", Column::F64(qs.departure_bps));
     let mut flow_series = Table::default();
     flow_series.push("time_s", Column::F64(fs.time));
     flow_series.push(
@@ -389,6 +404,10 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
         qdisc_state: var_table(state, "port", port_names),
         traces: var_table(traces, "flow", flow_names),
         transfers,
+        drops,
+        class_series: rates::class_series_table(sim),
+        phase_classes,
+        phase_ports,
     }
 }
 

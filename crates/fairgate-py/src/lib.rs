@@ -142,6 +142,10 @@ impl Simulation {
             ("qdisc_state", r.qdisc_state),
             ("traces", r.traces),
             ("transfers", r.transfers),
+            ("drops", r.drops),
+            ("class_series", r.class_series),
+            ("phase_classes", r.phase_classes),
+            ("phase_ports", r.phase_ports),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

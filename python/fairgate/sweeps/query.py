@@ -43,6 +43,10 @@ def _views(root: Path) -> dict[str, str]:
         "qdisc_state",
         "traces",
         "transfers",
+        "drops",
+        "class_series",
+        "phase_classes",
+        "phase_ports",
     ):
         if (root / f"{table}.parquet").is_file():
             views[table] = f"SELECT * FROM read_parquet({_literal(root / f'{table}.parquet')})"

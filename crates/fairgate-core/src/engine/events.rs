@@ -28,6 +28,8 @@ pub enum Event {
     Sample,
     /// An edge of the measurement window: snapshot the cumulative counters.
     WindowEdge,
+    /// An edge between traffic phases: close the phase's summary.
+    PhaseEdge,
 }
 
 /// A pending event; `key` packs (time, sequence) so one comparison orders two entries.

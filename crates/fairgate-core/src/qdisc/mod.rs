@@ -40,6 +40,8 @@ pub struct QueueView {
 pub struct Effects {
     pub(crate) drops: Vec<(PacketId, DropReason)>,
     pub(crate) marks: [u64; DropReason::COUNT],
+    /// The packets marked during the call, for the drop and mark events table.
+    pub(crate) marked: Vec<(PacketId, DropReason)>,
     pub(crate) timer: Option<Time>,
     /// Whether any of the above was touched since the engine last applied them.
     pub(crate) dirty: bool,
@@ -59,6 +61,7 @@ impl Effects {
     pub fn clear(&mut self) {
         self.drops.clear();
         self.marks = [0; DropReason::COUNT];
+        self.marked.clear();
         self.timer = None;
     }
 }
@@ -95,6 +98,7 @@ impl<'a> QdiscCtx<'a> {
         }
         p.set(flags::CE);
         self.effects.marks[reason as usize] += 1;
+        self.effects.marked.push((packet, reason));
         self.effects.dirty = true;
         true
     }
@@ -103,6 +107,7 @@ impl<'a> QdiscCtx<'a> {
     pub fn mark_flag(&mut self, packet: PacketId, flag: u16, reason: DropReason) {
         self.packets.get_mut(packet).set(flag);
         self.effects.marks[reason as usize] += 1;
+        self.effects.marked.push((packet, reason));
         self.effects.dirty = true;
     }
 

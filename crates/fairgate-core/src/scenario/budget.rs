@@ -6,11 +6,14 @@
 //! (sender, receiver, ACK flow, counters, hosts and access links of a topology builder; about
 //! 7 KiB per TCP flow measured by the scale benchmark, rounded up to 8 KiB) and each series
 //! row (one per port and per flow at each sample, 80 bytes with the copy into results). The
+//! A bounded drop and mark log (`record_drops = N`) counts 96 bytes per event (the row and its
+//! columns in the results); `"all"` cannot be estimated before the run and counts nothing. The
 //! default limit is 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
 
 use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::topology::TopologySpec;
+use crate::stats::events::EventLimit;
 
 /// The default of `simulation.memory_limit_mib`.
 pub const DEFAULT_LIMIT_MIB: u64 = 4096;
@@ -18,6 +21,7 @@ const BYTES_PER_FLOW: f64 = 8192.0;
 const BYTES_PER_NODE: f64 = 256.0;
 const BYTES_PER_PORT: f64 = 1024.0;
 const BYTES_PER_SERIES_ROW: f64 = 80.0;
+const BYTES_PER_DROP_EVENT: f64 = 96.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
@@ -35,9 +39,24 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let samples = (s.simulation.duration.secs() / interval.max(1e-12)).floor() + 1.0;
     let series_count = ports + 2.0 * flows + 1.0;
     let series = samples * series_count * BYTES_PER_SERIES_ROW;
-    let total_mib = (state + series) / MIB;
+    let events = match s.simulation.record_drops {
+        Some(EventLimit::First(n)) => n as f64 * BYTES_PER_DROP_EVENT,
+        _ => 0.0,
+    };
+    let total_mib = (state + series + events) / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
+    }
+    if events > series && events > state {
+        return Err(ScenarioError::new(
+            "simulation.record_drops",
+            format!(
+                "got {:.0} events, which need about {total_mib:.0} MiB, more than the \
+                 memory limit of {limit_mib} MiB; expected a smaller count, or raise \
+                 simulation.memory_limit_mib on purpose",
+                events / BYTES_PER_DROP_EVENT
+            ),
+        ));
     }
     // Unless the state alone is too large, sampling less often is the change that fits.
     let (path, cause) = if state / MIB <= limit_mib as f64 {
@@ -104,6 +123,14 @@ mod tests {
     use crate::scenario::parse;
 
     const BASE: &str = "[simulation]\nduration = \"1000s\"\n";
+
+    #[test]
+    fn a_drop_log_larger_than_the_memory_limit_is_refused() {
+        let text = format!("{BASE}record_drops = 100000000000\n[[nodes]]\nname = \"a\"\n");
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "simulation.record_drops");
+        assert!(parse(&text.replace("100000000000", "\"all\""), &[]).is_ok());
+    }
 
     #[test]
     fn a_tiny_sample_interval_over_a_long_run_is_refused() {

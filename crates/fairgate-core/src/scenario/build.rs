@@ -76,6 +76,8 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         trace_every_change: scenario.simulation.trace_every_change,
         window_start: resolved.window.0,
         window_stop: resolved.window.1,
+        record_drops: scenario.simulation.record_drops,
+        phase_edges: resolved.phase_edges.clone(),
     }))
 }
 

@@ -50,6 +50,12 @@ pub struct SimulationSpec {
     /// Summaries count only up to this time (default: the duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<Duration>,
+    /// Keep a row per drop and per mark: `"all"` or the first N (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_drops: Option<crate::stats::events::EventLimit>,
+    /// Times that cut the run into traffic phases for the per-phase summary (default: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase_edges: Vec<Duration>,
 }
 
 fn default_seed() -> u64 {

@@ -44,6 +44,7 @@ pub struct Resolved {
     pub end: Time,
     pub sample_interval: Option<Time>,
     pub window: (Time, Option<Time>),
+    pub phase_edges: Vec<Time>,
 }
 
 /// Checks a scenario; the error names the first bad field.
@@ -70,6 +71,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
         None => Some((sim.duration.0 / 1000).max(1)),
     };
     let window = measurement_window(sim)?;
+    let phase_edges = phase_edges(sim)?;
     super::budget::check_memory(s)?;
     let (node_specs, link_specs) = gather(s)?;
     let names = index_nodes(&node_specs)?;
@@ -86,7 +88,28 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
         end: sim.duration.0,
         sample_interval,
         window,
+        phase_edges,
     })
+}
+
+/// `[simulation] phase_edges`: increasing, each inside (0, duration).
+fn phase_edges(sim: &super::schema::SimulationSpec) -> Result<Vec<Time>, ScenarioError> {
+    let mut previous = 0;
+    for (i, edge) in sim.phase_edges.iter().enumerate() {
+        if edge.0 <= previous || edge.0 >= sim.duration.0 {
+            return Err(ScenarioError::new(
+                format!("simulation.phase_edges[{i}]"),
+                format!(
+                    "got {} s, expected a time after {} s and before the duration ({} s)",
+                    to_secs(edge.0),
+                    to_secs(previous),
+                    to_secs(sim.duration.0)
+                ),
+            ));
+        }
+        previous = edge.0;
+    }
+    Ok(sim.phase_edges.iter().map(|e| e.0).collect())
 }
 
 /// `[simulation] warmup` and `end`: warmup < end <= duration.

@@ -82,6 +82,7 @@ pub fn describe(
         Event::QdiscTimer { port: p } => format!("a queue-discipline timer at {}", port(p)),
         Event::Sample => "a sample of the series".into(),
         Event::WindowEdge => "an edge of the measurement window".into(),
+        Event::PhaseEdge => "an edge between traffic phases".into(),
     }
 }
 

@@ -1,15 +1,19 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
+mod measure;
+
 use super::progress::{describe, ProgressGuard};
-use crate::engine::{to_secs, tx_time, Event, EventQueue, Rng, Time};
+use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::node::Node;
 use crate::net::packet::{PacketArena, PacketId};
 use crate::net::routing::{RoutingTable, NO_ROUTE};
 use crate::qdisc::{DropReason, Effects, QdiscCtx};
 use crate::sim::port::Port;
-use crate::stats::series::{FlowSeries, QueueSeries, VarSeries};
-use crate::stats::window::{Snapshot, Window};
+use crate::stats::events::{DropEvent, EventAction, EventLimit, EventLog};
+use crate::stats::phases::PhaseLog;
+use crate::stats::series::{ClassSeries, FlowSeries, QueueSeries, VarSeries};
+use crate::stats::window::Window;
 use crate::stats::FlowStats;
 
 /// Whether a flow carries data or the acknowledgements of another flow.
@@ -67,6 +71,10 @@ pub struct SimParts {
     /// The measurement window of the summaries: warmup and optional end.
     pub window_start: Time,
     pub window_stop: Option<Time>,
+    /// `[simulation] record_drops`: which drop and mark events to keep.
+    pub record_drops: Option<EventLimit>,
+    /// `[simulation] phase_edges`: where the per-phase summary cuts the run.
+    pub phase_edges: Vec<Time>,
 }
 
 /// A simulation ready to run.
@@ -87,6 +95,7 @@ pub struct Simulation {
     trace_every_change: bool,
     queue_series: QueueSeries,
     flow_series: FlowSeries,
+    class_series: ClassSeries,
     qdisc_state: VarSeries,
     traces: VarSeries,
     qdisc_effects: Effects,
@@ -95,6 +104,8 @@ pub struct Simulation {
     progress: ProgressGuard,
     failure: Option<String>,
     window: Window,
+    drop_log: EventLog,
+    phases: PhaseLog,
 }
 
 impl Simulation {
@@ -104,6 +115,8 @@ impl Simulation {
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
         let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
+        let class_series = ClassSeries::new(&data_flow_classes(&parts.flows));
+        let phases = PhaseLog::new(parts.phase_edges, &data_flow_classes(&parts.flows));
         let mut sim = Simulation {
             now: 0,
             end: parts.end,
@@ -120,6 +133,7 @@ impl Simulation {
             trace_every_change: parts.trace_every_change,
             queue_series: QueueSeries::default(),
             flow_series: FlowSeries::default(),
+            class_series,
             qdisc_state: VarSeries::default(),
             traces: VarSeries::default(),
             qdisc_effects: Effects::default(),
@@ -132,6 +146,8 @@ impl Simulation {
                 stop: parts.window_stop,
                 ..Window::default()
             },
+            drop_log: EventLog::new(parts.record_drops),
+            phases,
         };
         sim.prepare();
         sim
@@ -157,6 +173,9 @@ impl Simulation {
         }
         if let Some(stop) = self.window.stop {
             self.events.schedule(stop, Event::WindowEdge);
+        }
+        for &edge in &self.phases.edges {
+            self.events.schedule(edge, Event::PhaseEdge);
         }
     }
 
@@ -232,6 +251,7 @@ impl Simulation {
             Event::QdiscTimer { port } => self.qdisc_timer(port as usize),
             Event::Sample => self.sample(),
             Event::WindowEdge => self.window_edge(),
+            Event::PhaseEdge => self.close_phase(),
         }
     }
 
@@ -256,7 +276,7 @@ impl Simulation {
         }
         let port = self.routes.next_port(node, dst);
         if port == NO_ROUTE {
-            self.discard(packet, DropReason::NoRoute);
+            self.discard(packet, DropReason::NoRoute, None);
             return;
         }
         self.enqueue(port as usize, packet);
@@ -342,7 +362,7 @@ impl Simulation {
         if p.link.loses(header) {
             p.stats.drops_pkts[DropReason::LinkLoss as usize] += 1;
             p.stats.drops_bytes[DropReason::LinkLoss as usize] += header.size as u64;
-            self.discard(packet, DropReason::LinkLoss);
+            self.discard(packet, DropReason::LinkLoss, Some(port as u32));
         } else {
             p.in_transit += 1;
             let at = p.busy_until + p.link.propagation(header, p.busy_until);
@@ -415,8 +435,12 @@ impl Simulation {
     }
 
     /// Frees a dropped packet and charges the drop to its flow.
-    fn discard(&mut self, packet: PacketId, reason: DropReason) {
+    fn discard(&mut self, packet: PacketId, reason: DropReason, port: Option<u32>) {
         let p = self.packets.get(packet);
+        if self.drop_log.enabled() {
+            self.drop_log
+                .record(DropEvent::of(p, self.now, port, reason));
+        }
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.dropped_pkts[reason as usize] += 1;
         stats.dropped_bytes += p.size as u64;
@@ -481,13 +505,25 @@ impl Simulation {
             let stats = &mut self.ports[port].stats;
             stats.drops_pkts[reason as usize] += 1;
             stats.drops_bytes[reason as usize] += size;
-            self.discard(packet, reason);
+            self.discard(packet, reason, Some(port as u32));
         }
         drops.clear();
         self.qdisc_effects.drops = drops;
         let marks = std::mem::take(&mut self.qdisc_effects.marks);
         for (total, m) in self.ports[port].stats.marks.iter_mut().zip(marks) {
             *total += m;
+        }
+        for (packet, reason) in self.qdisc_effects.marked.drain(..) {
+            let event = DropEvent::of(
+                self.packets.get(packet),
+                self.now,
+                Some(port as u32),
+                reason,
+            );
+            self.drop_log.record(DropEvent {
+                action: EventAction::Mark,
+                ..event
+            });
         }
         if let Some(at) = self.qdisc_effects.timer.take() {
             // A timer never fires at the instant it was set, so a discipline cannot loop.
@@ -539,134 +575,6 @@ impl Simulation {
             self.events.schedule(self.now, Event::Deliver { packet });
         } else {
             self.route(node, packet);
-        }
-    }
-
-    fn sample(&mut self) {
-        let t = to_secs(self.now);
-        for (i, port) in self.ports.iter().enumerate() {
-            let s = &mut self.queue_series;
-            s.time.push(t);
-            s.port.push(i as u32);
-            s.packets.push(port.qdisc.len_packets() as u64);
-            s.bytes.push(port.qdisc.len_bytes());
-            for (name, value) in port.qdisc.state() {
-                self.qdisc_state.push(t, i as u32, name, value);
-            }
-        }
-        for (i, stats) in self.flow_stats.iter().enumerate() {
-            let s = &mut self.flow_series;
-            s.time.push(t);
-            s.flow.push(i as u32);
-            s.delivered_pkts.push(stats.delivered_pkts);
-            s.delivered_bytes.push(stats.delivered_bytes);
-            s.goodput_bytes.push(stats.goodput_bytes);
-            s.dropped_pkts.push(stats.dropped_total());
-            s.rtt_sum_s.push(stats.rtt_sum);
-            s.rtt_samples.push(stats.rtt_count);
-            s.retransmits.push(stats.retransmits);
-        }
-        for slot in &self.agents {
-            for (name, value) in slot.agent.sample() {
-                self.traces.push(t, slot.flow, name, value);
-            }
-        }
-        if let Some(interval) = self.sample_interval {
-            let next = self.now + interval;
-            if next <= self.end {
-                self.events.schedule(next, Event::Sample);
-            }
-        }
-    }
-
-    /// Packets of each flow still inside the network (queued, in service or on a link).
-    pub fn in_network_by_flow(&self) -> Vec<u64> {
-        let mut counts = vec![0u64; self.flow_info.len()];
-        for p in self.packets.iter_live() {
-            counts[p.flow as usize] += 1;
-        }
-        counts
-    }
-
-    /// Every violated conservation law, as readable sentences (empty when all hold).
-    pub fn conservation_violations(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .agents
-            .iter()
-            .flat_map(|slot| slot.agent.violations())
-            .collect();
-        let in_network = self.in_network_by_flow();
-        for ((info, s), inside) in self.flow_info.iter().zip(&self.flow_stats).zip(in_network) {
-            let accounted = s.delivered_pkts + s.dropped_total() + inside;
-            if s.offered_pkts != accounted {
-                out.push(format!(
-                    "flow {}: offered {} != delivered {} + dropped {} + in network {}",
-                    info.name,
-                    s.offered_pkts,
-                    s.delivered_pkts,
-                    s.dropped_total(),
-                    inside
-                ));
-            }
-        }
-        for port in &self.ports {
-            let s = &port.stats;
-            let link_losses = s.drops_pkts[DropReason::LinkLoss as usize];
-            let queue_drops = s.drops_total() - link_losses;
-            let held = (port.qdisc.len_packets() + port.device.len()) as u64;
-            if s.arrivals_pkts != s.departures_pkts + queue_drops + held {
-                out.push(format!(
-                    "port {}: arrivals {} != departures {} + drops {} + queued {}",
-                    port.name, s.arrivals_pkts, s.departures_pkts, queue_drops, held
-                ));
-            }
-            if port.busy_ps(self.now) > self.now as u128 {
-                out.push(format!(
-                    "link {}: busy for {} ps of {} ps elapsed",
-                    port.name,
-                    port.busy_ps(self.now),
-                    self.now
-                ));
-            }
-            if s.departures_pkts != s.delivered_pkts + link_losses + port.in_transit {
-                out.push(format!(
-                    "link {}: departures {} != arrivals {} + losses {} + in transit {}",
-                    port.name, s.departures_pkts, s.delivered_pkts, link_losses, port.in_transit
-                ));
-            }
-        }
-        out
-    }
-
-    /// Closes the time integrals at the current time.
-    /// Cumulative counters now (integrals closed up to now).
-    pub fn snapshot(&mut self) -> Snapshot {
-        self.close_integrals();
-        let now = self.now;
-        Snapshot {
-            ports: self.ports.iter().map(|p| p.stats.clone()).collect(),
-            busy_ps: self.ports.iter().map(|p| p.busy_ps(now)).collect(),
-            flows: self.flow_stats.clone(),
-        }
-    }
-
-    fn window_edge(&mut self) {
-        let snapshot = self.snapshot();
-        if self.window.at_start.is_none() && self.now == self.window.start {
-            self.window.at_start = Some(snapshot);
-        } else {
-            self.window.at_stop = Some(snapshot);
-        }
-    }
-
-    pub fn window(&self) -> &Window {
-        &self.window
-    }
-
-    pub fn close_integrals(&mut self) {
-        let now = self.now;
-        for port in &mut self.ports {
-            port.integrate(now);
         }
     }
 
@@ -737,6 +645,10 @@ impl Simulation {
     pub fn flow_series(&self) -> &FlowSeries {
         &self.flow_series
     }
+    /// Moves the per-class throughput series out.
+    pub fn take_class_series(&mut self) -> ClassSeries {
+        std::mem::take(&mut self.class_series)
+    }
     pub fn qdisc_state(&self) -> &VarSeries {
         &self.qdisc_state
     }
@@ -751,6 +663,10 @@ impl Simulation {
         }
         table
     }
+    /// Moves out the recorded drop and mark events.
+    pub fn take_drop_log(&mut self) -> EventLog {
+        std::mem::take(&mut self.drop_log)
+    }
     /// Moves the series out (for handing to Python without copying).
     pub fn take_series(&mut self) -> (QueueSeries, FlowSeries, VarSeries, VarSeries) {
         (
@@ -760,6 +676,14 @@ impl Simulation {
             std::mem::take(&mut self.traces),
         )
     }
+}
+
+/// Each flow's class for the class series: its source kind for data flows, none for ACKs.
+fn data_flow_classes(flows: &[FlowInfo]) -> Vec<Option<&str>> {
+    flows
+        .iter()
+        .map(|f| (f.role == FlowRole::Data).then_some(f.kind.as_str()))
+        .collect()
 }
 
 /// The agent on each gateway node (a gateway node hosts exactly one, its gateway).

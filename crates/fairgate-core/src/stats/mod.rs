@@ -1,6 +1,8 @@
 //! Counters, time series and fairness indices, kept in columnar buffers that are handed to
 //! Python whole.
 
+pub mod events;
+pub mod phases;
 pub mod reason;
 pub mod series;
 pub mod transfers;

@@ -31,11 +31,7 @@ impl Window {
         let end = self.at_stop.clone().unwrap_or(now);
         match &self.at_start {
             None => end,
-            Some(start) => Snapshot {
-                ports: zip_with(&end.ports, &start.ports, PortStats::minus),
-                busy_ps: zip_with(&end.busy_ps, &start.busy_ps, |a, b| a - b),
-                flows: zip_with(&end.flows, &start.flows, FlowStats::minus),
-            },
+            Some(start) => end.minus(start),
         }
     }
 
@@ -43,6 +39,17 @@ impl Window {
     pub fn span(&self, now: Time) -> (Time, Time) {
         let end = self.stop.map_or(now, |s| s.min(now));
         (self.start.min(end), end)
+    }
+}
+
+impl Snapshot {
+    /// The counters accumulated since `earlier`.
+    pub fn minus(&self, earlier: &Snapshot) -> Snapshot {
+        Snapshot {
+            ports: zip_with(&self.ports, &earlier.ports, PortStats::minus),
+            busy_ps: zip_with(&self.busy_ps, &earlier.busy_ps, |a, b| a - b),
+            flows: zip_with(&self.flows, &earlier.flows, FlowStats::minus),
+        }
     }
 }
 

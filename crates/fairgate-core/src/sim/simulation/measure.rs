@@ -1,0 +1,155 @@
+//! What the engine measures while it runs: the periodic samples, the snapshots at the edges
+//! of the measurement window and of the traffic phases, and the conservation check.
+
+use super::Simulation;
+use crate::engine::{to_secs, Event};
+use crate::qdisc::DropReason;
+use crate::stats::phases::PhaseLog;
+use crate::stats::series::PortSample;
+use crate::stats::window::{Snapshot, Window};
+
+impl Simulation {
+    pub(super) fn sample(&mut self) {
+        let t = to_secs(self.now);
+        let samples = self.ports.iter().enumerate().map(|(i, port)| PortSample {
+            port: i as u32,
+            packets: port.qdisc.len_packets() as u64,
+            bytes: port.qdisc.len_bytes(),
+            arrivals_bytes: port.stats.arrivals_bytes,
+            departures_bytes: port.stats.departures_bytes,
+        });
+        self.queue_series.push_all(t, samples);
+        for (i, port) in self.ports.iter().enumerate() {
+            for (name, value) in port.qdisc.state() {
+                self.qdisc_state.push(t, i as u32, name, value);
+            }
+        }
+        self.class_series.push(t, &self.flow_stats);
+        for (i, stats) in self.flow_stats.iter().enumerate() {
+            let s = &mut self.flow_series;
+            s.time.push(t);
+            s.flow.push(i as u32);
+            s.delivered_pkts.push(stats.delivered_pkts);
+            s.delivered_bytes.push(stats.delivered_bytes);
+            s.goodput_bytes.push(stats.goodput_bytes);
+            s.dropped_pkts.push(stats.dropped_total());
+            s.rtt_sum_s.push(stats.rtt_sum);
+            s.rtt_samples.push(stats.rtt_count);
+            s.retransmits.push(stats.retransmits);
+        }
+        for slot in &self.agents {
+            for (name, value) in slot.agent.sample() {
+                self.traces.push(t, slot.flow, name, value);
+            }
+        }
+        if let Some(interval) = self.sample_interval {
+            let next = self.now + interval;
+            if next <= self.end {
+                self.events.schedule(next, Event::Sample);
+            }
+        }
+    }
+
+    /// Packets of each flow still inside the network (queued, in service or on a link).
+    pub fn in_network_by_flow(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.flow_info.len()];
+        for p in self.packets.iter_live() {
+            counts[p.flow as usize] += 1;
+        }
+        counts
+    }
+
+    /// Every violated conservation law, as readable sentences (empty when all hold).
+    pub fn conservation_violations(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .agents
+            .iter()
+            .flat_map(|slot| slot.agent.violations())
+            .collect();
+        let in_network = self.in_network_by_flow();
+        for ((info, s), inside) in self.flow_info.iter().zip(&self.flow_stats).zip(in_network) {
+            let accounted = s.delivered_pkts + s.dropped_total() + inside;
+            if s.offered_pkts != accounted {
+                out.push(format!(
+                    "flow {}: offered {} != delivered {} + dropped {} + in network {}",
+                    info.name,
+                    s.offered_pkts,
+                    s.delivered_pkts,
+                    s.dropped_total(),
+                    inside
+                ));
+            }
+        }
+        for port in &self.ports {
+            let s = &port.stats;
+            let link_losses = s.drops_pkts[DropReason::LinkLoss as usize];
+            let queue_drops = s.drops_total() - link_losses;
+            let held = (port.qdisc.len_packets() + port.device.len()) as u64;
+            if s.arrivals_pkts != s.departures_pkts + queue_drops + held {
+                out.push(format!(
+                    "port {}: arrivals {} != departures {} + drops {} + queued {}",
+                    port.name, s.arrivals_pkts, s.departures_pkts, queue_drops, held
+                ));
+            }
+            if port.busy_ps(self.now) > self.now as u128 {
+                out.push(format!(
+                    "link {}: busy for {} ps of {} ps elapsed",
+                    port.name,
+                    port.busy_ps(self.now),
+                    self.now
+                ));
+            }
+            if s.departures_pkts != s.delivered_pkts + link_losses + port.in_transit {
+                out.push(format!(
+                    "link {}: departures {} != arrivals {} + losses {} + in transit {}",
+                    port.name, s.departures_pkts, s.delivered_pkts, link_losses, port.in_transit
+                ));
+            }
+        }
+        out
+    }
+
+    /// Closes the time integrals at the current time.
+    /// Cumulative counters now (integrals closed up to now).
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.close_integrals();
+        let now = self.now;
+        Snapshot {
+            ports: self.ports.iter().map(|p| p.stats.clone()).collect(),
+            busy_ps: self.ports.iter().map(|p| p.busy_ps(now)).collect(),
+            flows: self.flow_stats.clone(),
+        }
+    }
+
+    pub(super) fn window_edge(&mut self) {
+        let snapshot = self.snapshot();
+        if self.window.at_start.is_none() && self.now == self.window.start {
+            self.window.at_start = Some(snapshot);
+        } else {
+            self.window.at_stop = Some(snapshot);
+        }
+    }
+
+    /// Closes the traffic phase that ends now (at an edge, or at the end of the run).
+    pub fn close_phase(&mut self) {
+        let snapshot = self.snapshot();
+        self.phases.close(self.now, snapshot);
+    }
+
+    /// Closes the last phase and moves the per-phase summary out.
+    pub fn take_phases(&mut self) -> PhaseLog {
+        self.close_phase();
+        std::mem::take(&mut self.phases)
+    }
+
+    pub fn window(&self) -> &Window {
+        &self.window
+    }
+
+    pub fn close_integrals(&mut self) {
+        let now = self.now;
+        for port in &mut self.ports {
+            port.integrate(now);
+        }
+    }
+}
