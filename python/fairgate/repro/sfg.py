@@ -1,10 +1,11 @@
-"""The SFG-PI paper [Chung06, §3-4] as a reproduction: the analytic configuration numbers and
-its two scenarios (the TCP mix; the mix plus five 2 Mb/s CBR flows) for the seven schemes.
+"""The SFG-PI paper [Chung06, §3-4] as a reproduction: the analytic configuration numbers,
+the offered-load calibration (Figure 3) and its two scenarios (the TCP mix; the mix plus five
+2 Mb/s CBR flows) for the seven schemes, with 300 web sessions, Figures 3-8.
 
-Every published number that fairgate can measure today is a row. Not measured yet: the load
-calibration (Figure 3) and the web object service times, which need the web-session workload;
-without the 300 web sessions every phase carries about 2.5 Mb/s less than the paper's, which the
-on/off times and the drop rates show. Quick mode runs 20-s phases with a tenth of the flows and
+Every simulation is a case on the sweep executor (:mod:`fairgate.repro.sfg_runs`,
+:mod:`fairgate.repro.sfg_calibration`); the tables written (``sfg_runs.csv``,
+``sfg_phases.csv``, ``sfg_calibration.csv``) are in case order, so they do not depend on how
+many workers ran them. Quick mode runs 20-s phases with a tenth of the flows and sessions and
 scales the paper's times (SFG on/off) with the phase length.
 """
 
@@ -15,19 +16,22 @@ import math
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate.analysis import sfg as analysis
+from fairgate.repro import sfg_calibration as calibration
+from fairgate.repro import sfg_figures as figures
+from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
-from fairgate.repro.sfg_setup import BOTTLENECK, CBR_START_PHASES, CBR_STOP_PHASES, SCHEMES
-from fairgate.repro.sfg_setup import scenario as build_scenario
-from fairgate.results import Results
+from fairgate.repro.sfg_runs import SfgRun, run_case
+from fairgate.repro.sfg_setup import CBR_START_PHASES, CBR_STOP_PHASES, PHASE_FLOWS, SCHEMES
 
-TITLE = "SFG and SFG-PI (Chung, Claypool, Kinicki): analysis, TCP mix, CBR flows"
+TITLE = "SFG and SFG-PI (Chung, Claypool, Kinicki): analysis, load calibration, TCP mix, CBR flows"
 SOURCE = "[Chung06, §3-4]"
-EXPERIMENTS = ["analysis", "tcp-mix", "cbr"]
+EXPERIMENTS = ["analysis", "calibration", "tcp-mix", "cbr"]
 PAPER_PHASE_S = 200.0
 LOW_LOAD_PHASES = (0, 9)
 
@@ -60,79 +64,61 @@ def _analysis(report: Report) -> None:
     _row(report, exp, "memory (B), L=3, N=20,000", analysis.memory_bytes(3, 20_000))
 
 
-def _per_phase(res: Results, phase: float, prefix: str) -> pd.DataFrame:
-    """Goodput bytes per phase of the flows whose names start with prefix."""
-    fs = res.flow_series
-    fs = fs[fs["flow"].astype(str).str.startswith(prefix)].sort_values(["flow", "time_s"])
-    grouped = fs.groupby("flow", observed=True)
-    steps = pd.DataFrame(
-        {
-            "phase": ((fs["time_s"] - 1e-9) // phase).astype(int),
-            "bytes": grouped["goodput_bytes"].diff().fillna(fs["goodput_bytes"]),
-        }
-    )
-    return steps.groupby("phase").sum()
+def _phase_mbps(run: SfgRun, column: str, phases: list[int], phase: float) -> float:
+    """Mean Mb/s of a throughput column over the given phases."""
+    tp = run.throughput
+    index = ((tp["time_s"] - 1e-9) // phase).astype(int)
+    return float(tp.loc[index.isin(phases), column].mean())
 
 
-def _mean_queue_kb(res: Results, after_s: float) -> float:
-    qs = res.queue_series
-    rows = qs[(qs["port"] == BOTTLENECK) & (qs["time_s"] > after_s)]
-    return float(rows["bytes"].mean()) / 1e3
+def _mean_queue_kb(run: SfgRun, after_s: float) -> float:
+    return float(run.queue.loc[run.queue["time_s"] > after_s, "bytes"].mean()) / 1e3
 
 
-def _switch_times(res: Results) -> tuple[float, float]:
-    """First switch-on and last switch-off of SFG at the bottleneck (NaN when absent)."""
-    st = res.qdisc_state
-    on = st[(st["port"] == BOTTLENECK) & (st["var"] == "sfg_on")].sort_values("time_s")
-    changes = on[on["value"].diff().fillna(on["value"]) != 0]
-    ups = changes[changes["value"] == 1]["time_s"]
-    downs = changes[changes["value"] == 0]["time_s"]
-    first_on = float(ups.iloc[0]) if len(ups) else float("nan")
-    last_off = float(downs.iloc[-1]) if len(downs) else float("nan")
-    return first_on, last_off
+def _high_load_drop_rate(run: SfgRun) -> float:
+    """Packet drop rate over the phases above load 1.2 (200 and 400 FTP flows)."""
+    ph = run.phases[[PHASE_FLOWS[k] >= 200 for k in run.phases["phase"]]]
+    return float(ph["drops_pkts"].sum() / ph["arrivals_pkts"].sum())
 
 
-def _runs(cbr: bool, phase: float, scale: float, progress: bool) -> dict[str, Results]:
-    results = {}
-    for scheme in SCHEMES:
-        if progress:
-            print(f"sfg {'cbr' if cbr else 'tcp-mix'}: {scheme}", flush=True)
-        res = build_scenario(scheme, cbr=cbr, phase=phase, scale=scale).run()
-        if not res.conserved:
-            raise RuntimeError(f"sfg {scheme}: packet conservation violated")
-        results[scheme] = res
-    return results
-
-
-def _tcp_mix(report: Report, runs: dict[str, Results], phase: float) -> None:
+def _tcp_mix(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     exp = "TCP mix [Chung06, §4.1]"
     for scheme in ("PI", "SFG-PI"):
         _row(report, exp, f"{scheme} mean queue (KB)", _mean_queue_kb(runs[scheme], phase / 10))
-    ports = {s: r.ports.set_index("port").loc[BOTTLENECK] for s, r in runs.items()}
-    drop = {s: p["drops_pkts"] / p["arrivals_pkts"] for s, p in ports.items()}
-    _row(report, exp, "PI / DT bottleneck packet drop rate", drop["PI"] / drop["DT"])
-    loss = 100 * ports["PI"]["drops_bytes"] / ports["PI"]["arrivals_bytes"]
-    _row(report, exp, "PI bottleneck byte loss (%), paper < 2 at load 1.7", loss)
-    for scheme in ("SFG", "SFG-PI"):
-        on, off = _switch_times(runs[scheme])
-        _row(report, exp, f"{scheme} switches on (s)", on, phase / PAPER_PHASE_S)
-        _row(report, exp, f"{scheme} switches off (s)", off, phase / PAPER_PHASE_S)
-    choke_phases = _per_phase(runs["CHOKe"], phase, "ftp")
-    choke = choke_phases.loc[list(LOW_LOAD_PHASES), "bytes"].sum() * 8 / (2 * phase) / 1e6
-    _row(report, exp, "CHOKe FTP goodput, first and last phase (Mb/s)", choke)
-    others = min(p["utilisation"] for s, p in ports.items() if s != "SFB")
+    ratio = _high_load_drop_rate(runs["PI"]) / _high_load_drop_rate(runs["DT"])
+    _row(report, exp, "PI / DT bottleneck packet drop rate", ratio)
+    port = runs["PI"].port
     _row(
-        report, exp, "SFB utilisation minus the lowest other", ports["SFB"]["utilisation"] - others
+        report,
+        exp,
+        "PI bottleneck byte loss (%), paper < 2 at load 1.7",
+        100 * port["drops_bytes"] / port["arrivals_bytes"],
     )
+    for scheme in ("SFG", "SFG-PI"):
+        run = runs[scheme]
+        _row(report, exp, f"{scheme} switches on (s)", run.sfg_on_s, phase / PAPER_PHASE_S)
+        _row(report, exp, f"{scheme} switches off (s)", run.sfg_off_s, phase / PAPER_PHASE_S)
+    choke = _phase_mbps(runs["CHOKe"], "ftp", list(LOW_LOAD_PHASES), phase)
+    choke += _phase_mbps(runs["CHOKe"], "web", list(LOW_LOAD_PHASES), phase)
+    _row(report, exp, "CHOKe throughput, first and last phase (Mb/s)", choke)
+    utilisation = {s: r.port["utilisation"] for s, r in runs.items()}
+    others = min(u for s, u in utilisation.items() if s != "SFB")
+    _row(report, exp, "SFB utilisation minus the lowest other", utilisation["SFB"] - others)
+    web = {s: r.phases for s, r in runs.items()}
+    peak = [k for k in range(len(PHASE_FLOWS)) if PHASE_FLOWS[k] == max(PHASE_FLOWS)]
+    for scheme in ("PI", "DT"):
+        service = web[scheme].loc[peak, "web_service_s"].mean()
+        _row(report, exp, f"{scheme} web object service time at load 1.7 (s)", service)
 
 
-def _cbr_goodput_mbps(res: Results, phase: float) -> float:
-    phases = _per_phase(res, phase, "cbr")
-    span = (CBR_STOP_PHASES - CBR_START_PHASES) * phase
-    return float(phases["bytes"].sum()) * 8 / span / 5 / 1e6
+def _cbr_goodput_mbps(run: SfgRun, phase: float) -> float:
+    tp = run.throughput
+    inside = (tp["time_s"] > CBR_START_PHASES * phase) & (tp["time_s"] <= CBR_STOP_PHASES * phase)
+    columns = [c for c in tp.columns if c.startswith("cbr") and c != "cbr"]
+    return float(tp.loc[inside, columns].mean().mean())
 
 
-def _cbr(report: Report, runs: dict[str, Results], phase: float) -> None:
+def _cbr(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     exp = "CBR flows [Chung06, §4.2]"
     dt = _cbr_goodput_mbps(runs["DT"], phase)
     _row(report, exp, "DT: CBR share of the link", 5 * dt / 10)
@@ -143,41 +129,140 @@ def _cbr(report: Report, runs: dict[str, Results], phase: float) -> None:
     queue_kb = _mean_queue_kb(runs["SFG-PI"], phase / 10)
     _row(report, exp, "SFG-PI mean queue (KB) with CBR", queue_kb)
     _row(report, exp, "PI: goodput per CBR flow (Mb/s)", _cbr_goodput_mbps(runs["PI"], phase))
+    for scheme in ("DT", "PI"):
+        service = runs[scheme].phases["web_service_s"]
+        inside = service.iloc[math.ceil(CBR_START_PHASES) : math.floor(CBR_STOP_PHASES)]
+        _row(report, exp, f"{scheme}: web object service time with CBR (s)", inside.mean())
 
 
-def _queue_figure(runs: dict, name: str, out_dir: Path) -> Path:
-    fig = Figure(figsize=(9, 8))
-    axes = fig.subplots(len(runs), 1, sharex=True)
-    for ax, (scheme, res) in zip(axes, runs.items(), strict=True):
-        qs = res.queue_series
-        rows = qs[qs["port"] == BOTTLENECK]
-        ax.plot(rows["time_s"], rows["bytes"] / 1e3, linewidth=0.5)
-        ax.set_ylabel(f"{scheme}\nKB", fontsize=7)
-        ax.set_ylim(0, 520)
-    axes[-1].set_xlabel("time (s)")
-    fig.suptitle(f"Bottleneck queue, {name}")
-    path = out_dir / f"sfg-queue-{name}.png"
+def _calibration_rows(
+    report: Report, points: pd.DataFrame, mapped: pd.DataFrame, line: tuple
+) -> None:
+    exp = "load calibration [Chung06, §4.1]"
+    _row(report, exp, "Figure 3: R² of drop rate against offered load", line[2])
+    fast = points[points["link_mbps"] == calibration.UNCONGESTED_MBPS]
+    per_session = (fast["offered_load"] * calibration.LINK_MBPS / fast["sessions"]).mean()
+    _row(report, exp, "web offered rate of 300 sessions (Mb/s)", 300 * per_session)
+    for row in mapped.itertuples():
+        _row(report, exp, f"equivalent offered load, {row.ftp_flows} FTP flows", row.offered_load)
+
+
+def _planned(selected: list[str], phase: float, scale: float, quick: bool) -> list[Case]:
+    cases = []
+    for name, cbr in (("tcp-mix", False), ("cbr", True)):
+        if name in selected or (name == "tcp-mix" and "calibration" in selected):
+            for scheme in SCHEMES:
+                if name in selected or scheme == "DT":
+                    args = (scheme, cbr, phase, scale, len(PHASE_FLOWS))
+                    cases.append(Case(f"{name}/{scheme}", run_case, args))
+    if "calibration" in selected:
+        sessions = calibration.QUICK_SESSIONS if quick else calibration.SESSIONS
+        measure = calibration.QUICK_MEASURE_S if quick else calibration.MEASURE_S
+        for count in sessions:
+            for mbps in (calibration.LINK_MBPS, calibration.UNCONGESTED_MBPS):
+                args = (count, mbps, scale, measure)
+                cases.append(Case(f"calibration/{count}/{mbps:g}", calibration.run_point, args))
+    return cases
+
+
+def _tables(runs: dict[str, dict[str, SfgRun]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, phases = [], []
+    for name, by_scheme in runs.items():
+        for scheme, run in by_scheme.items():
+            port = {k: run.port[k] for k in RUN_COLUMNS}
+            rows.append(
+                {
+                    "scenario": name,
+                    "scheme": scheme,
+                    **port,
+                    "sfg_on_s": run.sfg_on_s,
+                    "sfg_off_s": run.sfg_off_s,
+                }
+            )
+            phases.append(
+                run.phases.assign(scenario=name, scheme=scheme, ftp_flows=list(PHASE_FLOWS))
+            )
+    return pd.DataFrame(rows), pd.concat(phases, ignore_index=True)
+
+
+RUN_COLUMNS = (
+    "arrivals_pkts",
+    "arrivals_bytes",
+    "drops_pkts",
+    "drops_bytes",
+    "drops_filter",
+    "drops_overflow",
+    "drops_early",
+    "drops_forced",
+    "marks",
+    "utilisation",
+    "mean_queue_bytes",
+)
+
+
+def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=90)
     return path
 
 
 def run(
-    out_dir: Path, experiment: str | None = None, quick: bool = False, progress: bool = False
+    out_dir: Path,
+    experiment: str | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    client: Any = None,
 ) -> Report:
+    """Runs the selected experiments' cases on the executor (``client``: a Dask client; by
+    default ``$FAIRGATE_SCHEDULER`` or the local cluster); writes the tables and Figures 3-8
+    into ``out_dir`` and returns the report."""
     report = Report("sfg", TITLE, SOURCE)
     phase, scale = (20.0, 0.1) if quick else (PAPER_PHASE_S, 1.0)
     selected = [experiment] if experiment else EXPERIMENTS
     if "analysis" in selected:
         _analysis(report)
-    for name, cbr, rows in (("tcp-mix", False, _tcp_mix), ("cbr", True, _cbr)):
+    values, errors = run_cases(_planned(selected, phase, scale, quick), client, progress, "sfg")
+    if errors:
+        raise RuntimeError(f"sfg: runs failed: {errors}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, dict[str, SfgRun]] = {}
+    for key, value in values.items():
+        name, rest = key.split("/", 1)
+        if name != "calibration":
+            runs.setdefault(name, {})[rest] = value
+    if "calibration" in selected:
+        points = pd.DataFrame([v for k, v in values.items() if k.startswith("calibration/")])
+        points.to_csv(out_dir / "sfg_calibration.csv", index=False)
+        line = calibration.fit(points)
+        mapped = calibration.equivalent_loads(runs["tcp-mix"]["DT"].phases, list(PHASE_FLOWS), line)
+        _calibration_rows(report, points, mapped, line)
+        report.figures.append(
+            _save(figures.calibration(points, line, mapped), out_dir / "sfg-figure3.png")
+        )
+    for name, rows, numbers in (("tcp-mix", _tcp_mix, (4, 5)), ("cbr", _cbr, (6, 8))):
         if name not in selected:
             continue
-        runs = _runs(cbr, phase, scale, progress)
-        rows(report, runs, phase)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        report.figures.append(_queue_figure(runs, name, out_dir))
+        rows(report, runs[name], phase)
+        title = "TCP mix" if name == "tcp-mix" else "CBR scenario"
+        fig = figures.queue_and_throughput(
+            runs[name], f"Figure {numbers[0]}: {title}, queue and throughput"
+        )
+        report.figures.append(_save(fig, out_dir / f"sfg-figure{numbers[0]}.png"))
+        fig = figures.per_phase(
+            runs[name],
+            f"Figure {numbers[1]}: {title}, drop rate and web object service time per phase",
+        )
+        report.figures.append(_save(fig, out_dir / f"sfg-figure{numbers[1]}.png"))
+        if name == "cbr":
+            report.figures.append(
+                _save(figures.cbr_throughput(runs[name]), out_dir / "sfg-figure7.png")
+            )
+    if runs:
+        table, phases = _tables(runs)
+        table.to_csv(out_dir / "sfg_runs.csv", index=False)
+        phases.to_csv(out_dir / "sfg_phases.csv", index=False)
     report.notes.append(
-        f"Phases of {phase:g} s, {scale:g} x the paper's flow counts, seed 1, no web sessions; "
-        "not measured: Figure 3 (load calibration), web object service times."
+        f"Phases of {phase:g} s, {scale:g} x the paper's flow and session counts, seed 1. "
+        "Per-phase drop rates from the flows' counters; byte loss and the split of SFG drops, "
+        "queue drops and ECN marks over the whole run (sfg_runs.csv)."
     )
     return report

@@ -3,11 +3,14 @@
 The dumbbell: a 10 Mb/s bottleneck with a 500 KB queue, round-trip times uniform in
 [60, 1000] ms per sender, ECN NewReno with 1000-byte packets, 50 reverse FTP flows and forward
 FTP flows whose number changes every phase (10-50-100-200-400-400-200-100-50-10, 200 s each).
-Scenario 2 adds five 2 Mb/s CBR flows from 100 s to 1700 s. ``scale`` and ``phase`` shrink the
-flow counts and the phases together for short runs (the CBR times follow the phases).
+300 forward web sessions (WebTraf) start evenly over the first 30 s and open no new page
+after 1850 s, when the paper's web flows end. Scenario 2 adds five 2 Mb/s CBR flows from 100 s
+to 1700 s. ``scale`` and ``phase`` shrink the flow and session counts and the phases together
+for short runs (the CBR and web times follow the phases).
 
-Not yet here: the 300 web sessions (the web workload is not in the core yet), so the load of
-each phase is below the paper's.
+Decisions (docs/reproductions/sfg.md): the web sessions run on 30 server hosts of their own,
+10 sessions each, so they draw their round-trip times as the FTP senders do; the TCP options
+are ns-2's as the paper ran them, set here so fairgate's defaults do not move the runs.
 """
 
 from __future__ import annotations
@@ -23,6 +26,23 @@ REVERSE_FLOWS = 50
 CBR_FLOWS = 5
 CBR_RATE = "2Mbps"
 CBR_START_PHASES, CBR_STOP_PHASES = 0.5, 8.5
+WEB_SESSIONS = 300
+SESSIONS_PER_WEB_HOST = 10
+WEB_START_WINDOW_S = 30.0
+WEB_STOP_PHASES = 9.25
+# ns-2's TCP as the paper ran it: 1000-byte packets, ECN NewReno, no delayed ACKs, no
+# timestamps, 10 ms ticks; a lost SYN waits ns-2's initial 3-s timeout.
+TCP = {
+    "cc": "newreno",
+    "mss": 960,
+    "ecn": True,
+    "delayed_ack": False,
+    "timestamps": False,
+    "granularity": 0.01,
+    "initial_rto": 1.0,
+    "min_rto": 1.0,
+    "syn_rto": 3.0,
+}
 
 # RED as the paper sets it for RED-PD and CHOKe: 50-300 packets, max_p 0.15, w_q 0.002, gentle.
 PAPER_RED = {"min_th": 50, "max_th": 300, "max_p": 0.15, "w_q": 0.002, "gentle": True}
@@ -63,14 +83,39 @@ def phase_groups(scale: float) -> list[tuple[int, int, int, int]]:
     return groups
 
 
+def web_hosts(scale: float) -> int:
+    return max(1, round(WEB_SESSIONS * scale / SESSIONS_PER_WEB_HOST))
+
+
+def add_web(sc: Scenario, first_host: int, hosts: int, stop: float) -> None:
+    """``hosts`` web flows of SESSIONS_PER_WEB_HOST sessions, servers s{i} -> clients d{i}."""
+    web = source(
+        "web",
+        sessions=SESSIONS_PER_WEB_HOST,
+        start_window=WEB_START_WINDOW_S,
+        tcp=TCP,
+    )
+    for k in range(hosts):
+        i = first_host + k
+        start = WEB_START_WINDOW_S * k / (hosts * SESSIONS_PER_WEB_HOST)  # all evenly spread
+        sc.flow(f"s{i}", f"d{i}", web, name=f"web{k}", start=start, stop=stop)
+
+
 def scenario(
-    scheme: str, cbr: bool = False, phase: float = 200.0, scale: float = 1.0, seed: int = 1
+    scheme: str,
+    cbr: bool = False,
+    phase: float = 200.0,
+    scale: float = 1.0,
+    seed: int = 1,
+    web: bool = True,
 ) -> Scenario:
-    """Scenario 1 (``cbr=False``) or 2 for one of :data:`SCHEMES`."""
+    """Scenario 1 (``cbr=False``) or 2 for one of :data:`SCHEMES`; ``web=False`` leaves out
+    the web sessions."""
     groups = phase_groups(scale)
     forward = groups[-1][1]
     reverse = max(1, round(REVERSE_FLOWS * scale))
-    hosts = max(forward, reverse) + (CBR_FLOWS if cbr else 0)
+    web_count = web_hosts(scale) if web else 0
+    hosts = max(forward, reverse) + (CBR_FLOWS if cbr else 0) + web_count
     name = f"sfg-{'cbr' if cbr else 'tcp'}-{scheme.lower()}"
     sc = Scenario(name, duration=phase * len(PHASE_FLOWS), sample_interval=1.0, seed=seed)
     sc.dumbbell(
@@ -79,7 +124,7 @@ def scenario(
         access=link_params("100Mbps", "1ms"),
         rtt={"dist": "uniform", "min": "60ms", "max": "1000ms"},
     )
-    tcp = source("tcp", cc="newreno", mss=960, ecn=True)
+    tcp = source("tcp", **TCP)
     for low, high, first, end in groups:
         start = {"dist": "uniform", "min": first * phase, "max": first * phase + 1}
         for i in range(low, high):
@@ -91,7 +136,7 @@ def scenario(
     if cbr:
         cbr_source = source("cbr", rate=CBR_RATE, size=1000)
         for k in range(CBR_FLOWS):
-            i = hosts - CBR_FLOWS + k
+            i = max(forward, reverse) + web_count + k
             sc.flow(
                 f"s{i}",
                 f"d{i}",
@@ -100,4 +145,6 @@ def scenario(
                 start=CBR_START_PHASES * phase,
                 stop=CBR_STOP_PHASES * phase,
             )
+    if web_count:
+        add_web(sc, max(forward, reverse), web_count, WEB_STOP_PHASES * phase)
     return sc
