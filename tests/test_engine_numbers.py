@@ -50,7 +50,9 @@ def _seconds(value) -> float:
         for unit in ("ms", "min", "s"):
             if value.endswith(unit):
                 return float(value[: -len(unit)]) * UNITS[unit]
-    return 0.0  # a distribution: starts are checked by the core
+    if isinstance(value, dict):  # a start distribution: its largest value, when it has one
+        return max((_seconds(value[k]) for k in ("max", "mean") if k in value), default=0.0)
+    return 0.0
 
 
 def _short_duration(path) -> float:
