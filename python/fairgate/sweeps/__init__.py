@@ -25,7 +25,7 @@ from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import store
 from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
-from fairgate.sweeps.execute import Task, execute, resolve
+from fairgate.sweeps.execute import SWEEP_BATCH, Task, execute, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
 
@@ -130,7 +130,7 @@ class SweepRun:
         by_key = {p.key: p for p in todo}
         collected: dict[str, dict[str, Any]] = {}
         if tasks:
-            for outcome in execute(tasks, resolve(client), progress, desc="sweep"):
+            for outcome in execute(tasks, resolve(client), progress, "sweep", SWEEP_BATCH):
                 point = by_key[outcome.key]
                 tables = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
                 if self.out is not None:
