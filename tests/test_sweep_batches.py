@@ -3,7 +3,6 @@ and a batch whose worker dies runs again point by point."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -14,24 +13,13 @@ from fairgate.sweeps.execute import Task, batches, execute, local_client
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_sweep import LIMIT, poisson_queue  # noqa: E402
+from test_sweep_cluster import always_die, die_unless_marked  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
 
 
 def echo(value: int) -> int:
     return value
-
-
-def die_once_at(marker: str, value: int) -> int:
-    """Kills its worker the first time it runs (no marker yet); returns ``value`` after."""
-    if not os.path.exists(marker):
-        open(marker, "w").close()
-        os._exit(1)
-    return value
-
-
-def always_die() -> None:
-    os._exit(1)
 
 
 def _echoes(count: int) -> list[Task]:
@@ -64,11 +52,11 @@ def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path):
     client = local_client(2)
     marker = str(tmp_path / "marker")
     tasks = _echoes(32)
-    tasks[1] = Task("dies-once", die_once_at, (marker, 1))
+    tasks[1] = Task("dies-once", die_unless_marked, (marker,))
     assert len(batches(tasks, 2, 8)[0]) == 4
     outcomes = {o.key: o for o in execute(tasks, client, batch=8)}
     assert all(o.ok for o in outcomes.values())
-    assert [outcomes[t.key].value for t in tasks] == list(range(32))
+    assert [outcomes[t.key].value for t in tasks[2:]] == list(range(2, 32))
     retried = {k for k, o in outcomes.items() if o.attempts == 2}
     assert retried == {"t0", "dies-once", "t2", "t3"}  # the worker held only this batch
     client.wait_for_workers(2, timeout=60)

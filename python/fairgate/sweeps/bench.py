@@ -30,7 +30,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from fairgate.sweeps import prepare, run_point, scenario_text
+from fairgate.sweeps import SweepRun, prepare, run_point
 from fairgate.sweeps.execute import (
     SWEEP_BATCH,
     Task,
@@ -45,12 +45,27 @@ START_DELAY_S = 3.0
 """Plain processes wait until a common start time, so that they run side by side."""
 
 
-def _tasks(points: int, duration_s: float) -> list[Task]:
-    text = scenario_text(SCENARIO)
+def _sweep(points: int, duration_s: float, out: Path | None = None) -> SweepRun:
     limits = [10 + k for k in range(points)]
     base = [f"simulation.duration={duration_s}s"]
-    run = prepare(text, grid={"bottleneck.queue.limit": limits}, overrides=base)
-    return [Task(p.key, run_point, (text, [*base, *p.all_overrides()])) for p in run.points]
+    return prepare(SCENARIO, grid={"bottleneck.queue.limit": limits}, overrides=base, out=out)
+
+
+def _tasks(points: int, duration_s: float) -> list[Task]:
+    run = _sweep(points, duration_s)
+    return [
+        Task(p.key, run_point, (run.text, [*run.overrides, *p.all_overrides()])) for p in run.points
+    ]
+
+
+def _with_store(client: Any, points: int, duration_s: float) -> tuple[float, float]:
+    """Wall time and client-process CPU per point of ``fg.sweep(..., out=DIR)``: the points
+    and the results store, whose Parquet files the client writes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = _sweep(points, duration_s, Path(tmp) / "store")
+        before = cpu_s()
+        elapsed = _timed(lambda: run.run(client))
+        return elapsed, (cpu_s() - before) / points * 1e3
 
 
 def _timed(action: Callable[[], Any]) -> float:
@@ -151,8 +166,11 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(f"{args.points} points, showcase for {args.duration:g} s simulated each; {cores} cores")
     print(f"load average before: {os.getloadavg()[0]:.1f}")
+    before = cpu_s()
     serial = _timed(lambda: [run_point(*t.args) for t in tasks])
-    print(f"one process:            {serial:6.2f} s  ({serial / len(tasks) * 1e3:.0f} ms/point)")
+    serial_cpu_ms = (cpu_s() - before) / len(tasks) * 1e3
+    print(f"one process:            {serial:6.2f} s  ({serial / len(tasks) * 1e3:.0f} ms/point; "
+          f"CPU {serial_cpu_ms:.1f} ms/point)")  # fmt: skip
     plain = _side_by_side(tasks, cores)
     print(f"{cores} plain processes:      {plain:6.2f} s  (ceiling {serial / plain:.2f}x)")
     client, startup = _started(1)
@@ -166,6 +184,9 @@ def main() -> None:
     _report(f"local cluster, {cores} workers", every, f"speed-up {serial / every[0]:.2f}x")
     single = _on(client, tasks, 1)
     _report("the same, one point per task", single, f"speed-up {serial / single[0]:.2f}x")
+    stored, client_ms = _with_store(client, args.points, args.duration)
+    print(f"the same as fg.sweep with a results store: {stored:6.2f} s  (speed-up "
+          f"{serial / stored:.2f}x; client process CPU {client_ms:.1f} ms per point)")  # fmt: skip
     close_local()
     rate = _loopback(tasks)
     print(f"loopback scheduler + 2 workers: {rate:.1f} points/s")
