@@ -57,7 +57,13 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     resolve(scenario).map(|_| ())
 }
 
+/// The scenario with every name resolved; an error in a flow expanded from a schedule names
+/// the entry as written.
 pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
+    resolve_expanded(s).map_err(|e| super::phases::entry_path(s, e))
+}
+
+fn resolve_expanded(s: &Scenario) -> Result<Resolved, ScenarioError> {
     let sim = &s.simulation;
     if sim.duration.0 == 0 {
         return Err(ScenarioError::new(

@@ -99,15 +99,11 @@ impl SourceConfig for HttpConfig {
     }
 
     fn build(&self, env: &SourceEnv) -> AgentPair {
-        let seeded = crate::engine::rng::stream(0, "http:own");
-        self.build_pooled(env, &Pools::own(env, seeded)).0
+        self.build_pooled(env, &Pools::own(env)).0
     }
 
     fn host_pools(&self) -> PoolSpecs<'_> {
-        PoolSpecs {
-            servers: self.servers.as_ref(),
-            clients: self.clients.as_ref(),
-        }
+        PoolSpecs::of(&self.servers, &self.clients)
     }
 
     fn build_pooled(&self, env: &SourceEnv, pools: &Pools) -> (AgentPair, Vec<Box<dyn Agent>>) {

@@ -73,6 +73,15 @@ pub struct PoolSpecs<'a> {
     pub clients: Option<&'a HostPool>,
 }
 
+impl<'a> PoolSpecs<'a> {
+    pub fn of(servers: &'a Option<HostPool>, clients: &'a Option<HostPool>) -> Self {
+        PoolSpecs {
+            servers: servers.as_ref(),
+            clients: clients.as_ref(),
+        }
+    }
+}
+
 /// A host of a pool and the agent the workload runs there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolHost {
@@ -108,8 +117,9 @@ pub fn pick(len: usize, rng: &mut Rng) -> u32 {
 }
 
 impl Pools {
-    /// No pools: the flow's own server (`src`) and client (`dst`) and their agents.
-    pub fn own(env: &super::SourceEnv, client_rng: Rng) -> Pools {
+    /// No pools: the flow's own server (`src`) and client (`dst`) and their agents (a pool
+    /// of one draws nothing, so its stream is never used).
+    pub fn own(env: &super::SourceEnv) -> Pools {
         let host = |node, agent| PoolHost {
             node,
             agent,
@@ -118,7 +128,7 @@ impl Pools {
         Pools {
             servers: vec![host(env.src_node, env.sender_agent)],
             clients: vec![host(env.dst_node, env.receiver_agent)],
-            client_rng,
+            client_rng: crate::engine::rng::stream(0, "pool:own"),
         }
     }
 }
