@@ -198,6 +198,32 @@ fn many_connections_on_a_few_legs() {
 }
 
 #[test]
+fn a_bounded_send_buffer_holds_for_each_connection_on_the_leg() {
+    let limit = 100_000.0;
+    let mut s = sim(&[
+        "nodes[1].gateway.send_buffer=100000",
+        "simulation.duration=\"20s\"",
+    ]);
+    s.run();
+    conserved(&s);
+    for flow in 0..3u32 {
+        let unsent = series(&s, "gw1.send_buffer", flow);
+        let window = series(&s, "gw1.advertised_window", flow);
+        assert!(
+            unsent.iter().any(|u| u.1 > 0.5 * limit),
+            "flow {flow}: never filled"
+        );
+        for ((t, b), (_, w)) in unsent.iter().zip(&window) {
+            assert!(*b <= limit, "flow {flow}: {b} B unsent at {t} s");
+            assert!(
+                *w <= (limit - b).min(65_535.0),
+                "flow {flow}: window {w} at {t} s"
+            );
+        }
+    }
+}
+
+#[test]
 fn same_seed_same_bytes() {
     let run = || {
         let mut s = sim(&["links[1].loss=0.01", "simulation.duration=\"15s\""]);
