@@ -104,6 +104,7 @@ impl Gateway {
                 records: 0,
                 written: 0,
                 turn: 0,
+                trace_prefix: format!("{}.leg{leg}_", self.name),
             };
             let resume = tokens(LEG_OUT, leg) | RESUME;
             let mut gate = PortGate::new(out.peer.node, self.spec.transmit_limit, resume);
@@ -196,9 +197,8 @@ impl Gateway {
         let Some(out) = self.legs_out.as_mut() else {
             return;
         };
-        let prefix = format!("{}.leg{leg}_", self.name);
         let (l, gate) = (&mut out.legs[leg], &mut out.gates[leg]);
-        let hosting = out_hosting(l, Some(&prefix));
+        let hosting = out_hosting(l, Some(&l.trace_prefix));
         let counts = hosting.call(&mut l.sender, ctx, |s, ctx| gate.send_within(s, ctx, f));
         l.retransmits += counts.retransmits;
         l.timeouts += counts.timeouts;

@@ -207,6 +207,8 @@ pub struct Leg {
     pub written: u64,
     /// The member whose turn it is to write next (round robin).
     pub turn: usize,
+    /// `<gateway>.leg<i>_`: the prefix of the leg sender's own traces.
+    pub trace_prefix: String,
 }
 
 impl Leg {
