@@ -224,6 +224,35 @@ fn a_bounded_send_buffer_holds_for_each_connection_on_the_leg() {
 }
 
 #[test]
+fn an_http_population_rides_one_leg() {
+    let http = "flows[0].source={kind=\"http\",connections=6,ramp_batch=6,think=\"1s\",\
+                page_size={dist=\"uniform\",min=20000,max=60000}}";
+    let mut s = sim(&[
+        "flows[0].count=1",
+        http,
+        "links[1].rate=\"10Mbps\"",
+        "simulation.duration=\"30s\"",
+    ]);
+    s.run();
+    conserved(&s);
+    // Every slot fetched several pages, each on a connection of its own (`conn`), all on the
+    // one leg and each demultiplexed to its own connection at gateway 2.
+    let pages = s.flow_stats()[0].goodput_bytes;
+    assert!(pages > 6 * 3 * 20_000, "{pages} B");
+    let connections = series(&s, "gw1.leg0.connections", 0);
+    let most = connections.iter().map(|c| c.1).fold(0.0, f64::max);
+    assert!(most > 6.0 * 3.0, "{most}");
+    let at_end = |name: &str| last(&series(&s, name, 0));
+    let (relayed1, held1) = (at_end("gw1.relayed_bytes"), at_end("gw1.pep_buffer"));
+    let relayed2 = at_end("gw2.relayed_bytes");
+    assert!(
+        relayed2 >= relayed1 - held1 && relayed2 <= relayed1,
+        "{relayed1} {held1} {relayed2}"
+    );
+    assert!(relayed2 >= pages as f64, "{relayed2} < {pages}");
+}
+
+#[test]
 fn same_seed_same_bytes() {
     let run = || {
         let mut s = sim(&["links[1].loss=0.01", "simulation.duration=\"15s\""]);
