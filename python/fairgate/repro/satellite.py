@@ -131,7 +131,9 @@ def run(
             checks.chapter5(report, runs, quick)
         else:
             checks.chapter6(report, runs, quick, out_dir)
-        report.figures += plots.chapter_figures(chapter, runs, out_dir)
+        for figure in plots.chapter_figures(chapter, runs, out_dir):
+            report.figures.append(figure)
+            report.notes.append(f"{figure.name}: {plots.DESCRIPTIONS[figure.stem]}")
     if quick:
         report.notes.append(
             "--quick: 200 connections reached in 20 s, 30 s measured from 40 s; absolute "

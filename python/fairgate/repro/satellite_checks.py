@@ -88,7 +88,7 @@ def _table_rows(report: Report, runs: dict[str, Any], chapter: int, scale: float
 
 
 def chapter4(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -> None:
-    """Tables 4.1-4.3, acceptance items 1-6, and the chapter-4 fluid model (items 14)."""
+    """Tables 4.1-4.3, acceptance items 1-6, and the chapter-4 fluid model (item 14)."""
     measured = MEASURE_S[4] if not quick else None
     scale = 1.0 if measured else math.nan
     _table_rows(report, runs, 4, scale)

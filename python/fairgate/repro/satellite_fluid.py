@@ -68,6 +68,11 @@ def chapter4_model(
     )
     fluid.improvement_figure(table, out_dir / "fluid_ch4_improvement.png")
     report.figures += [out_dir / "fluid_ch4_queue.png", out_dir / "fluid_ch4_improvement.png"]
+    report.notes.append(
+        "fluid_ch4_queue.png, fluid_ch4_improvement.png: the source: the model's RED oscillates "
+        "as in the emulation, AVQRED is stable, and the improvements concur [Byun07, Figs "
+        "4.12-4.14]"
+    )
 
 
 def chapter6_model(report: Report, fitted: dict[str, Any], out_dir: Path) -> None:
@@ -110,3 +115,8 @@ def chapter6_model(report: Report, fitted: dict[str, Any], out_dir: Path) -> Non
     path = out_dir / "fluid_ch6_queue.png"
     fluid.solutions_figure(solutions, path, "fluid model, chapter 6 (as [Byun07, Figs 6.33-6.39])")
     report.figures.append(path)
+    report.notes.append(
+        "fluid_ch6_queue.png: the source: RED FC 2 more oscillatory than its emulation, AVQRED "
+        "FC 2 close to it; υ ≡ 0 improves stability somewhat, the core of the problem remains "
+        "[Byun07, Figs 6.33-6.39]"
+    )

@@ -101,13 +101,15 @@ def marking_probability(events: pd.DataFrame, arrivals: pd.Series) -> pd.Series:
     return pd.Series(np.clip(p, 0.0, 1.0), index=arrivals.index)
 
 
-def slot_throughput(res: Results, start: float, end: float) -> np.ndarray:
-    """Mean b/s of each HTTP connection slot (flow, user slot) over [start, end]: the bytes of
-    the pages it finished in the window; slots that finished none count as 0."""
+def slot_throughput(res: Results, start: float, end: float, slots: int) -> np.ndarray:
+    """Mean b/s of each of the ``slots`` HTTP connection slots (flow, user slot) over
+    [start, end]: the bytes of the pages it finished in the window; slots that finished none
+    count as 0."""
     t = res.transfers
     done = t[(t["last_byte_s"] > start) & (t["last_byte_s"] <= end)]
     per_slot = done.groupby([done["flow"].astype(str), "session"], observed=True)["bytes"].sum()
-    return per_slot.to_numpy(dtype=float) * 8 / (end - start)
+    rates = per_slot.to_numpy(dtype=float) * 8 / (end - start)
+    return np.concatenate((rates, np.zeros(max(slots - len(rates), 0))))
 
 
 def udp_throughput(res: Results, start: float, end: float) -> dict[str, float]:
@@ -119,8 +121,9 @@ def udp_throughput(res: Results, start: float, end: float) -> dict[str, float]:
     return out
 
 
-def measure(res: Results, start: float, end: float, per_flow: bool) -> dict[str, Any]:
-    """Everything the report and the figures need from one run, small and picklable."""
+def measure(res: Results, start: float, end: float, slots: int | None) -> dict[str, Any]:
+    """Everything the report and the figures need from one run, small and picklable; with
+    ``slots`` (the HTTP connections) the per-flow throughputs of chapter 5 too."""
     if not res.conserved:
         raise RuntimeError(f"conservation violated: {res.summary['conservation']['violations']}")
     qs = res.queue_series
@@ -156,13 +159,13 @@ def measure(res: Results, start: float, end: float, per_flow: bool) -> dict[str,
             "p": p.reindex(tx.index[keep]).tolist(),
         },
     }
-    if per_flow:
-        slots = slot_throughput(res, start, end)
+    if slots is not None:
+        http = slot_throughput(res, start, end, slots)
         udp = udp_throughput(res, start, end)
-        every = np.concatenate((list(udp.values()), slots))
+        every = np.concatenate((list(udp.values()), http))
         result["per_flow"] = {
             "udp": udp,
-            "http": slots.tolist(),
+            "http": http.tolist(),
             "std_bps": float(every.std()),
             "fair_bps": LINK_BPS / len(every),
         }
@@ -181,7 +184,7 @@ def run_case(
     """One packet-level run of the testbed, measured from ``ramp_s`` for ``measure_s``."""
     doc = scenario(scheme, connections, measure_s, quick=quick, fc=fc, udp=udp)
     res = run_text(scenario_text(doc))
-    return measure(res, ramp_s, ramp_s + measure_s, per_flow=udp)
+    return measure(res, ramp_s, ramp_s + measure_s, connections if udp else None)
 
 
 def run_inputs(connections: int, ramp_s: float, quick: bool) -> dict[str, Any]:

@@ -14,6 +14,23 @@ from matplotlib.figure import Figure
 
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
 
+DESCRIPTIONS = {
+    "ch4_series": "the source: RED oscillates more in utilisation, its queue leaves the 60-120 "
+    "band with spikes and regular large oscillations; AVQ and AVQRED lower and flatter "
+    "[Byun07, Figs 4.2-4.8]",
+    "ch4_drops": "the source: RED's drops in clusters, AVQ's in tail-drop clusters, AVQRED's "
+    "the most uniformly spread [Byun07, Fig. 4.9]",
+    "ch5_per_flow": "the source: similar spread for all but SRED 2 (tighter than SRED 1) and "
+    "PFAVQRED (tightest) [Byun07, Figs 5.1-5.9]",
+    "ch5_udp": "the source: SRED 2 and PFAVQRED penalise the UDP flows most, PFAVQRED closest "
+    "to the fair share [Byun07, Fig. 5.10]",
+    "ch6_red_series": "the source: FC 1 high and volatile, FC 5 huge swings, RED (drop) spikes; "
+    "FC marking probability higher and more oscillatory than drop mode's [Byun07, Figs 6.2-6.31]",
+    "ch6_avqred_series": "the source: AVQRED (drop) low and stable, the FC settings not "
+    "[Byun07, Figs 6.2-6.31]",
+}
+"""The source's description of each figure, written beside it in the report."""
+
 PANELS = (
     ("out_mbps", "output (Mb/s)"),
     ("in_mbps", "input (Mb/s)"),
