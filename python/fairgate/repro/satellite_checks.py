@@ -9,6 +9,7 @@ them); ``--quick`` widens the ratio bounds, never the direction of an ordering.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,15 @@ def _ratio(a: float, b: float) -> float:
 def _least(runs: dict[str, Any], names: list[str], key: str, value: Any = None) -> float:
     values = [value(runs[n]) if value else float(runs[n][key]) for n in names if n in runs]
     return min(values) if values else math.nan
+
+
+def _checker(report: Report, experiment: str) -> Callable[..., None]:
+    """``check(metric, paper, measured, tolerance)`` adds a Check row to ``report``."""
+
+    def check(metric: str, paper_value: float, measured: float, tolerance: Tolerance) -> None:
+        report.add(Check(experiment, metric, paper_value, measured, tolerance))
+
+    return check
 
 
 def _wide(quick: bool, full: float, fast: float) -> float:
@@ -93,150 +103,105 @@ def chapter4(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -
     scale = 1.0 if measured else math.nan
     _table_rows(report, runs, 4, scale)
     red = [s for s in paper.CH4_SCHEMES if s.startswith("RED")]
-    exp = "ch4 check"
+    check = _checker(report, "ch4 check")
     util = {s: _get(runs, s, "out_mean_bps") for s in paper.CH4_SCHEMES}
-    report.add(
-        Check(
-            exp,
-            "1: RED 1-4 least mean utilisation / 20 Mb/s",
-            0.99,
-            min(util[s] for s in red) / LINK_BPS,
-            AtLeast(bound=_wide(quick, 0.985, 0.9)),
-        )
+    check(
+        "1: RED 1-4 least mean utilisation / 20 Mb/s",
+        0.99,
+        min(util[s] for s in red) / LINK_BPS,
+        AtLeast(bound=_wide(quick, 0.985, 0.9)),
     )
-    report.add(
-        Check(
-            exp,
-            "1: AVQRED / RED 4 mean utilisation",
-            19.7 / 19.8,
-            _ratio(util["AVQRED"], util["RED 4"]),
-            AtLeast(bound=_wide(quick, 0.99, 0.95)),
-        )
+    check(
+        "1: AVQRED / RED 4 mean utilisation",
+        19.7 / 19.8,
+        _ratio(util["AVQRED"], util["RED 4"]),
+        AtLeast(bound=_wide(quick, 0.99, 0.95)),
     )
     others = [util[s] for s in paper.CH4_SCHEMES if s != "AVQ"]
-    report.add(
-        Check(
-            exp,
-            "1: AVQ utilisation - least other (Mb/s), AVQ lowest",
-            -0.2,
-            (util["AVQ"] - min(others)) / 1e6,
-            AtMost(bound=0.0),
-        )
+    check(
+        "1: AVQ utilisation - least other (Mb/s), AVQ lowest",
+        -0.2,
+        (util["AVQ"] - min(others)) / 1e6,
+        AtMost(bound=0.0),
     )
     ustd = {s: _get(runs, s, "out_std_bps") for s in paper.CH4_SCHEMES}
-    report.add(
-        Check(
-            exp,
-            "2: AVQRED / RED 4 utilisation std",
-            47 / 107,
-            _ratio(ustd["AVQRED"], ustd["RED 4"]),
-            AtMost(bound=_wide(quick, 0.6, 0.8)),
-        )
+    check(
+        "2: AVQRED / RED 4 utilisation std",
+        47 / 107,
+        _ratio(ustd["AVQRED"], ustd["RED 4"]),
+        AtMost(bound=_wide(quick, 0.6, 0.8)),
     )
-    report.add(
-        Check(
-            exp,
-            "2: AVQ / AVQRED utilisation std",
-            49 / 47,
-            _ratio(ustd["AVQ"], ustd["AVQRED"]),
-            Tolerance(absolute=_wide(quick, 0.5, 1.0)),
-        )
+    check(
+        "2: AVQ / AVQRED utilisation std",
+        49 / 47,
+        _ratio(ustd["AVQ"], ustd["AVQRED"]),
+        Tolerance(absolute=_wide(quick, 0.5, 1.0)),
     )
     qm = {s: _get(runs, s, "q_mean") for s in paper.CH4_SCHEMES}
-    report.add(
-        Check(
-            exp,
-            "3: RED 4 queue mean (around min_th)",
-            59.91,
-            qm["RED 4"],
-            Tolerance(relative=_wide(quick, 0.35, 0.6)),
-        )
+    check(
+        "3: RED 4 queue mean (around min_th)",
+        59.91,
+        qm["RED 4"],
+        Tolerance(relative=_wide(quick, 0.35, 0.6)),
     )
-    report.add(
-        Check(
-            exp,
-            "3: AVQRED / RED 4 queue mean",
-            29.62 / 59.91,
-            _ratio(qm["AVQRED"], qm["RED 4"]),
-            Tolerance(absolute=_wide(quick, 0.2, 0.3)),
-        )
+    check(
+        "3: AVQRED / RED 4 queue mean",
+        29.62 / 59.91,
+        _ratio(qm["AVQRED"], qm["RED 4"]),
+        Tolerance(absolute=_wide(quick, 0.2, 0.3)),
     )
-    report.add(
-        Check(
-            exp,
-            "3: AVQ queue mean - least other, AVQ lowest",
-            -9.2,
-            qm["AVQ"] - min(qm[s] for s in paper.CH4_SCHEMES if s != "AVQ"),
-            AtMost(bound=0.0),
-        )
+    check(
+        "3: AVQ queue mean - least other, AVQ lowest",
+        -9.2,
+        qm["AVQ"] - min(qm[s] for s in paper.CH4_SCHEMES if s != "AVQ"),
+        AtMost(bound=0.0),
     )
     qs = {s: _get(runs, s, "q_std") for s in paper.CH4_SCHEMES}
-    report.add(
-        Check(
-            exp,
-            "4: RED 4 queue std",
-            30.34,
-            qs["RED 4"],
-            Tolerance(relative=_wide(quick, 0.35, 0.6)),
-        )
+    check(
+        "4: RED 4 queue std",
+        30.34,
+        qs["RED 4"],
+        Tolerance(relative=_wide(quick, 0.35, 0.6)),
     )
-    report.add(
-        Check(
-            exp,
-            "4: AVQRED / RED 4 queue std",
-            25.11 / 30.34,
-            _ratio(qs["AVQRED"], qs["RED 4"]),
-            AtMost(bound=1.0),
-        )
+    check(
+        "4: AVQRED / RED 4 queue std",
+        25.11 / 30.34,
+        _ratio(qs["AVQRED"], qs["RED 4"]),
+        AtMost(bound=1.0),
     )
     spikes = max(runs["RED 4"]["series"]["queue"]) if "RED 4" in runs else math.nan
-    report.add(
-        Check(
-            exp,
-            "4: RED 4 largest transmit queue sample (spikes beyond max_th 120)",
-            120.0,
-            spikes,
-            AtLeast(bound=120.0),
-        )
+    check(
+        "4: RED 4 largest transmit queue sample (spikes beyond max_th 120)",
+        120.0,
+        spikes,
+        AtLeast(bound=120.0),
     )
     drops = {s: _get(runs, s, "drops") for s in paper.CH4_SCHEMES}
-    report.add(
-        Check(
-            exp,
-            "5: AVQRED / AVQ drops",
-            484_582 / 484_639,
-            _ratio(drops["AVQRED"], drops["AVQ"]),
-            AtMost(bound=_wide(quick, 1.0, 1.05)),
-        )
+    check(
+        "5: AVQRED / AVQ drops",
+        484_582 / 484_639,
+        _ratio(drops["AVQRED"], drops["AVQ"]),
+        AtMost(bound=_wide(quick, 1.0, 1.05)),
     )
-    report.add(
-        Check(
-            exp,
-            "5: AVQ / least RED drops",
-            484_639 / 486_932,
-            _ratio(drops["AVQ"], min(drops[s] for s in red)),
-            AtMost(bound=_wide(quick, 1.0, 1.05)),
-        )
+    check(
+        "5: AVQ / least RED drops",
+        484_639 / 486_932,
+        _ratio(drops["AVQ"], min(drops[s] for s in red)),
+        AtMost(bound=_wide(quick, 1.0, 1.05)),
     )
-    report.add(
-        Check(
-            exp,
-            "5: AVQRED drop fraction of arrivals",
-            paper.CH4_DROP_FRACTION,
-            _get(runs, "AVQRED", "drop_fraction"),
-            Tolerance(absolute=_wide(quick, 0.05, 0.1)),
-        )
+    check(
+        "5: AVQRED drop fraction of arrivals",
+        paper.CH4_DROP_FRACTION,
+        _get(runs, "AVQRED", "drop_fraction"),
+        Tolerance(absolute=_wide(quick, 0.05, 0.1)),
     )
     run_len = {s: runs[s]["clustering"]["mean_run"] for s in paper.CH4_SCHEMES if s in runs}
     least_other = min((v for s, v in run_len.items() if s != "AVQRED"), default=math.nan)
-    report.add(
-        Check(
-            exp,
-            "6: AVQRED mean drop run - least other (AVQRED least clustered)",
-            0.0,
-            run_len.get("AVQRED", math.nan) - least_other,
-            AtMost(bound=0.0),
-        )
+    check(
+        "6: AVQRED mean drop run - least other (AVQRED least clustered)",
+        0.0,
+        run_len.get("AVQRED", math.nan) - least_other,
+        AtMost(bound=0.0),
     )
     if "inputs" in runs and "RED 4" in runs and "AVQRED" in runs:
         sim = {
@@ -272,74 +237,53 @@ def chapter5(report: Report, runs: dict[str, Any], quick: bool) -> None:
                     bps / 1e3,
                 )
             )
-    exp = "ch5 check"
+    check = _checker(report, "ch5 check")
     best_other = min((v for s, v in std.items() if s != "PFAVQRED"), default=math.nan)
-    report.add(
-        Check(
-            exp,
-            "7: PFAVQRED / least other per-flow std",
-            18_150 / 37_189,
-            _ratio(std.get("PFAVQRED", math.nan), best_other),
-            AtMost(bound=_wide(quick, 0.5, 0.8)),
-        )
+    check(
+        "7: PFAVQRED / least other per-flow std",
+        18_150 / 37_189,
+        _ratio(std.get("PFAVQRED", math.nan), best_other),
+        AtMost(bound=_wide(quick, 0.5, 0.8)),
     )
-    report.add(
-        Check(
-            exp,
-            "8: PFAVQRED / AVQRED drops",
-            631_931 / 450_010,
-            _ratio(drops["PFAVQRED"], drops["AVQRED"]),
-            AtLeast(bound=1.0),
-        )
+    check(
+        "8: PFAVQRED / AVQRED drops",
+        631_931 / 450_010,
+        _ratio(drops["PFAVQRED"], drops["AVQRED"]),
+        AtLeast(bound=1.0),
     )
-    report.add(
-        Check(
-            exp,
-            "8: SRED 2 / SRED 1 drops",
-            515_847 / 466_772,
-            _ratio(drops["SRED 2"], drops["SRED 1"]),
-            AtLeast(bound=1.0),
-        )
+    check(
+        "8: SRED 2 / SRED 1 drops",
+        515_847 / 466_772,
+        _ratio(drops["SRED 2"], drops["SRED 1"]),
+        AtLeast(bound=1.0),
     )
-    report.add(
-        Check(
-            exp,
-            "8: AVQ / AVQRED drops",
-            450_021 / 450_010,
-            _ratio(drops["AVQ"], drops["AVQRED"]),
-            Tolerance(absolute=_wide(quick, 0.05, 0.15)),
-        )
+    check(
+        "8: AVQ / AVQRED drops",
+        450_021 / 450_010,
+        _ratio(drops["AVQ"], drops["AVQRED"]),
+        Tolerance(absolute=_wide(quick, 0.05, 0.15)),
     )
-    report.add(
-        Check(
-            exp,
-            "8: AVQRED / RED 4 drops",
-            450_010 / 466_416,
-            _ratio(drops["AVQRED"], drops["RED 4"]),
-            AtMost(bound=_wide(quick, 1.0, 1.05)),
-        )
+    check(
+        "8: AVQRED / RED 4 drops",
+        450_010 / 466_416,
+        _ratio(drops["AVQRED"], drops["RED 4"]),
+        AtMost(bound=_wide(quick, 1.0, 1.05)),
     )
     dist = {s: udp_distance(runs[s]) for s in paper.CH5_SCHEMES if s in runs}
     order = sorted(dist, key=dist.get)
-    report.add(
-        Check(
-            exp,
-            "9: PFAVQRED's UDP distance from fair share - least other",
-            -1.0,
-            dist.get("PFAVQRED", math.nan)
-            - min((v for s, v in dist.items() if s != "PFAVQRED"), default=math.nan),
-            AtMost(bound=0.0),
-        )
+    check(
+        "9: PFAVQRED's UDP distance from fair share - least other",
+        -1.0,
+        dist.get("PFAVQRED", math.nan)
+        - min((v for s, v in dist.items() if s != "PFAVQRED"), default=math.nan),
+        AtMost(bound=0.0),
     )
     rank = float(order.index("SRED 2") + 1) if "SRED 2" in order else math.nan
-    report.add(
-        Check(
-            exp,
-            "9: SRED 2's rank in UDP distance from fair share",
-            2.0,
-            rank,
-            Tolerance(absolute=_wide(quick, 0.0, 2.0)),
-        )
+    check(
+        "9: SRED 2's rank in UDP distance from fair share",
+        2.0,
+        rank,
+        Tolerance(absolute=_wide(quick, 0.0, 2.0)),
     )
 
 
@@ -398,109 +342,82 @@ def chapter6(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -
             )
         )
         report.add(Row(f"{exp} {c}", "marking probability std", math.nan, _get(runs, c, "p_std")))
-    exp = "ch6 check"
+    check = _checker(report, "ch6 check")
     bands = {1: (19.8, 20.0), 2: (19.2, 19.7), 3: (16.6, 17.5), 4: (14.7, 15.4), 5: (14.6, 15.0)}
     slack = _wide(quick, 0.5, 2.0)
     for k, (lo, hi) in bands.items():
         for s in ("RED", "AVQRED"):
             mean = _get(runs, f"{s} FC {k}", "out_mean_bps") / 1e6
-            report.add(
-                Check(
-                    exp,
-                    f"10: {s} FC {k} output Mb/s in [{lo}, {hi}]",
-                    paper.CH6_OUT[f"{s} FC {k}"][0] / 1e6,
-                    mean,
-                    Tolerance(absolute=(hi - lo) / 2 + slack),
-                )
+            check(
+                f"10: {s} FC {k} output Mb/s in [{lo}, {hi}]",
+                paper.CH6_OUT[f"{s} FC {k}"][0] / 1e6,
+                mean,
+                Tolerance(absolute=(hi - lo) / 2 + slack),
             )
     for s in ("RED", "AVQRED"):
         means = [_get(runs, f"{s} FC {k}", "out_mean_bps") for k in range(1, 6)]
         rises = sum(1 for a, b in zip(means, means[1:], strict=False) if b > a * 1.005)
-        report.add(
-            Check(
-                exp,
-                f"10: {s} output rises from FC k to FC k+1 (falls monotonically)",
-                0.0,
-                float(rises),
-                AtMost(bound=0.0),
-            )
+        check(
+            f"10: {s} output rises from FC k to FC k+1 (falls monotonically)",
+            0.0,
+            float(rises),
+            AtMost(bound=0.0),
         )
-        report.add(
-            Check(
-                exp,
-                f"10: {s} FC 5 output std Mb/s",
-                paper.CH6_OUT[f"{s} FC 5"][1] / 1e6,
-                _get(runs, f"{s} FC 5", "out_std_bps") / 1e6,
-                AtLeast(bound=_wide(quick, 1.4, 0.5)),
-            )
+        check(
+            f"10: {s} FC 5 output std Mb/s",
+            paper.CH6_OUT[f"{s} FC 5"][1] / 1e6,
+            _get(runs, f"{s} FC 5", "out_std_bps") / 1e6,
+            AtLeast(bound=_wide(quick, 1.4, 0.5)),
         )
     fc = [c for c in paper.CH6_CASES if " FC " in c]
     good = sum(
         1 for c in fc if c in runs and runs[c]["q_mean"] < 90 and runs[c]["out_mean_bps"] >= 19.5e6
     )
-    report.add(
-        Check(
-            exp,
-            "11: FC settings with queue < 90 packets at >= 19.5 Mb/s",
-            0.0,
-            float(good),
-            AtMost(bound=0.0),
-        )
+    check(
+        "11: FC settings with queue < 90 packets at >= 19.5 Mb/s",
+        0.0,
+        float(good),
+        AtMost(bound=0.0),
     )
     full = [c for c in paper.CH6_CASES if c in runs and runs[c]["out_mean_bps"] >= 0.975 * LINK_BPS]
     lowest = min(full, key=lambda c: runs[c]["q_mean"]) if full else ""
-    report.add(
-        Check(
-            exp,
-            f"11: AVQRED (drop) lowest queue at near-full utilisation (lowest: {lowest or 'none'})",
-            1.0,
-            float(lowest == "AVQRED (drop)"),
-            AtLeast(bound=1.0),
-        )
+    check(
+        f"11: AVQRED (drop) lowest queue at near-full utilisation (lowest: {lowest or 'none'})",
+        1.0,
+        float(lowest == "AVQRED (drop)"),
+        AtLeast(bound=1.0),
     )
     for c in ("RED (drop)", "AVQRED (drop)"):
         ratio = _ratio(_get(runs, c, "in_mean_bps"), _get(runs, c, "out_mean_bps"))
-        report.add(
-            Check(
-                exp,
-                f"12: {c} input / output",
-                paper.CH6_IN[c][0] / paper.CH6_OUT[c][0],
-                ratio,
-                AtLeast(bound=1.1),
-            )
+        check(
+            f"12: {c} input / output",
+            paper.CH6_IN[c][0] / paper.CH6_OUT[c][0],
+            ratio,
+            AtLeast(bound=1.1),
         )
     excess = max(
         (runs[c]["in_mean_bps"] / runs[c]["out_mean_bps"] - 1 for c in fc if c in runs),
         default=math.nan,
     )
-    report.add(
-        Check(
-            exp,
-            "12: FC largest input / output - 1",
-            0.016,
-            excess,
-            AtMost(bound=_wide(quick, 0.03, 0.1)),
-        )
+    check(
+        "12: FC largest input / output - 1",
+        0.016,
+        excess,
+        AtMost(bound=_wide(quick, 0.03, 0.1)),
     )
     drop_p = max(_get(runs, c, "p_mean") for c in ("RED (drop)", "AVQRED (drop)"))
-    report.add(
-        Check(
-            exp,
-            "13: FC least mean marking probability - drop mode's largest",
-            math.nan,
-            _least(runs, fc, "p_mean") - drop_p,
-            AtLeast(bound=0.0),
-        )
+    check(
+        "13: FC least mean marking probability - drop mode's largest",
+        math.nan,
+        _least(runs, fc, "p_mean") - drop_p,
+        AtLeast(bound=0.0),
     )
     drop_pstd = max(_get(runs, c, "p_std") for c in ("RED (drop)", "AVQRED (drop)"))
-    report.add(
-        Check(
-            exp,
-            "13: FC least marking probability std - drop mode's largest",
-            math.nan,
-            _least(runs, fc, "p_std") - drop_pstd,
-            AtLeast(bound=0.0),
-        )
+    check(
+        "13: FC least marking probability std - drop mode's largest",
+        math.nan,
+        _least(runs, fc, "p_std") - drop_pstd,
+        AtLeast(bound=0.0),
     )
     if "inputs" in runs:
         chapter6_model(report, runs["inputs"], out_dir)
