@@ -347,7 +347,7 @@ count = {n}
 src = "s{{i}}"
 dst = "sink"
 start = {{ dist = "uniform", min = "0s", max = "1s" }}
-source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transmit = false, max_retries = 1000000 }}
+source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transmit = false, max_retries = 1000000, timestamps = false, delayed_ack = false, granularity = "10ms" }}
 "#
     );
     let mut scenario_text = text.replace(

@@ -641,9 +641,13 @@ pub(crate) fn test_sender(config: &str) -> TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::test_sender as sender;
     use super::*;
     use crate::transport::testing::AgentHarness;
+
+    /// A test sender with the options the hand-checked sequences below assume.
+    fn sender(config: &str) -> TcpSender {
+        test_sender(&super::super::config::classic(config))
+    }
 
     fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
         Packet {
