@@ -11,12 +11,14 @@ pub mod classify;
 pub mod fifo;
 pub mod filter;
 pub mod leak;
+pub mod limit;
 pub mod registry;
 pub mod sched;
 pub mod structures;
 pub mod testing;
 
 pub use crate::stats::DropReason;
+pub use limit::Limit;
 pub use registry::QdiscSpec;
 
 use crate::config::ScenarioError;

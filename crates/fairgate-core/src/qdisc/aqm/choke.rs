@@ -213,10 +213,11 @@ impl Qdisc for Choke {
 mod tests {
     use super::*;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::Limit;
 
     fn instant_red(min_th: f64, max_th: f64) -> RedConfig {
         RedConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             min_th,
             max_th,
             max_p: 0.0,

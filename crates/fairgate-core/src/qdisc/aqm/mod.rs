@@ -31,10 +31,9 @@ pub mod yellow;
 
 use super::fifo::PacketFifo;
 use super::{DropReason, QdiscCtx};
-use crate::config::{check, ScenarioError};
+use crate::config::ScenarioError;
 use crate::engine::Time;
 use crate::net::packet::PacketId;
-use serde::{Deserialize, Serialize};
 
 /// The queue an AQM bases its decisions on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,48 +68,6 @@ pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReaso
     }
     ctx.drop(packet, reason);
     false
-}
-
-/// The physical buffer of an AQM queue: packets, and optionally bytes.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Buffer {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for Buffer {
-    fn default() -> Self {
-        Buffer {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
-}
-
-impl Buffer {
-    pub fn with_limit(limit: u64) -> Self {
-        Buffer {
-            limit,
-            limit_bytes: None,
-        }
-    }
-
-    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
-        Ok(())
-    }
-
-    /// True when `size` more bytes would not fit in `queue`.
-    pub fn overflows(&self, queue: &PacketFifo, size: u32) -> bool {
-        queue.len() as u64 >= self.limit
-            || self
-                .limit_bytes
-                .is_some_and(|b| queue.bytes() + size as u64 > b)
-    }
 }
 
 /// A fast deterministic hasher for per-flow tables keyed by 64-bit flow ids.

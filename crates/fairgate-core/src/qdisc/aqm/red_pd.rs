@@ -18,13 +18,14 @@
 //! are `filter` drops and stay out of the history.
 
 use super::red::{RedConfig, RedCore};
-use super::{check_open_unit, later, notify, uniform, watched, Buffer, FlowMap};
+use super::{check_open_unit, later, notify, uniform, watched, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{secs, to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -50,7 +51,7 @@ impl Default for RedPdConfig {
     fn default() -> Self {
         RedPdConfig {
             red: RedConfig {
-                limit: 500,
+                limit: Limit::packets(500),
                 min_th: 50.0,
                 max_th: 300.0,
                 max_p: 0.15,
@@ -126,7 +127,7 @@ pub struct Monitored {
 pub struct RedPd {
     cfg: RedPdConfig,
     red: RedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     drop_lists: VecDeque<FlowMap<()>>,
     current_drops: FlowMap<()>,
@@ -347,7 +348,7 @@ mod tests {
         RedPd::new(
             RedPdConfig {
                 red: RedConfig {
-                    limit: 100,
+                    limit: Limit::packets(100),
                     min_th: 1.0,
                     max_th: 2.0,
                     w_q: 1.0,

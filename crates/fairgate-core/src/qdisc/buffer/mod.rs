@@ -101,18 +101,3 @@ pub trait BufferConfig {
     }
     fn build(&self) -> Box<dyn BufferManager>;
 }
-
-/// The hard capacity every manager takes: packets, and optionally bytes.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Capacity {
-    pub packets: u64,
-    pub bytes: Option<u64>,
-}
-
-impl Capacity {
-    pub fn exceeded(&self, queues: &dyn FlowQueues) -> bool {
-        queues.total_packets() as u64 > self.packets
-            || self.bytes.is_some_and(|b| queues.total_bytes() > b)
-    }
-}
