@@ -30,7 +30,7 @@ pub mod vrc;
 pub mod yellow;
 
 use super::fifo::PacketFifo;
-use super::{DropReason, QdiscCtx};
+use super::{Cause, DropReason, QdiscCtx};
 use crate::config::ScenarioError;
 use crate::engine::Time;
 use crate::net::packet::PacketId;
@@ -67,6 +67,21 @@ pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReaso
         return true;
     }
     ctx.drop(packet, reason);
+    false
+}
+
+/// [`notify`], naming the discipline's own cause for the mark or drop.
+pub fn notify_because(
+    ctx: &mut QdiscCtx,
+    packet: PacketId,
+    ecn: bool,
+    reason: DropReason,
+    cause: Cause,
+) -> bool {
+    if ecn && ctx.mark_ce_because(packet, reason, cause) {
+        return true;
+    }
+    ctx.drop_because(packet, reason, cause);
     false
 }
 

@@ -21,7 +21,7 @@
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
-use super::{check_open_unit, later, notify, uniform, watched, Watched};
+use super::{check_open_unit, later, notify_because, uniform, watched, Watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
@@ -29,7 +29,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// What RED's queue length and thresholds count.
@@ -220,10 +220,16 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn reason(self) -> Option<DropReason> {
+        self.notification().map(|(reason, _)| reason)
+    }
+
+    /// The reason and the cause RED names in the results (`red_early`, `red_forced`) of a
+    /// notification; `None` for an accepted arrival.
+    pub fn notification(self) -> Option<(DropReason, Cause)> {
         match self {
             Verdict::Accept => None,
-            Verdict::Early => Some(DropReason::Early),
-            Verdict::Forced => Some(DropReason::Forced),
+            Verdict::Early => Some((DropReason::Early, "red_early")),
+            Verdict::Forced => Some((DropReason::Forced, "red_forced")),
         }
     }
 }
@@ -498,9 +504,9 @@ impl Red {
         let size = ctx.size(packet);
         let u = uniform(ctx);
         let verdict = self.core.decide(size, u);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification() {
             let may_mark = self.core.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify_because(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -18,7 +18,7 @@
 //! are `filter` drops and stay out of the history.
 
 use super::red::{RedConfig, RedCore};
-use super::{check_open_unit, later, notify, uniform, watched, FlowMap};
+use super::{check_open_unit, later, notify_because, uniform, watched, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{secs, to_secs, Time};
@@ -266,7 +266,7 @@ impl Qdisc for RedPd {
         let size = ctx.size(packet);
         let flow = self.cfg.key.id(ctx.packets.get(packet));
         if self.filtered(flow, ctx) {
-            ctx.drop(packet, DropReason::Filter);
+            ctx.drop_because(packet, DropReason::Filter, "red_pd_filter");
             return;
         }
         self.epoch_arrivals += 1;
@@ -274,11 +274,11 @@ impl Qdisc for RedPd {
         self.red.update_average(&seen, ctx.now);
         let u = uniform(ctx);
         let verdict = self.red.decide(size, u);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification() {
             self.epoch_red_drops += 1;
             self.current_drops.insert(flow, ());
             let may_mark = self.red.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify_because(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -173,6 +173,7 @@ pub fn fq_trace(
             drops.push(arrival_of[dropped as usize]);
             packets.free(dropped);
         }
+        effects.drop_causes.clear();
     }
     (ops, departures, drops)
 }
