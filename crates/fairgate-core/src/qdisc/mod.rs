@@ -102,6 +102,14 @@ impl<'a> QdiscCtx<'a> {
         self.effects.dirty = true;
     }
 
+    /// Discards a packet, with the discipline's own cause when it names one.
+    pub fn drop_with(&mut self, packet: PacketId, reason: DropReason, cause: Option<Cause>) {
+        match cause {
+            Some(cause) => self.drop_because(packet, reason, cause),
+            None => self.drop(packet, reason),
+        }
+    }
+
     /// Discards a packet like [`Self::drop`], naming the discipline's own cause for it (a CHOKe
     /// match, an SFG filter drop), reported beside `reason` in the results.
     pub fn drop_because(&mut self, packet: PacketId, reason: DropReason, cause: Cause) {

@@ -297,7 +297,7 @@ impl Qdisc for Sfb {
             if self.penalty_admits(ctx.now) {
                 self.admit(packet, size, fp, ctx);
             } else {
-                ctx.drop(packet, DropReason::Filter);
+                ctx.drop_because(packet, DropReason::Filter, "sfb_penalty");
             }
             return;
         }

@@ -50,6 +50,7 @@ impl BufferManager for DropFromFront {
             queue: arrival_queue,
             end: End::Head,
             reason: DropReason::Front,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {
@@ -79,7 +80,8 @@ mod tests {
             Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Front
+                reason: DropReason::Front,
+                cause: None,
             }
         );
     }

@@ -41,6 +41,7 @@ impl BufferManager for DropTail {
             queue: arrival_queue,
             end: End::Tail,
             reason: DropReason::Overflow,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {

@@ -136,6 +136,7 @@ impl BufferManager for FqRed {
             queue: arrival_queue,
             end: End::Tail,
             reason,
+            cause: None,
         })
     }
     fn name(&self) -> &'static str {
@@ -195,7 +196,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Tail,
-                reason: DropReason::Forced
+                reason: DropReason::Forced,
+                cause: None,
             })
         );
     }

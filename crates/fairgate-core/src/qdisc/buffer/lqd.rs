@@ -71,6 +71,7 @@ impl BufferManager for Lqd {
             queue: self.shares.most_occupied(queues).unwrap_or(arrival_queue),
             end: End::Head,
             reason: DropReason::PushOut,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {
@@ -100,7 +101,8 @@ mod tests {
             Victim {
                 queue: 0,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: None,
             }
         );
         assert!(!m.over_capacity(&TestQueues::new(&[3, 1, 2, 2])));

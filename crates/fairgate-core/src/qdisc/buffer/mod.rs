@@ -35,7 +35,7 @@ pub(crate) mod testing;
 
 pub use registry::BufferSpec;
 
-use super::{DropReason, QdiscCtx};
+use super::{Cause, DropReason, QdiscCtx};
 use crate::config::ScenarioError;
 
 /// Which end of a flow queue a victim is taken from.
@@ -51,6 +51,8 @@ pub struct Victim {
     pub queue: u32,
     pub end: End,
     pub reason: DropReason,
+    /// The manager's own name for the drop (`pfd_pushout`), reported beside `reason`.
+    pub cause: Option<Cause>,
 }
 
 /// The scheduler's per-flow queues as a buffer manager sees them. Queue indices are the

@@ -26,6 +26,7 @@ use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::qdisc::limit::limited_config;
+use crate::qdisc::Cause;
 use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, QdiscCtx};
 use rand::Rng as _;
@@ -133,6 +134,15 @@ impl Pfd {
             queue: self.shares.most_occupied(queues).unwrap_or(arrival_queue),
             end: End::Head,
             reason,
+            cause: Some(Self::cause(reason)),
+        }
+    }
+
+    /// `pfd_early` for a push-out in the early region, `pfd_pushout` for one at overflow.
+    fn cause(reason: DropReason) -> Cause {
+        match reason {
+            DropReason::Early => "pfd_early",
+            _ => "pfd_pushout",
         }
     }
 }
@@ -194,7 +204,8 @@ mod tests {
             Victim {
                 queue: 2,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: Some("pfd_pushout"),
             }
         );
     }
@@ -236,7 +247,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Early
+                reason: DropReason::Early,
+                cause: Some("pfd_early"),
             })
         );
         // Above B the early test stays out: overflow handles it.

@@ -142,6 +142,10 @@ impl QuasiPushout {
             queue,
             end: End::Head,
             reason,
+            cause: Some(match reason {
+                DropReason::Early => "quasi_pushout_early",
+                _ => "quasi_pushout",
+            }),
         }
     }
 
@@ -287,7 +291,8 @@ mod tests {
             Victim {
                 queue: 2,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: Some("quasi_pushout"),
             }
         );
         assert_eq!(q.packets, vec![2, 2, 2]);
@@ -327,7 +332,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Early
+                reason: DropReason::Early,
+                cause: Some("quasi_pushout_early"),
             })
         );
     }

@@ -81,6 +81,7 @@ impl BufferManager for Rnd {
             queue,
             end: End::Head,
             reason: DropReason::PushOut,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {

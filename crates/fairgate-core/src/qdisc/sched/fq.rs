@@ -29,7 +29,7 @@ use crate::qdisc::structures::flow_table::{
 use crate::qdisc::structures::round_number::RoundNumber;
 use crate::qdisc::structures::tagged::TaggedQueues;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// Which packet FQ drops when its buffer is full.
@@ -197,7 +197,14 @@ impl Fq {
         }
     }
 
-    fn drop_packet(&mut self, q: u32, end: End, reason: DropReason, ctx: &mut QdiscCtx) {
+    /// Drops the packet at `end` of queue `q` for `why`: the reason, and the cause if named.
+    fn drop_packet(
+        &mut self,
+        q: u32,
+        end: End,
+        why: (DropReason, Option<Cause>),
+        ctx: &mut QdiscCtx,
+    ) {
         let Some(packet) = self.queues.take(q, end, ctx) else {
             return;
         };
@@ -205,7 +212,7 @@ impl Fq {
             let bits = self.queues.tag_of(packet).aux;
             self.round.uncharge(q, bits, self.now);
         }
-        ctx.drop(packet, reason);
+        ctx.drop_with(packet, why.0, why.1);
     }
 
     /// `victim = "before_admission"`: pushes out queued tails until an arrival of `size` bytes
@@ -214,7 +221,9 @@ impl Fq {
     fn make_room(&mut self, q: u32, size: u32, bid: f64, ctx: &mut QdiscCtx) -> bool {
         while self.exceeds_limit(1, size as u64) {
             match self.victim_before_admission(q, bid) {
-                Some(victim) => self.drop_packet(victim, End::Tail, DropReason::PushOut, ctx),
+                Some(victim) => {
+                    self.drop_packet(victim, End::Tail, (DropReason::PushOut, None), ctx)
+                }
                 None => return false,
             }
         }
@@ -256,7 +265,7 @@ impl Fq {
             } else {
                 DropReason::PushOut
             };
-            self.drop_packet(q, End::Tail, reason, ctx);
+            self.drop_packet(q, End::Tail, (reason, None), ctx);
         }
     }
 
@@ -278,7 +287,8 @@ impl Managed for Fq {
         (self.manager.as_mut(), &self.queues.table)
     }
     fn discard(&mut self, victim: Victim, ctx: &mut QdiscCtx) {
-        self.drop_packet(victim.queue, victim.end, victim.reason, ctx);
+        let why = (victim.reason, victim.cause);
+        self.drop_packet(victim.queue, victim.end, why, ctx);
     }
 }
 
