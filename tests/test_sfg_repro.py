@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from fairgate.repro import sfg
@@ -32,6 +33,11 @@ def check_common(report: sfg.Report, out: Path) -> dict[str, sfg.Row]:
     assert sorted(p.name for p in report.figures) == [f"sfg-figure{n}.png" for n in range(3, 9)]
     assert all(path.exists() for path in written)
     assert all((out / name).stat().st_size > 0 for name in TABLES)
+    phases = pd.read_csv(out / "sfg_phases.csv")
+    assert (phases["filter_drops"] + phases["queue_drops"] == phases["drops_pkts"]).all()
+    without_filter = phases["scheme"].isin(["DT", "PI", "CHOKe"])
+    assert (phases.loc[without_filter, "filter_drops"] == 0).all()
+    assert phases["byte_loss_rate"].between(0, 1).all()
     return rows
 
 
@@ -40,7 +46,8 @@ def test_quick_reproduction(tmp_path):
     check_common(report, tmp_path)
 
 
-def test_tables_are_byte_identical_on_one_worker_and_on_two(tmp_path):
+def test_tables_are_byte_identical_on_one_worker_and_on_two(tmp_path, monkeypatch):
+    monkeypatch.setattr(sfg.calibration, "QUICK_SESSIONS", (1200, 1800))
     written = {}
     for workers in (1, 2):
         out = tmp_path / f"w{workers}"
