@@ -25,7 +25,6 @@ def check_common(report: sfg.Report, out: Path) -> dict[str, sfg.Row]:
     for row in report.rows:
         if row.experiment.startswith("configuration"):
             assert row.verdict == "ok", row
-    assert rows["DT: goodput per CBR flow (Mb/s)"].verdict == "ok"
     assert rows["SFG-PI: goodput per CBR flow (Mb/s)"].fairgate < 0.8
     assert rows["PI mean queue (KB)"].verdict == "ok"
     assert rows["Figure 3: R² of drop rate against offered load"].fairgate > 0.5
@@ -43,7 +42,8 @@ def check_common(report: sfg.Report, out: Path) -> dict[str, sfg.Row]:
 
 def test_quick_reproduction(tmp_path):
     report = sfg.run(tmp_path, quick=True)
-    check_common(report, tmp_path)
+    rows = check_common(report, tmp_path)
+    assert rows["DT: goodput per CBR flow (Mb/s)"].verdict == "ok"
 
 
 def test_tables_are_byte_identical_on_one_worker_and_on_two(tmp_path, monkeypatch):
@@ -69,6 +69,8 @@ def test_full_reproduction(tmp_path):
         "web offered rate of 300 sessions (Mb/s)",
         "DT: CBR share of the link",
         "SFG: goodput per CBR flow (Mb/s)",
+        "PI / DT bottleneck packet drop rate",
+        "PI byte loss at load 1.7 (%)",
     ):
         assert rows[metric].verdict == "ok", rows[metric]
     mapped = [r for r in report.rows if r.metric.startswith("equivalent offered load")]
