@@ -434,9 +434,13 @@ impl TcpSender {
         }
     }
 
+    /// The retransmit timer after an ACK; during an ECN hold it keeps running even when
+    /// everything is acknowledged, since its expiry is what ends the hold.
     fn rearm(&mut self, duplicate: bool, reaction: &Reaction, ctx: &mut AgentCtx) {
         if self.state.snd_una >= self.state.snd_max {
-            self.rto_timer.cancel();
+            if !self.ecn_hold {
+                self.rto_timer.cancel();
+            }
         } else if !duplicate && !reaction.keep_timer {
             self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
         }
