@@ -67,6 +67,18 @@ impl EventQueue {
         self.heap.first().map(|e| time_of(e.key))
     }
 
+    /// The next event and, as far as the queue knows now, the one after it (the smaller
+    /// child of the root), for cache hints; events scheduled meanwhile may come between.
+    pub fn upcoming(&self) -> (Option<&Event>, Option<&Event>) {
+        let next = self.heap.first().map(|e| &e.event);
+        let children = self
+            .heap
+            .get(1..self.heap.len().min(ARITY + 1))
+            .unwrap_or(&[]);
+        let after = children.iter().min_by_key(|e| e.key).map(|e| &e.event);
+        (next, after)
+    }
+
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let last = self.heap.pop()?;
         self.processed += 1;
