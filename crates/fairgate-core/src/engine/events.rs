@@ -172,6 +172,21 @@ mod tests {
     }
 
     #[test]
+    fn upcoming_names_the_next_two_events_without_removing_them() {
+        let mut q = EventQueue::default();
+        assert_eq!(q.upcoming(), (None, None));
+        for (t, agent) in [(9, 0), (4, 1), (7, 2), (4, 3), (8, 4)] {
+            q.schedule(t, Event::AgentStart { agent });
+        }
+        let (next, after) = q.upcoming();
+        assert_eq!(next, Some(&Event::AgentStart { agent: 1 }));
+        assert_eq!(after, Some(&Event::AgentStart { agent: 3 }));
+        assert_eq!(q.len(), 5);
+        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 1 })));
+        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 3 })));
+    }
+
+    #[test]
     fn earliest_first_then_insertion_order() {
         let mut q = EventQueue::default();
         q.schedule(5, Event::Sample);
