@@ -7,6 +7,11 @@ The SFG evaluation [Chung06, §4.1] steps its forward FTP flows through 10, 50, 
 
     sc.phases("s{i}", "d{i}", fg.source("tcp", ecn=True), [10, 50, 100, 200, 400,
               400, 200, 100, 50, 10], phase=200, name="ftp")
+
+The same schedule in TOML is one flow entry with ``phases = { counts = [...], length =
+"200s" }``, which the core expands into these same groups, names and phase edges
+(``crates/fairgate-core/src/scenario/phases.rs``); ``tests/test_phase_syntax.py`` checks that
+the two forms give byte-identical results.
 """
 
 from __future__ import annotations

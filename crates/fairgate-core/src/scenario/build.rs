@@ -1,7 +1,7 @@
 //! Turning a validated scenario into a running simulation.
 
 use super::schema::Scenario;
-use super::validate::{resolve, Resolved};
+use super::validate::{resolve, Resolved, ResolvedFlow};
 use crate::config::error::ScenarioError;
 use crate::engine::rng;
 use crate::gateway::{FlowMap, Gateway};
@@ -12,6 +12,7 @@ use crate::sim::device::DeviceQueue;
 use crate::sim::port::Port;
 use crate::sim::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
 use crate::stats::PortStats;
+use crate::traffic::pool::{PoolHost, Pools};
 use crate::traffic::SourceEnv;
 use std::collections::HashMap;
 
@@ -155,7 +156,8 @@ fn build_agents(
             start: f.start,
             stop: f.stop,
         };
-        let pair = f.source.build(&env);
+        let (pools, proxies) = pools_of(f, &env, nodes, ports, seed);
+        let (pair, extra) = f.source.build_pooled(&env, &pools);
         agents.push(AgentSlot {
             agent: pair.sender,
             node: f.src,
@@ -174,8 +176,75 @@ fn build_agents(
             stop: None,
             first_hop_rate_bps: first_hop_rate(nodes, ports, f.dst),
         });
+        for (agent, (host, server)) in extra.into_iter().zip(proxies) {
+            agents.push(AgentSlot {
+                agent,
+                node: host.node,
+                rng: rng::stream(seed, &format!("flow:{}:pool:{}", f.name, agents.len())),
+                flow: if server {
+                    i as u32
+                } else {
+                    ack_flow.unwrap_or(i as u32)
+                },
+                start: f.start,
+                stop: if server { f.stop } else { None },
+                first_hop_rate_bps: host.first_hop_rate_bps,
+            });
+        }
     }
     agents
+}
+
+/// The pools of flow `f` with their agents' ids: the flow's own sender and receiver where a
+/// pool host is its `src` or `dst` (first listing), else a new agent after the pair; also
+/// the new agents' hosts (and whether each serves), in id order.
+fn pools_of(
+    f: &ResolvedFlow,
+    env: &SourceEnv,
+    nodes: &[Node],
+    ports: &[Port],
+    seed: u64,
+) -> (Pools, Vec<(PoolHost, bool)>) {
+    let mut next = env.receiver_agent + 1;
+    let mut proxies = Vec::new();
+    let mut side = |listed: &[u32], own: (u32, u32), server: bool| {
+        let hosts = if listed.is_empty() {
+            vec![own.0]
+        } else {
+            listed.to_vec()
+        };
+        let mut own_used = false;
+        hosts
+            .into_iter()
+            .map(|node| {
+                let first_hop_rate_bps = first_hop_rate(nodes, ports, node);
+                if node == own.0 && !own_used {
+                    own_used = true;
+                    return PoolHost {
+                        node,
+                        agent: own.1,
+                        first_hop_rate_bps,
+                    };
+                }
+                let host = PoolHost {
+                    node,
+                    agent: next,
+                    first_hop_rate_bps,
+                };
+                next += 1;
+                proxies.push((host, server));
+                host
+            })
+            .collect::<Vec<_>>()
+    };
+    let servers = side(&f.pools.servers, (f.src, env.sender_agent), true);
+    let clients = side(&f.pools.clients, (f.dst, env.receiver_agent), false);
+    let pools = Pools {
+        servers,
+        clients,
+        client_rng: rng::stream(seed, &format!("flow:{}:clients", f.name)),
+    };
+    (pools, proxies)
 }
 
 /// The agent of each gateway node, after the flows' agents.

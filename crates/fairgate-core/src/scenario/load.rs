@@ -47,13 +47,14 @@ fn deserialize(table: toml::Table) -> Result<Scenario, ScenarioError> {
     for (key, value) in &table {
         refuse_non_finite(value, key)?;
     }
-    let scenario: Scenario =
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+    let mut scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| {
             let outer = e.path().to_string();
             let outer = if outer == "." { String::new() } else { outer };
             let (inner, message) = crate::config::error::split_marked(e.into_inner().message());
             ScenarioError::new(crate::config::error::join(&outer, &inner), message)
         })?;
+    super::phases::expand_phases(&mut scenario)?;
     Ok(scenario)
 }
 

@@ -6,6 +6,8 @@ pub mod budget;
 pub mod build;
 pub mod in_flight;
 pub mod load;
+pub mod phases;
+pub mod pools;
 pub mod schema;
 pub mod topology;
 pub mod validate;

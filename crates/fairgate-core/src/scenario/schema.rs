@@ -136,6 +136,12 @@ pub struct FlowSpec {
     #[serde(default)]
     pub count: Option<u32>,
     pub source: SourceSpec,
+    /// A schedule of active-flow counts, expanded into groups when read (`super::phases`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<super::phases::PhaseSpec>,
+    /// The `[[flows]]` entry this flow was written as, when phases were expanded.
+    #[serde(skip)]
+    pub entry: Option<usize>,
 }
 
 /// A start time, or a distribution of start times (drawn per flow).

@@ -34,6 +34,8 @@ pub struct ResolvedFlow {
     pub start: Time,
     pub stop: Option<Time>,
     pub source: SourceSpec,
+    /// Server and client hosts of a workload's pools (empty: the flow's own hosts).
+    pub pools: super::pools::ResolvedPools,
 }
 
 /// A scenario with every name resolved to an index.
@@ -55,7 +57,13 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     resolve(scenario).map(|_| ())
 }
 
+/// The scenario with every name resolved; an error in a flow expanded from a schedule names
+/// the entry as written.
 pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
+    resolve_expanded(s).map_err(|e| super::phases::entry_path(s, e))
+}
+
+fn resolve_expanded(s: &Scenario) -> Result<Resolved, ScenarioError> {
     let sim = &s.simulation;
     if sim.duration.0 == 0 {
         return Err(ScenarioError::new(
@@ -194,7 +202,7 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
 
 /// The index of node `name`; the error names `path` + `field` (joined only on failure, as
 /// a 100,000-flow scenario looks up 400,000 names).
-fn lookup(
+pub(super) fn lookup(
     names: &HashMap<String, u32>,
     path: &str,
     field: &str,
@@ -443,7 +451,14 @@ fn resolve_flows(
                     ));
                 }
             }
+            let pool_cx = super::pools::PoolContext {
+                names,
+                nodes,
+                path: &path,
+            };
+            let pools = super::pools::resolve_pools(&pool_cx, &f.source, (src, dst), &mut routes)?;
             out.push(ResolvedFlow {
+                pools,
                 path: path.clone(),
                 name,
                 src,

@@ -15,7 +15,10 @@
 //!   `false` a connection closes when its page is received and the think time is not used.
 //! - The ramp-up reads "20 new connections every 5 s with 5 s sleep between": 20 per 10 s.
 //! - TCP defaults to Reno (the testbed's senders follow RFC 2581) with the 5 Mb/s cap.
+//! - Pools (`servers`, `clients`, `traffic::pool`): a slot draws its client once, each
+//!   connection its server, uniformly (Byun's 200 clients and 60 servers).
 
+use super::pool::{HostPool, PoolSpecs, Pools};
 use super::web_conn::ConnTable;
 use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
@@ -23,6 +26,7 @@ use crate::config::dist::{Dist, DurationDist, SizeDist};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
 use crate::engine::{secs, Time};
+use crate::net::Agent;
 use crate::net::AgentCtx;
 use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
@@ -33,6 +37,12 @@ use serde::{Deserialize, Serialize};
 pub struct HttpConfig {
     /// Target number of concurrent connections.
     pub connections: u32,
+    /// Hosts that serve objects (default: the flow's `src`); see `traffic::pool`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<HostPool>,
+    /// Hosts that fetch them (default: the flow's `dst`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<HostPool>,
     pub page_size: SizeDist,
     pub think: DurationDist,
     pub think_in_connection: bool,
@@ -50,6 +60,8 @@ impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             connections: 400,
+            servers: None,
+            clients: None,
             page_size: SizeDist(Dist::Uniform {
                 min: 250_000.0,
                 max: 550_000.0,
@@ -87,15 +99,36 @@ impl SourceConfig for HttpConfig {
     }
 
     fn build(&self, env: &SourceEnv) -> AgentPair {
+        self.build_pooled(env, &Pools::own(env)).0
+    }
+
+    fn host_pools(&self) -> PoolSpecs<'_> {
+        PoolSpecs::of(&self.servers, &self.clients)
+    }
+
+    fn build_pooled(&self, env: &SourceEnv, pools: &Pools) -> (AgentPair, Vec<Box<dyn Agent>>) {
+        let conns = ConnTable::new(
+            &self.tcp,
+            self.request_size,
+            self.record_transfers,
+            env,
+            pools,
+        );
         let population = HttpPopulation {
             cfg: self.clone(),
             pages: vec![0; self.connections as usize],
+            client_of: conns.assign_clients(self.connections as usize),
             open_now: 0,
             births: 0,
             stopped: false,
         };
-        let conns = ConnTable::new(&self.tcp, self.request_size, self.record_transfers, env);
-        endpoints(population, conns, ("http_server", "http_client"))
+        endpoints(
+            population,
+            conns,
+            ("http_server", "http_client"),
+            env,
+            pools,
+        )
     }
 }
 
@@ -104,6 +137,8 @@ struct HttpPopulation {
     cfg: HttpConfig,
     /// Pages fetched per slot so far.
     pages: Vec<u64>,
+    /// The pool index of each slot's client (a user stays at one client host).
+    client_of: Vec<u32>,
     /// Connections open now (a connection is open from its request to the end of its think
     /// time, or to its last byte without think time).
     open_now: u32,
@@ -130,13 +165,15 @@ impl HttpPopulation {
         self.pages[slot as usize] += 1;
         self.births += 1;
         self.open_now += 1;
-        conns.open(slot, page, bytes, ctx);
+        let hosts = (self.client_of[slot as usize], conns.pick_server(ctx.rng));
+        conns.open(slot, page, bytes, hosts, ctx);
     }
 }
 
 impl Workload for HttpPopulation {
-    fn start(&mut self, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
-        for k in 0..self.cfg.connections as u64 {
+    fn start(&mut self, client: u32, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
+        let slots = 0..self.cfg.connections as u64;
+        for k in slots.filter(|&k| self.client_of[k as usize] == client) {
             ctx.set_timer(ctx.now + self.join_offset(k), OWN_TIMER | k);
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod open_loop;
+pub mod pool;
 pub mod registry;
 pub mod sink;
 pub mod web;
@@ -47,4 +48,17 @@ pub trait SourceConfig {
         false
     }
     fn build(&self, env: &SourceEnv) -> AgentPair;
+    /// The client and server pools the source names, if it takes any.
+    fn host_pools(&self) -> pool::PoolSpecs<'_> {
+        pool::PoolSpecs::default()
+    }
+    /// The pair, and one more agent per pool host beyond the pair (in the order of
+    /// `pools.servers` then `pools.clients`, skipping the pair's own agents).
+    fn build_pooled(
+        &self,
+        env: &SourceEnv,
+        _pools: &pool::Pools,
+    ) -> (AgentPair, Vec<Box<dyn Agent>>) {
+        (self.build(env), Vec::new())
+    }
 }

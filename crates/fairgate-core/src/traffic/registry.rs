@@ -44,6 +44,18 @@ macro_rules! source_registry {
             pub fn build(&self, env: &SourceEnv) -> AgentPair {
                 match self { $( Self::$variant(c) => c.build(env), )* }
             }
+
+            pub fn host_pools(&self) -> super::pool::PoolSpecs<'_> {
+                match self { $( Self::$variant(c) => c.host_pools(), )* }
+            }
+
+            pub fn build_pooled(
+                &self,
+                env: &SourceEnv,
+                pools: &super::pool::Pools,
+            ) -> (AgentPair, Vec<Box<dyn crate::net::Agent>>) {
+                match self { $( Self::$variant(c) => c.build_pooled(env, pools), )* }
+            }
         }
     };
 }

@@ -18,7 +18,10 @@
 //! - No FIN exchange (ns-2's one-way TCP has none): an object's state is retired once request
 //!   and response are acknowledged; its slot is reused, so memory follows the number of open
 //!   connections, not the number ever made.
+//! - Pools (`servers`, `clients`, `traffic::pool`): a session draws its client once, a page
+//!   its server, uniformly, as WebTraf's `picksrc` and `pickdst`.
 
+use super::pool::{HostPool, PoolSpecs, Pools};
 use super::web_conn::ConnTable;
 use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
@@ -26,6 +29,7 @@ use crate::config::dist::{Dist, DurationDist, SizeDist};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::engine::{secs, Time};
+use crate::net::Agent;
 use crate::net::AgentCtx;
 use crate::transport::tcp::config::TcpConfig;
 use serde::{Deserialize, Serialize};
@@ -35,6 +39,12 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct WebConfig {
     pub sessions: u32,
+    /// Hosts that serve objects (default: the flow's `src`); see `traffic::pool`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<HostPool>,
+    /// Hosts that fetch them (default: the flow's `dst`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<HostPool>,
     /// Session starts are spread evenly over this window after the flow's start.
     pub start_window: Duration,
     /// Pages per session (default: no limit, sessions browse until the flow stops).
@@ -57,6 +67,8 @@ impl Default for WebConfig {
     fn default() -> Self {
         WebConfig {
             sessions: 1,
+            servers: None,
+            clients: None,
             start_window: Duration::default(),
             pages: None,
             objects: 2,
@@ -92,14 +104,29 @@ impl SourceConfig for WebConfig {
     }
 
     fn build(&self, env: &SourceEnv) -> AgentPair {
+        self.build_pooled(env, &Pools::own(env)).0
+    }
+
+    fn host_pools(&self) -> PoolSpecs<'_> {
+        PoolSpecs::of(&self.servers, &self.clients)
+    }
+
+    fn build_pooled(&self, env: &SourceEnv, pools: &Pools) -> (AgentPair, Vec<Box<dyn Agent>>) {
+        let conns = ConnTable::new(
+            &self.tcp,
+            self.request_size,
+            self.record_transfers,
+            env,
+            pools,
+        );
         let sessions = WebSessions {
             cfg: self.clone(),
             sessions: vec![Session::default(); self.sessions as usize],
+            client_of: conns.assign_clients(self.sessions as usize),
             objects: 0,
             stopped: false,
         };
-        let conns = ConnTable::new(&self.tcp, self.request_size, self.record_transfers, env);
-        endpoints(sessions, conns, ("web_server", "web_client"))
+        endpoints(sessions, conns, ("web_server", "web_client"), env, pools)
     }
 }
 
@@ -115,6 +142,8 @@ struct Session {
 struct WebSessions {
     cfg: WebConfig,
     sessions: Vec<Session>,
+    /// The pool index of each session's client.
+    client_of: Vec<u32>,
     /// Objects requested so far.
     objects: u64,
     stopped: bool,
@@ -133,25 +162,26 @@ impl WebSessions {
 }
 
 impl Workload for WebSessions {
-    fn start(&mut self, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
+    fn start(&mut self, client: u32, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
         let n = self.cfg.sessions as u64;
         let window = self.cfg.start_window.0;
-        for i in 0..n {
+        for i in (0..n).filter(|&i| self.client_of[i as usize] == client) {
             let offset = (window as u128 * i as u128 / n as u128) as Time;
             ctx.set_timer(ctx.now + offset, OWN_TIMER | i);
         }
     }
 
-    /// A session's next page.
+    /// A session's next page, all its objects from one server (as WebTraf's pages).
     fn on_timer(&mut self, session: u64, conns: &mut ConnTable, ctx: &mut AgentCtx) {
         if self.stopped {
             return;
         }
         let page = self.sessions[session as usize].pages_done;
         self.sessions[session as usize].pending = self.cfg.objects;
+        let hosts = (self.client_of[session as usize], conns.pick_server(ctx.rng));
         for _ in 0..self.cfg.objects {
             let bytes = self.object_bytes(ctx);
-            conns.open(session as u32, page, bytes, ctx);
+            conns.open(session as u32, page, bytes, hosts, ctx);
         }
         self.objects += self.cfg.objects as u64;
     }

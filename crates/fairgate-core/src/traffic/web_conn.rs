@@ -7,7 +7,9 @@
 //! stray packet or timer of a retired object finds no state and is ignored. Slots are reused,
 //! so memory follows the number of open objects.
 
+use super::pool::{pick, Pools};
 use super::SourceEnv;
+use crate::engine::rng::Rng;
 use crate::engine::Time;
 use crate::net::Agent;
 use crate::net::{AgentCtx, Packet, PacketKind};
@@ -49,6 +51,8 @@ impl Endpoint {
 /// One object being fetched.
 pub struct ObjectConn {
     row: TransferRecord,
+    /// Indices of its client and server in the pools.
+    hosts: (u32, u32),
     request_tx: TcpSender,
     request_rx: TcpReceiver,
     response_tx: Option<TcpSender>,
@@ -67,29 +71,27 @@ pub struct ConnTable {
     request_size: u64,
     /// Whether finished objects become rows of the transfers table.
     record: bool,
-    request_env: SourceEnv,
-    response_env: SourceEnv,
+    /// The flow's own environment; each object's hosts come from the pools.
+    env: SourceEnv,
+    pools: Pools,
     finished: TransferTable,
 }
 
 impl ConnTable {
     /// Objects fetched with `tcp` (its `app` and `handshake` are set here), requests of
-    /// `request_size` bytes, responses from `env`'s source host to its destination host;
-    /// finished objects are recorded as transfers if `record`.
-    pub fn new(tcp: &TcpConfig, request_size: u64, record: bool, env: &SourceEnv) -> Self {
+    /// `request_size` bytes, responses from a host of `pools.servers` to one of
+    /// `pools.clients`, flows and timing from `env`; finished objects are recorded as
+    /// transfers if `record`.
+    pub fn new(
+        tcp: &TcpConfig,
+        request_size: u64,
+        record: bool,
+        env: &SourceEnv,
+        pools: &Pools,
+    ) -> Self {
         let mut tcp = tcp.clone();
         tcp.app = AppSpec::Manual;
         tcp.handshake = true;
-        let ack_flow = env.ack_flow.unwrap_or(env.flow);
-        let request_env = SourceEnv {
-            flow: ack_flow,
-            ack_flow: Some(env.flow),
-            src_node: env.dst_node,
-            dst_node: env.src_node,
-            sender_agent: env.receiver_agent,
-            receiver_agent: env.sender_agent,
-            ..env.clone()
-        };
         ConnTable {
             slots: Vec::new(),
             free: Vec::new(),
@@ -100,10 +102,47 @@ impl ConnTable {
             request_tcp: tcp,
             request_size,
             record,
-            request_env,
-            response_env: env.clone(),
+            env: env.clone(),
+            pools: pools.clone(),
             finished: TransferTable::default(),
         }
+    }
+
+    /// A server of the pool drawn uniformly (no draw with one server).
+    pub fn pick_server(&self, rng: &mut Rng) -> u32 {
+        pick(self.pools.servers.len(), rng)
+    }
+
+    /// The clients of `n` sessions or slots, drawn once when the workload is built.
+    pub fn assign_clients(&self, n: usize) -> Vec<u32> {
+        self.pools.assign_clients(n)
+    }
+
+    /// The request's and the response's environment between client and server `hosts`.
+    fn envs(&self, (client, server): (u32, u32)) -> (SourceEnv, SourceEnv) {
+        let (c, s) = (
+            self.pools.clients[client as usize],
+            self.pools.servers[server as usize],
+        );
+        let response = SourceEnv {
+            src_node: s.node,
+            dst_node: c.node,
+            sender_agent: s.agent,
+            receiver_agent: c.agent,
+            first_hop_rate_bps: s.first_hop_rate_bps,
+            ..self.env.clone()
+        };
+        let request = SourceEnv {
+            flow: self.env.ack_flow.unwrap_or(self.env.flow),
+            ack_flow: Some(self.env.flow),
+            src_node: c.node,
+            dst_node: s.node,
+            sender_agent: c.agent,
+            receiver_agent: s.agent,
+            first_hop_rate_bps: c.first_hop_rate_bps,
+            ..self.env.clone()
+        };
+        (request, response)
     }
 
     pub fn open_count(&self) -> usize {
@@ -139,16 +178,25 @@ impl ConnTable {
         id
     }
 
-    /// Opens an object of `bytes` for `session` (a call on the client host).
-    pub fn open(&mut self, session: u32, page: u64, bytes: u64, ctx: &mut AgentCtx) {
+    /// Opens an object of `bytes` for `session` between client and server `hosts` (pool
+    /// indices; a call on the client's host).
+    pub fn open(
+        &mut self,
+        session: u32,
+        page: u64,
+        bytes: u64,
+        hosts: (u32, u32),
+        ctx: &mut AgentCtx,
+    ) {
         let id = self.allocate_id();
+        let (request_env, response_env) = self.envs(hosts);
         let row = TransferRecord {
-            flow: self.response_env.flow,
+            flow: self.env.flow,
             conn: id,
             session,
             page,
-            client: self.response_env.dst_node,
-            server: self.response_env.src_node,
+            client: response_env.dst_node,
+            server: response_env.src_node,
             bytes,
             requested: ctx.now,
             first_byte: None,
@@ -160,10 +208,11 @@ impl ConnTable {
         };
         let object = ObjectConn {
             row,
-            request_tx: TcpSender::new(&self.request_tcp, &self.request_env),
-            request_rx: Self::receiver(&self.request_tcp, &self.request_env),
+            hosts,
+            request_tx: TcpSender::new(&self.request_tcp, &request_env),
+            request_rx: Self::receiver(&self.request_tcp, &request_env),
             response_tx: None,
-            response_rx: Self::receiver(&self.response_tcp, &self.response_env),
+            response_rx: Self::receiver(&self.response_tcp, &response_env),
         };
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -187,7 +236,7 @@ impl ConnTable {
     }
 
     fn flows(&self) -> (u32, u32) {
-        (self.response_env.flow, self.request_env.flow)
+        (self.env.flow, self.env.ack_flow.unwrap_or(self.env.flow))
     }
 
     /// A packet of the object in `slot` arrived on `side`; returns the session whose object
@@ -223,9 +272,6 @@ impl ConnTable {
         f: impl FnOnce(&mut dyn Agent, &mut AgentCtx),
     ) -> Option<u32> {
         let flows = self.flows();
-        let request_size = self.request_size;
-        let response_tcp = &self.response_tcp;
-        let response_env = &self.response_env;
         let o = self.slots[slot].as_mut()?;
         tagged(o, endpoint, flows, ctx, |o, ctx| match endpoint {
             Endpoint::RequestSender => f(&mut o.request_tx, ctx),
@@ -237,11 +283,12 @@ impl ConnTable {
             }
             Endpoint::ResponseReceiver => f(&mut o.response_rx, ctx),
         });
-        if endpoint == Endpoint::RequestReceiver
-            && o.response_tx.is_none()
-            && o.request_rx.rcv_nxt() >= request_size
-        {
-            o.response_tx = Some(TcpSender::new(response_tcp, response_env));
+        let request_whole = o.request_rx.rcv_nxt() >= self.request_size;
+        if endpoint == Endpoint::RequestReceiver && o.response_tx.is_none() && request_whole {
+            let hosts = o.hosts;
+            let (_, response_env) = self.envs(hosts);
+            let o = self.slots[slot].as_mut().expect("open");
+            o.response_tx = Some(TcpSender::new(&self.response_tcp, &response_env));
             let bytes = o.row.bytes;
             tagged(o, Endpoint::ResponseSender, flows, ctx, |o, ctx| {
                 let tx = o.response_tx.as_mut().expect("just made");
@@ -249,6 +296,7 @@ impl ConnTable {
                 tx.submit(bytes, ctx);
             });
         }
+        let o = self.slots[slot].as_mut().expect("open");
         o.note_progress(ctx.now)
     }
 

@@ -2,12 +2,18 @@
 //! the two agents a workload places on its server and client hosts, which share the
 //! workload's state and its [`ConnTable`], and the trait each workload implements.
 //!
+//! With client and server pools (see [`super::pool`]) the workload has one more agent per
+//! pool host; all share the state. Each client agent starts the sessions or slots whose
+//! client it is, so their timers and requests happen on that host. The flow's own client
+//! agent samples the workload and hands over its transfers.
+//!
 //! The client agent starts the workload; packets and timers of a connection go to the
 //! connection table, timers with [`OWN_TIMER`] set go to the workload with the rest of the
 //! token. The two agents run one at a time, so the shared state is never contended.
 
+use super::pool::Pools;
 use super::web_conn::{ConnTable, Side};
-use super::AgentPair;
+use super::{AgentPair, SourceEnv};
 use crate::net::{Agent, AgentCtx, Packet};
 use crate::stats::transfers::TransferTable;
 use std::sync::{Arc, Mutex};
@@ -17,8 +23,8 @@ pub const OWN_TIMER: u64 = 1 << 63;
 
 /// What a workload decides: when to open connections and what to do when one is received.
 pub trait Workload: Send {
-    /// At the flow's start, on the client host.
-    fn start(&mut self, conns: &mut ConnTable, ctx: &mut AgentCtx);
+    /// At the flow's start, on the host of client `client` of the pool.
+    fn start(&mut self, client: u32, conns: &mut ConnTable, ctx: &mut AgentCtx);
     /// A timer the workload set with `OWN_TIMER | payload` fired.
     fn on_timer(&mut self, payload: u64, conns: &mut ConnTable, ctx: &mut AgentCtx);
     /// The client now holds the whole response of a connection of `session`.
@@ -40,28 +46,56 @@ struct Shared<W> {
 pub struct WorkloadEndpoint<W> {
     shared: Arc<Mutex<Shared<W>>>,
     side: Side,
+    /// Which client of the pool this agent is (client side only).
+    client: Option<u32>,
+    /// The flow's own client agent samples and hands over the transfers.
+    primary: bool,
     name: &'static str,
 }
 
-/// The server agent and the client agent of `workload`, named `names` (server, client).
+/// The server agent and the client agent of `workload`, named `names` (server, client), and
+/// one agent per further pool host (servers, then clients, as the scenario builder numbers
+/// them).
 pub fn endpoints<W: Workload + 'static>(
     workload: W,
     conns: ConnTable,
     names: (&'static str, &'static str),
-) -> AgentPair {
+    env: &SourceEnv,
+    pools: &Pools,
+) -> (AgentPair, Vec<Box<dyn Agent>>) {
     let shared = Arc::new(Mutex::new(Shared { workload, conns }));
-    AgentPair {
-        sender: Box::new(WorkloadEndpoint {
+    let endpoint = |side, client, primary| -> Box<dyn Agent> {
+        Box::new(WorkloadEndpoint {
             shared: shared.clone(),
-            side: Side::Server,
-            name: names.0,
-        }),
-        receiver: Box::new(WorkloadEndpoint {
-            shared,
-            side: Side::Client,
-            name: names.1,
-        }),
+            side,
+            client,
+            primary,
+            name: if side == Side::Server {
+                names.0
+            } else {
+                names.1
+            },
+        })
+    };
+    let own_client = pools
+        .clients
+        .iter()
+        .position(|h| h.agent == env.receiver_agent)
+        .map(|j| j as u32);
+    let pair = AgentPair {
+        sender: endpoint(Side::Server, None, false),
+        receiver: endpoint(Side::Client, own_client, true),
+    };
+    let servers = pools.servers.iter().filter(|h| h.agent != env.sender_agent);
+    let mut extra: Vec<Box<dyn Agent>> = servers
+        .map(|_| endpoint(Side::Server, None, false))
+        .collect();
+    for (j, host) in pools.clients.iter().enumerate() {
+        if host.agent != env.receiver_agent {
+            extra.push(endpoint(Side::Client, Some(j as u32), false));
+        }
     }
+    (pair, extra)
 }
 
 impl<W: Workload> WorkloadEndpoint<W> {
@@ -83,8 +117,8 @@ impl<W: Workload> Shared<W> {
 
 impl<W: Workload> Agent for WorkloadEndpoint<W> {
     fn start(&mut self, ctx: &mut AgentCtx) {
-        if self.side == Side::Client {
-            self.with(|s| s.workload.start(&mut s.conns, ctx));
+        if let Some(client) = self.client {
+            self.with(|s| s.workload.start(client, &mut s.conns, ctx));
         }
     }
 
@@ -117,7 +151,7 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
     }
 
     fn sample(&self) -> Vec<(&'static str, f64)> {
-        if self.side == Side::Server {
+        if !self.primary {
             return Vec::new();
         }
         self.with(|s| {
@@ -132,7 +166,7 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
     }
 
     fn drain_transfers(&mut self, out: &mut TransferTable) {
-        if self.side == Side::Client {
+        if self.primary {
             self.with(|s| out.append(s.conns.finished_mut()));
         }
     }
