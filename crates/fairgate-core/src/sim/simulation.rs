@@ -1,6 +1,7 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
 mod measure;
+mod prefetch;
 
 use super::progress::{describe, ProgressGuard};
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
@@ -204,6 +205,7 @@ impl Simulation {
                 break;
             }
             let (time, event) = self.events.pop().expect("peeked");
+            self.prefetch_upcoming();
             self.now = time;
             if !self.progress.advance(time) {
                 let culprit = describe(
