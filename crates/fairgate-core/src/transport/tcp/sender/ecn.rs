@@ -109,11 +109,14 @@ mod tests {
     /// sender waited for a timer that no longer ran, for good). Path: after a timeout (cwnd
     /// 1 MSS, ECN reactions deferred to 2000) the original ACK of 2000 arrives late, 2000
     /// leaves; the duplicate ACK of the retransmission lets 3000 leave (Limited Transmit);
-    /// the ECE on the ACK of 3000 finds cwnd at 1 MSS with 3000 still out.
+    /// the ECE on the ACK of 3000 finds cwnd at 1 MSS with 3000 still out. Without timestamps
+    /// (Karn's one timed segment), so the late ACK of 4000 does not move the deadline.
     #[test]
     fn hold_survives_the_ack_of_everything_outstanding() {
         let mut h = AgentHarness::new(2);
-        let mut s = sender("ecn = true\ninitial_window = 2\necn_floor = \"one_segment\"");
+        let mut s = sender(
+            "ecn = true\ninitial_window = 2\necn_floor = \"one_segment\"\ntimestamps = false",
+        );
         h.call(|ctx| s.start(ctx));
         h.now = secs(1.0);
         let sent = h.call(|ctx| s.on_timer(RTO, ctx));
