@@ -88,7 +88,8 @@ class Scenario:
     def gateway(self, name: str, options: Table | None = None) -> Scenario:
         """Adds a split-connection gateway node; ``options`` is its ``gateway`` table
         (``lhs``, ``rhs``, ``send_buffer``, ``syn_ack``, ``flush_period``,
-        ``transmit_limit``, ``flow_control``, ``two_server``; see ``docs/models/gateway.md``)."""
+        ``transmit_limit``, ``flow_control``, ``two_server``, ``multiplex``; see
+        ``docs/models/gateway.md``)."""
         node: Table = {"name": name, "kind": "gateway"}
         if options:
             node["gateway"] = options

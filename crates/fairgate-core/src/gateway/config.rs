@@ -43,7 +43,26 @@ pub struct GatewaySpec {
     pub flow_control: Option<FlowControlSpec>,
     /// The two-server model [Vaidyanathan99, §4.3]; absent = packets reach the TCP layer at once.
     pub two_server: Option<super::two_server::TwoServerSpec>,
+    /// Several end-to-end connections on one leg to a peer gateway; absent = one RHS each.
+    pub multiplex: Option<MultiplexSpec>,
 }
+
+/// `multiplex = { peer = "gw2", legs = 1 }`: every connection the gateway splits is relayed
+/// over one of `legs` connections to the gateway node `peer`, which demultiplexes them.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MultiplexSpec {
+    pub peer: String,
+    #[serde(default = "one_leg")]
+    pub legs: u32,
+}
+
+fn one_leg() -> u32 {
+    1
+}
+
+/// The most legs one gateway may open to its peer.
+pub const MAX_LEGS: u32 = 65_536;
 
 /// `flow_control = { preset = "fc1" }` or explicit parameters [Byun07, §2.3 and Table 3.2]:
 /// the PEP buffer limit B is multiplied by `decr` on each marked arrival and grows by
@@ -146,6 +165,16 @@ impl GatewaySpec {
         check::non_negative(path, "flush_period", self.flush_period.secs())?;
         if let Some(fc) = &self.flow_control {
             fc.validate(&join(path, "flow_control"))?;
+        }
+        if let Some(m) = &self.multiplex {
+            let m_path = join(path, "multiplex");
+            check::positive_int(&m_path, "legs", m.legs as u64)?;
+            if m.legs > MAX_LEGS {
+                return Err(ScenarioError::new(
+                    join(&m_path, "legs"),
+                    format!("got {}, expected at most {MAX_LEGS}", m.legs),
+                ));
+            }
         }
         match &self.two_server {
             Some(ts) => ts.validate(&join(path, "two_server")),

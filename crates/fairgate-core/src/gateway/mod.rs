@@ -4,10 +4,14 @@
 
 pub mod config;
 pub mod flow_control;
+mod legs;
+pub mod mux;
 pub mod node;
+mod relay;
 pub mod split;
 pub mod two_server;
 
-pub use config::{GatewaySpec, SynAck};
-pub use node::{FlowMap, Gateway};
+pub use config::{GatewaySpec, MultiplexSpec, SynAck};
+pub use mux::Framing;
+pub use node::{FlowMap, Gateway, Peer};
 pub use split::{Occupancy, SplitConnection};

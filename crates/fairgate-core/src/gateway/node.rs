@@ -10,10 +10,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::config::GatewaySpec;
+use super::legs::{LegsIn, LegsOut, LEG_TOKENS};
+use super::mux::Framing;
 use super::split::{SplitConnection, TIMER_BITS};
 use super::two_server::RateServer;
 use crate::engine::Time;
-use crate::net::{Agent, AgentCtx, Packet, PacketKind};
+use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::transport::tcp::receiver::PROTO_TCP;
 
 const SAMPLE: u64 = 0;
@@ -51,24 +53,54 @@ pub struct FlowMap {
 }
 
 pub struct Gateway {
-    name: String,
-    spec: GatewaySpec,
-    flows: FlowMap,
+    pub(super) name: String,
+    pub(super) spec: GatewaySpec,
+    pub(super) flows: FlowMap,
     /// Per (flow id, connection within the flow): its index in `conns`.
-    conn_of: HashMap<(u32, u32), u32>,
+    pub(super) conn_of: HashMap<(u32, u32), u32>,
     /// Split connections by index (timer tokens name them); `None` once retired.
-    conns: Vec<Option<SplitConnection>>,
+    pub(super) conns: Vec<Option<SplitConnection>>,
     /// Per flow that had a connection: the cumulative counters of its retired connections.
     retired: BTreeMap<u32, [f64; TRACED.len()]>,
     sample_interval: Option<Time>,
     trace_names: Vec<String>,
-    violations: Vec<String>,
+    pub(super) violations: Vec<String>,
     /// The IP subsystem of the two-server model, if configured.
     server: Option<RateServer>,
+    /// The records of multiplexed legs (shared by the simulation's gateways).
+    pub(super) framing: Framing,
+    /// The legs this gateway multiplexes its connections onto, if configured.
+    pub(super) legs_out: Option<LegsOut>,
+    /// The legs other gateways multiplex onto this one.
+    pub(super) legs_in: LegsIn,
+}
+
+/// Where a multiplexing gateway's legs go: the peer gateway's node and agent.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    pub node: u32,
+    pub agent: u32,
 }
 
 impl Gateway {
     pub fn new(name: &str, spec: GatewaySpec, flows: FlowMap, sample: Option<Time>) -> Self {
+        Self::with_peer(name, spec, flows, sample, Framing::default(), None)
+    }
+
+    /// A gateway that shares `framing` with the others and, with `multiplex`, sends its legs
+    /// to `peer`.
+    pub fn with_peer(
+        name: &str,
+        spec: GatewaySpec,
+        flows: FlowMap,
+        sample: Option<Time>,
+        framing: Framing,
+        peer: Option<Peer>,
+    ) -> Self {
+        let legs_out = match (&spec.multiplex, peer) {
+            (Some(m), Some(peer)) => Some(LegsOut::new(peer, m.legs)),
+            _ => None,
+        };
         Gateway {
             trace_names: TRACED.iter().map(|v| format!("{name}.{v}")).collect(),
             name: name.to_string(),
@@ -80,6 +112,9 @@ impl Gateway {
             violations: Vec::new(),
             server: spec.two_server.as_ref().map(|ts| RateServer::new(ts, name)),
             spec,
+            framing,
+            legs_out,
+            legs_in: LegsIn::default(),
         }
     }
 
@@ -122,11 +157,12 @@ impl Gateway {
         } else {
             c.on_downstream(p, spec, ctx);
         }
+        self.write_to_leg(conn, ctx);
         self.retire_if_finished(conn);
     }
 
     /// Frees a connection that holds nothing more, keeping its counters in its flow's totals.
-    fn retire_if_finished(&mut self, index: usize) {
+    pub(super) fn retire_if_finished(&mut self, index: usize) {
         let Some(c) = self.conns[index].as_ref().filter(|c| c.finished()) else {
             return;
         };
@@ -140,6 +176,9 @@ impl Gateway {
             totals[i] += values[i];
         }
         self.conn_of.remove(&(c.flow, c.conn));
+        if let (Some(share), Some(out)) = (c.leg_share(), self.legs_out.as_mut()) {
+            out.leave(share.leg, index);
+        }
         self.conns[index] = None;
     }
 
@@ -155,6 +194,9 @@ impl Gateway {
         let Some(p) = served else {
             return;
         };
+        if p.dst == ctx.node && p.has(flags::MUX_LEG) {
+            return self.on_leg_packet(&p, ctx);
+        }
         if self.splits(&p) {
             return self.process(&p, ctx);
         }
@@ -178,11 +220,18 @@ impl Gateway {
     fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
         let index = self.conns.len();
-        let conn = SplitConnection::open(&self.name, index, ack_flow, p, &self.spec, ctx);
-        self.conns.push(Some(conn));
-        self.conn_of.insert((p.flow, p.conn), index as u32);
-        self.retired.entry(p.flow).or_insert([0.0; TRACED.len()]);
+        let leg = self.join_leg(index, ack_flow, p, ctx);
+        let conn = SplitConnection::open(&self.name, index, ack_flow, p, &self.spec, leg, ctx);
+        self.register(conn);
         Some(index)
+    }
+
+    /// Adds a new connection (at index `conns.len()`).
+    pub(super) fn register(&mut self, conn: SplitConnection) {
+        self.conn_of
+            .insert((conn.flow, conn.conn), self.conns.len() as u32);
+        self.retired.entry(conn.flow).or_insert([0.0; TRACED.len()]);
+        self.conns.push(Some(conn));
     }
 
     fn sample_connections(&mut self, ctx: &mut AgentCtx) {
@@ -197,6 +246,7 @@ impl Gateway {
                 ctx.trace(0, &format!("{}.{var}", self.name), value);
             }
         }
+        self.trace_legs(ctx);
         let mut per_flow = self.retired.clone();
         let mut open_in = BTreeMap::new();
         for conn in self.conns.iter().flatten() {
@@ -239,6 +289,7 @@ impl Agent for Gateway {
                     ctx.set_timer(at, SERVE);
                 }
             }
+            None if p.dst == ctx.node && p.has(flags::MUX_LEG) => self.on_leg_packet(p, ctx),
             None => self.process(p, ctx),
         }
     }
@@ -254,6 +305,9 @@ impl Agent for Gateway {
             }
             return;
         }
+        if token & LEG_TOKENS != 0 {
+            return self.on_leg_timer(token, ctx);
+        }
         let conn = (token >> TIMER_BITS) as usize - 1;
         let local = token & ((1 << TIMER_BITS) - 1);
         if let Some(Some(c)) = self.conns.get_mut(conn) {
@@ -266,7 +320,13 @@ impl Agent for Gateway {
         let now = self
             .connections()
             .filter_map(|c| c.check(&self.name, self.spec.send_buffer));
-        self.violations.iter().cloned().chain(now).collect()
+        let legs = self.leg_violations();
+        self.violations
+            .iter()
+            .cloned()
+            .chain(now)
+            .chain(legs)
+            .collect()
     }
 
     fn name(&self) -> &'static str {
@@ -281,7 +341,7 @@ fn traced_values(conn: &SplitConnection) -> [f64; TRACED.len()] {
         o.held() as f64,
         o.unsent as f64,
         o.in_flight as f64,
-        conn.rhs().state().cwnd as f64,
+        conn.rhs().map_or(0.0, |rhs| rhs.state().cwnd as f64),
         conn.advertised() as f64,
         o.accepted as f64,
         conn.leg.retransmits as f64,

@@ -15,6 +15,8 @@
 
 use super::config::{GatewaySpec, SynAck};
 use super::flow_control::BufferFlowControl;
+use super::mux::LegShare;
+use super::relay::{Hosting, PortGate};
 use crate::engine::Time;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
@@ -68,10 +70,11 @@ pub struct SplitConnection {
     fin_seen: bool,
     /// High bits of this connection's timer tokens.
     tokens: u64,
-    lhs: TcpReceiver,
+    /// None where the connection comes out of a multiplexed leg (the leg's receiver ACKs).
+    lhs: Option<TcpReceiver>,
     lhs_rwnd: u64,
     lhs_open: bool,
-    rhs: TcpSender,
+    rhs: Downstream,
     syn_waiting: Option<Packet>,
     accepted: u64,
     unflushed: u64,
@@ -86,21 +89,30 @@ pub struct SplitConnection {
     /// `<gateway>.rhs_`: the RHS's own traces (cwnd, recovery, ...) go under these names, apart
     /// from the end-to-end flow's.
     rhs_trace_prefix: String,
-    /// The destination node (for the output port's back-pressure).
-    dst: u32,
-    transmit_limit: Option<u64>,
-    /// Whether the RHS waits for the output port to send a packet.
-    waiting_for_port: bool,
+    /// Back-pressure from the output port toward the destination.
+    gate: PortGate,
+}
+
+/// Where a connection's accepted bytes go on. `Own` is the common case; boxing it would cost
+/// every split connection an allocation, so the size difference stays.
+#[allow(clippy::large_enum_variant)]
+enum Downstream {
+    /// Its own RHS sender.
+    Own(TcpSender),
+    /// A share of a leg that multiplexes several connections (see `mux.rs`).
+    Leg(LegShare),
 }
 
 impl SplitConnection {
-    /// A connection for the first packet `p` (a SYN or a data segment) of flow `p.flow`.
+    /// A connection for the first packet `p` (a SYN or a data segment) of flow `p.flow`, with
+    /// its own RHS, or sending into multiplexed leg `leg`.
     pub fn open(
         gateway: &str,
         index: usize,
         ack_flow: u32,
         p: &Packet,
         spec: &GatewaySpec,
+        leg: Option<u32>,
         ctx: &mut AgentCtx,
     ) -> Self {
         let reply = Reply {
@@ -108,59 +120,121 @@ impl SplitConnection {
             dst: p.src,
             dst_agent: p.src_agent,
         };
-        let params = spec.lhs.receiver_params();
-        let env = SourceEnv {
-            flow: p.flow,
-            ack_flow: Some(ack_flow),
-            src_node: ctx.node,
-            dst_node: p.dst,
-            sender_agent: ctx.agent,
-            receiver_agent: p.dst_agent,
-            first_hop_rate_bps: ctx.first_hop_rate_bps,
-            start: ctx.now,
-            stop: None,
+        let lhs = TcpReceiver::new(spec.lhs.receiver_params(), reply);
+        let rhs = match leg {
+            Some(leg) => {
+                let target = (p.dst, p.dst_agent);
+                Downstream::Leg(LegShare::new(leg, p.kind == PacketKind::Syn, target))
+            }
+            None => Downstream::Own(TcpSender::new(
+                &spec.rhs_config(p.kind == PacketKind::Syn),
+                &rhs_env(p, ack_flow, ctx),
+            )),
         };
-        let handshake = p.kind == PacketKind::Syn;
+        Self::with(gateway, index, ack_flow, p, spec, Some(lhs), rhs, ctx)
+    }
+
+    /// A connection that a multiplexed leg delivers (its open record, made a packet `p`):
+    /// no LHS, its own RHS toward the destination.
+    pub(crate) fn from_leg(
+        gateway: &str,
+        index: usize,
+        ack_flow: u32,
+        p: &Packet,
+        spec: &GatewaySpec,
+        ctx: &mut AgentCtx,
+    ) -> Self {
+        let sender = TcpSender::new(
+            &spec.rhs_config(p.kind == PacketKind::Syn),
+            &rhs_env(p, ack_flow, ctx),
+        );
+        let rhs = Downstream::Own(sender);
+        Self::with(gateway, index, ack_flow, p, spec, None, rhs, ctx)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with(
+        gateway: &str,
+        index: usize,
+        ack_flow: u32,
+        p: &Packet,
+        spec: &GatewaySpec,
+        lhs: Option<TcpReceiver>,
+        rhs: Downstream,
+        ctx: &mut AgentCtx,
+    ) -> Self {
+        let rwnd = spec.lhs.receiver_params().rwnd;
+        let tokens = (index as u64 + 1) << TIMER_BITS;
         let mut conn = SplitConnection {
             flow: p.flow,
             conn: p.conn,
             ack_flow,
             fin_seen: false,
-            tokens: (index as u64 + 1) << TIMER_BITS,
-            lhs: TcpReceiver::new(params, reply),
-            lhs_rwnd: params.rwnd,
+            tokens,
+            lhs,
+            lhs_rwnd: rwnd,
             lhs_open: false,
-            rhs: TcpSender::new(&spec.rhs_config(handshake), &env),
+            rhs,
             syn_waiting: None,
             accepted: 0,
             unflushed: 0,
             flush_armed: false,
-            advertised: params.rwnd,
-            right_edge: params.rwnd,
+            advertised: rwnd,
+            right_edge: rwnd,
             flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
             leg: LegCounters::default(),
             syn_acked_at: None,
             rhs_trace_prefix: format!("{gateway}.rhs_"),
-            dst: p.dst,
-            transmit_limit: spec.transmit_limit,
-            waiting_for_port: false,
+            gate: PortGate::new(p.dst, spec.transmit_limit, tokens | RESUME_TIMER),
         };
         conn.call_rhs(ctx, Agent::start);
         conn
     }
 
     pub fn occupancy(&self) -> Occupancy {
-        let s = self.rhs.state();
-        Occupancy {
-            accepted: self.accepted,
-            delivered: s.snd_una,
-            in_flight: s.snd_max - s.snd_una,
-            unsent: s.app_end.saturating_sub(s.snd_max),
+        match &self.rhs {
+            Downstream::Own(rhs) => {
+                let s = rhs.state();
+                Occupancy {
+                    accepted: self.accepted,
+                    delivered: s.snd_una,
+                    in_flight: s.snd_max - s.snd_una,
+                    unsent: s.app_end.saturating_sub(s.snd_max),
+                }
+            }
+            Downstream::Leg(share) => share.occupancy(self.accepted),
         }
     }
 
-    pub fn rhs(&self) -> &TcpSender {
-        &self.rhs
+    /// The connection's own RHS sender (None when it sends into a multiplexed leg).
+    pub fn rhs(&self) -> Option<&TcpSender> {
+        match &self.rhs {
+            Downstream::Own(rhs) => Some(rhs),
+            Downstream::Leg(_) => None,
+        }
+    }
+
+    /// The connection's share of a multiplexed leg, if it sends into one.
+    pub fn leg_share(&self) -> Option<&LegShare> {
+        match &self.rhs {
+            Downstream::Leg(share) => Some(share),
+            Downstream::Own(_) => None,
+        }
+    }
+
+    pub(crate) fn leg_share_mut(&mut self) -> Option<&mut LegShare> {
+        match &mut self.rhs {
+            Downstream::Leg(share) => Some(share),
+            Downstream::Own(_) => None,
+        }
+    }
+
+    /// Whether the downstream side is open (the RHS, or the leg, has done its handshake).
+    fn downstream_open(&self) -> bool {
+        match &self.rhs {
+            Downstream::Own(rhs) => rhs.conn() == Conn::Established,
+            Downstream::Leg(share) => share.established,
+        }
     }
 
     pub fn advertised(&self) -> u64 {
@@ -174,21 +248,25 @@ impl SplitConnection {
     /// Whether the upstream side has closed and every byte it sent was delivered downstream:
     /// the gateway holds nothing more for this connection.
     pub fn finished(&self) -> bool {
-        self.fin_seen && self.occupancy().held() == 0
+        let records_left = self.leg_share().is_some_and(LegShare::has_records);
+        self.fin_seen && self.occupancy().held() == 0 && !records_left
     }
 
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
     pub fn on_upstream(&mut self, p: &Packet, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         match p.kind {
-            PacketKind::Syn
-                if self.rhs.conn() == Conn::Established || spec.syn_ack == SynAck::Immediate =>
-            {
+            PacketKind::Syn if self.downstream_open() || spec.syn_ack == SynAck::Immediate => {
                 self.answer_syn(p, spec, ctx)
             }
             PacketKind::Syn => self.syn_waiting = Some(*p),
             PacketKind::Data => self.on_data(p, spec, ctx),
             _ => {
-                self.fin_seen |= p.kind == PacketKind::Fin;
+                if p.kind == PacketKind::Fin && !self.fin_seen {
+                    self.fin_seen = true;
+                    if let Some(share) = self.leg_share_mut() {
+                        share.close();
+                    }
+                }
                 let mark = ctx.mark();
                 self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
                 self.stamp_window(mark, spec, ctx);
@@ -206,7 +284,7 @@ impl SplitConnection {
     pub fn on_timer(&mut self, local: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         match local {
             RESUME_TIMER => {
-                self.waiting_for_port = false;
+                self.gate.resumed();
                 self.call_rhs(ctx, TcpSender::resume);
                 self.after_rhs(spec, ctx);
             }
@@ -230,10 +308,17 @@ impl SplitConnection {
     /// Broken invariants of this connection's byte accounting, if any.
     pub fn check(&self, gateway: &str, limit: Option<u64>) -> Option<String> {
         let o = self.occupancy();
-        let s = self.rhs.state();
-        let acked_upstream = self.lhs.rcv_nxt();
+        // Out of a leg, the bytes "ACKed upstream" are those the leg's records delivered.
+        let acked_upstream = self
+            .lhs
+            .as_ref()
+            .map_or(self.accepted, TcpReceiver::rcv_nxt);
         let sum = o.delivered + o.in_flight + o.unsent;
-        if acked_upstream != self.accepted || acked_upstream != sum || s.app_end != sum {
+        let handed_on = match &self.rhs {
+            Downstream::Own(rhs) => rhs.state().app_end,
+            Downstream::Leg(share) => share.handed_on(),
+        };
+        if acked_upstream != self.accepted || acked_upstream != sum || handed_on != sum {
             return Some(format!(
                 "gateway {gateway}, flow {}: ACKed upstream {acked_upstream} != delivered downstream {} + in flight {} + held {} (relayed {})",
                 self.flow, o.delivered, o.in_flight, o.unsent, self.accepted
@@ -267,18 +352,29 @@ impl SplitConnection {
             fc.on_arrival(p.has(flags::CE), ctx.now);
             p.clear(flags::CE);
         }
-        let before = self.lhs.rcv_nxt();
+        let before = self.rcv_nxt();
         let mark = ctx.mark();
         self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, &p, ctx));
-        let advanced = self.lhs.rcv_nxt() - before;
+        let advanced = self.rcv_nxt() - before;
         if advanced > 0 {
             self.accept(advanced, spec, ctx);
         }
         self.stamp_window(mark, spec, ctx);
     }
 
-    /// Hands `bytes` newly in order at the LHS to the RHS.
-    fn accept(&mut self, bytes: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+    fn rcv_nxt(&self) -> u64 {
+        self.lhs
+            .as_ref()
+            .map_or(self.accepted, TcpReceiver::rcv_nxt)
+    }
+
+    /// Marks the upstream side closed (a leg's close record).
+    pub(crate) fn close_upstream(&mut self) {
+        self.fin_seen = true;
+    }
+
+    /// Hands `bytes` newly in order at the LHS (or out of a leg) to the RHS or the leg.
+    pub(crate) fn accept(&mut self, bytes: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         self.accepted += bytes;
         if spec.flush_period.0 > 0 {
             self.unflushed += bytes;
@@ -287,14 +383,18 @@ impl SplitConnection {
                 ctx.set_timer(ctx.now + spec.flush_period.0, self.tokens | FLUSH_TIMER);
             }
         }
-        self.call_rhs(ctx, |s, ctx| {
-            s.push(bytes, ctx);
-        });
+        match &mut self.rhs {
+            Downstream::Leg(share) => share.queue(bytes),
+            Downstream::Own(_) => self.call_rhs(ctx, |s, ctx| {
+                s.push(bytes, ctx);
+            }),
+        }
         self.after_rhs(spec, ctx);
     }
 
-    fn after_rhs(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
-        if self.rhs.conn() == Conn::Established {
+    /// After the RHS (or the leg) acted: answers a waiting SYN, offers a grown window.
+    pub(crate) fn after_rhs(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        if self.downstream_open() {
             if let Some(syn) = self.syn_waiting.take() {
                 self.answer_syn(&syn, spec, ctx);
             }
@@ -342,70 +442,54 @@ impl SplitConnection {
         });
         if stamped {
             self.advertised = window;
-            self.right_edge = self.right_edge.max(self.lhs.rcv_nxt() + window);
+            self.right_edge = self.right_edge.max(self.rcv_nxt() + window);
         }
     }
 
     fn call_lhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpReceiver, &mut AgentCtx)) {
-        let mark = ctx.mark();
-        let saved = ctx.flow(self.flow).clone();
-        f(&mut self.lhs, ctx);
-        *ctx.flow(self.flow) = saved;
-        self.retoken(mark, LHS_TIMER, ctx);
-        self.tag(mark, ctx);
+        let hosting = self.hosting(LHS_TIMER, None);
+        if let Some(lhs) = self.lhs.as_mut() {
+            hosting.call(lhs, ctx, f);
+        }
     }
 
     fn call_rhs(&mut self, ctx: &mut AgentCtx, f: impl FnOnce(&mut TcpSender, &mut AgentCtx)) {
-        let mark = ctx.mark();
-        let trace_mark = ctx.trace_mark();
-        let saved = ctx.flow(self.flow).clone();
-        let port = self.grant_budget(ctx);
-        f(&mut self.rhs, ctx);
-        self.wait_if_blocked(port, ctx);
-        if ctx.trace_mark() > trace_mark {
-            ctx.prefix_traces_since(trace_mark, &self.rhs_trace_prefix);
-        }
-        let after = std::mem::replace(ctx.flow(self.flow), saved);
-        let before = ctx.flow(self.flow);
-        self.leg.retransmits += after.retransmits - before.retransmits;
-        self.leg.timeouts += after.timeouts - before.timeouts;
-        self.retoken(mark, RHS_TIMER, ctx);
-        self.tag(mark, ctx);
-    }
-
-    /// Labels the packets sent since `mark` with this connection, so that the far end point
-    /// of a multiplexing workload finds its connection.
-    fn tag(&self, mark: (usize, usize), ctx: &mut AgentCtx) {
-        let conn = self.conn;
-        ctx.edit_sent_since(mark, |q| q.conn = conn);
-    }
-
-    /// With back-pressure: lets the RHS send only as many segments as the output port has
-    /// room for; returns the port.
-    fn grant_budget(&mut self, ctx: &mut AgentCtx) -> Option<u32> {
-        let limit = self.transmit_limit?;
-        let (port, queued) = ctx.backlog_toward(self.dst)?;
-        let room = limit.saturating_sub(queued as u64);
-        self.rhs.set_send_budget(Some(room));
-        Some(port)
-    }
-
-    /// An RHS that used up its budget waits for the port's next departure.
-    fn wait_if_blocked(&mut self, port: Option<u32>, ctx: &mut AgentCtx) {
-        let Some(port) = port else {
+        let hosting = self.hosting(RHS_TIMER, Some(&self.rhs_trace_prefix));
+        let Downstream::Own(rhs) = &mut self.rhs else {
             return;
         };
-        if self.rhs.send_budget() == Some(0) && !self.waiting_for_port {
-            self.waiting_for_port = true;
-            ctx.wake_when_port_sends(port, self.tokens | RESUME_TIMER);
-        }
-        self.rhs.set_send_budget(None);
+        let gate = &mut self.gate;
+        let counts = hosting.call(rhs, ctx, |s, ctx| gate.send_within(s, ctx, f));
+        self.leg.retransmits += counts.retransmits;
+        self.leg.timeouts += counts.timeouts;
     }
 
-    fn retoken(&self, mark: (usize, usize), base: u64, ctx: &mut AgentCtx) {
-        for timer in ctx.timers_since(mark) {
-            timer.1 = self.tokens | (base + timer.1);
+    /// Where an inner transport's effects go: this connection's flow, timers and `conn`, so
+    /// that the far end point of a multiplexing workload finds its connection.
+    fn hosting<'a>(&self, base: u64, trace_prefix: Option<&'a str>) -> Hosting<'a> {
+        Hosting {
+            flow: self.flow,
+            tokens: self.tokens,
+            base,
+            conn: self.conn,
+            flags: 0,
+            trace_prefix,
         }
+    }
+}
+
+/// The environment of a connection's own RHS sender, toward the destination of `p`.
+fn rhs_env(p: &Packet, ack_flow: u32, ctx: &AgentCtx) -> SourceEnv {
+    SourceEnv {
+        flow: p.flow,
+        ack_flow: Some(ack_flow),
+        src_node: ctx.node,
+        dst_node: p.dst,
+        sender_agent: ctx.agent,
+        receiver_agent: p.dst_agent,
+        first_hop_rate_bps: ctx.first_hop_rate_bps,
+        start: ctx.now,
+        stop: None,
     }
 }
 
@@ -445,7 +529,7 @@ mod tests {
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         let sent = h.call(|ctx| {
-            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, None, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);
@@ -490,7 +574,7 @@ mod tests {
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         h.call(|ctx| {
-            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, ctx);
+            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, None, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);
@@ -509,6 +593,6 @@ mod tests {
             "the flow's own cwnd series stays the source's: {names:?}"
         );
         let last = h.traces.value[names.iter().rposition(|n| *n == "gw.rhs_cwnd").unwrap()];
-        assert_eq!(last, c.rhs().state().cwnd as f64);
+        assert_eq!(last, c.rhs().unwrap().state().cwnd as f64);
     }
 }

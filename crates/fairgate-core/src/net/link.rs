@@ -1,4 +1,4 @@
-//! Simplex links: rate, propagation delay (fixed, or drawn per packet or per flow) and an
+//! Simplex links: rate, propagation delay (fixed, or drawn per packet, flow or connection) and an
 //! optional loss model (Bernoulli, Gilbert-Elliott, or a deterministic pattern).
 
 use crate::config::dist::{Dist, DurationDist};
@@ -11,7 +11,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Propagation delay as written: `delay = "10ms"` or
-/// `delay = { dist = "uniform", min = "1ms", max = "5ms", per = "packet" | "flow" }`.
+/// `delay = { dist = "uniform", min = "1ms", max = "5ms", per = "packet" | "flow" | ... }`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DelaySpec {
     Fixed(Duration),
@@ -19,7 +19,13 @@ pub enum DelaySpec {
     /// Drawn per packet, but never overtaking an earlier packet of the same flow.
     PerPacketInOrder(DurationDist),
     PerFlow(DurationDist),
+    /// Drawn once per connection (flow and `conn`: the connections a web or HTTP flow
+    /// multiplexes each get their own).
+    PerConnection(DurationDist),
 }
+
+/// The values `per` may take.
+const PER_EXPECTED: &str = "\"packet\", \"packet_in_order\", \"flow\" or \"connection\"";
 
 impl Default for DelaySpec {
     fn default() -> Self {
@@ -43,7 +49,7 @@ impl<'de> Deserialize<'de> for DelaySpec {
             Some(toml::Value::String(s)) => s,
             Some(other) => {
                 return Err(D::Error::custom(format!(
-                    "field `per`: got {other}, expected \"packet\", \"packet_in_order\" or \"flow\""
+                    "field `per`: got {other}, expected {PER_EXPECTED}"
                 )))
             }
         };
@@ -53,8 +59,9 @@ impl<'de> Deserialize<'de> for DelaySpec {
             "packet" => Ok(DelaySpec::PerPacket(dist)),
             "packet_in_order" => Ok(DelaySpec::PerPacketInOrder(dist)),
             "flow" => Ok(DelaySpec::PerFlow(dist)),
+            "connection" => Ok(DelaySpec::PerConnection(dist)),
             other => Err(D::Error::custom(format!(
-                "field `per`: got {other:?}, expected \"packet\", \"packet_in_order\" or \"flow\""
+                "field `per`: got {other:?}, expected {PER_EXPECTED}"
             ))),
         }
     }
@@ -68,6 +75,7 @@ impl Serialize for DelaySpec {
             DelaySpec::PerPacket(d) => (d, "packet"),
             DelaySpec::PerPacketInOrder(d) => (d, "packet_in_order"),
             DelaySpec::PerFlow(d) => (d, "flow"),
+            DelaySpec::PerConnection(d) => (d, "connection"),
         };
         let mut table = toml::Table::try_from(dist).map_err(serde::ser::Error::custom)?;
         table.insert("per".into(), toml::Value::String(per.into()));
@@ -83,9 +91,10 @@ impl DelaySpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
             DelaySpec::Fixed(_) => Ok(()),
-            DelaySpec::PerPacket(d) | DelaySpec::PerPacketInOrder(d) | DelaySpec::PerFlow(d) => {
-                d.0.validate(path)
-            }
+            DelaySpec::PerPacket(d)
+            | DelaySpec::PerPacketInOrder(d)
+            | DelaySpec::PerFlow(d)
+            | DelaySpec::PerConnection(d) => d.0.validate(path),
         }
     }
 
@@ -93,9 +102,10 @@ impl DelaySpec {
     pub fn mean_secs(&self) -> f64 {
         match self {
             DelaySpec::Fixed(d) => d.secs(),
-            DelaySpec::PerPacket(d) | DelaySpec::PerPacketInOrder(d) | DelaySpec::PerFlow(d) => {
-                d.0.mean()
-            }
+            DelaySpec::PerPacket(d)
+            | DelaySpec::PerPacketInOrder(d)
+            | DelaySpec::PerFlow(d)
+            | DelaySpec::PerConnection(d) => d.0.mean(),
         }
     }
 }
@@ -214,6 +224,8 @@ enum DelayModel {
     PerPacketInOrder(Dist, Vec<Time>),
     /// Drawn once per flow, on the flow's first packet.
     PerFlow(Dist, Vec<Option<Time>>),
+    /// Drawn once per (flow, connection), on its first packet.
+    PerConnection(Dist, std::collections::HashMap<(u32, u32), Time>),
 }
 
 enum LossModel {
@@ -260,6 +272,7 @@ impl Link {
             DelaySpec::PerPacket(d) => DelayModel::PerPacket(d.0),
             DelaySpec::PerPacketInOrder(d) => DelayModel::PerPacketInOrder(d.0, Vec::new()),
             DelaySpec::PerFlow(d) => DelayModel::PerFlow(d.0, Vec::new()),
+            DelaySpec::PerConnection(d) => DelayModel::PerConnection(d.0, Default::default()),
         };
         let loss = match loss {
             None => LossModel::None,
@@ -326,6 +339,9 @@ impl Link {
                 }
                 *drawn[i].get_or_insert_with(|| secs(d.sample(&mut self.rng)))
             }
+            DelayModel::PerConnection(d, drawn) => *drawn
+                .entry((packet.flow, packet.conn))
+                .or_insert_with(|| secs(d.sample(&mut self.rng))),
         }
     }
 
@@ -379,7 +395,36 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng;
+    use crate::engine::{rng, to_secs};
+
+    #[test]
+    fn a_delay_per_connection_is_drawn_once_for_each_connection_of_a_flow() {
+        let spec: DelaySpec = toml::from_str::<toml::Table>(
+            "d = { dist = \"uniform\", min = \"300ms\", max = \"400ms\", per = \"connection\" }",
+        )
+        .unwrap()["d"]
+            .clone()
+            .try_into()
+            .unwrap();
+        assert_eq!(
+            toml::Value::try_from(spec).unwrap()["per"].as_str(),
+            Some("connection")
+        );
+        let mut link = Link::new(1, &spec, None, rng::stream(1, "t"), &|_| 0);
+        let on = |flow, conn| Packet {
+            flow,
+            conn,
+            ..Default::default()
+        };
+        let mut delay = |p: Packet| to_secs(link.propagation(&p, 0));
+        let (a, b, c) = (delay(on(0, 0)), delay(on(0, 1)), delay(on(1, 0)));
+        assert!(
+            [a, b, c].iter().all(|d| (0.3..=0.4).contains(d)),
+            "{a} {b} {c}"
+        );
+        assert!(a != b && a != c && b != c);
+        assert_eq!((delay(on(0, 1)), delay(on(0, 0))), (b, a));
+    }
 
     #[test]
     fn seqs_loss_drops_listed_data_the_given_number_of_times() {

@@ -41,6 +41,8 @@ pub mod flags {
     pub const RETX: u16 = 1 << 7;
     /// The packet belongs to a probe pair (Packet-Pair flow control).
     pub const PAIRED: u16 = 1 << 8;
+    /// A segment or ACK of a leg that multiplexes connections between two gateways.
+    pub const MUX_LEG: u16 = 1 << 9;
     /// Spare bits for protocols added later.
     pub const USER0: u16 = 1 << 12;
     pub const USER1: u16 = 1 << 13;

@@ -4,7 +4,7 @@ use super::schema::Scenario;
 use super::validate::{resolve, Resolved, ResolvedFlow};
 use crate::config::error::ScenarioError;
 use crate::engine::rng;
-use crate::gateway::{FlowMap, Gateway};
+use crate::gateway::{FlowMap, Framing, Gateway, Peer};
 use crate::net::link::Link;
 use crate::net::node::{Node, NodeKind};
 use crate::qdisc::QdiscEnv;
@@ -73,7 +73,14 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         });
     }
     let mut agents = build_agents(&resolved, &flows, &nodes, &ports, seed);
-    agents.extend(gateway_agents(&resolved, &flows, &nodes, &ports, seed));
+    let first_gateway_agent = agents.len() as u32;
+    agents.extend(gateway_agents(
+        &resolved,
+        &flows,
+        (&nodes, &ports),
+        first_gateway_agent,
+        seed,
+    ));
     Ok(Simulation::new(SimParts {
         nodes,
         ports,
@@ -247,24 +254,37 @@ fn pools_of(
     (pools, proxies)
 }
 
-/// The agent of each gateway node, after the flows' agents.
+/// The agent of each gateway node, after the flows' agents (the first gets id `first`); they
+/// share one framing of multiplexed legs.
 fn gateway_agents(
     r: &Resolved,
     flows: &[FlowInfo],
-    nodes: &[Node],
-    ports: &[Port],
+    (nodes, ports): (&[Node], &[Port]),
+    first: u32,
     seed: u64,
 ) -> Vec<AgentSlot> {
     let map = tcp_flow_map(flows);
-    let gateways = r
+    let framing = Framing::default();
+    let gateways: Vec<_> = r
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.kind == NodeKind::Gateway);
+        .filter(|(_, n)| n.kind == NodeKind::Gateway)
+        .collect();
+    let peer_named = |name: &str| {
+        let k = gateways.iter().position(|(_, n)| n.name == name)?;
+        Some(Peer {
+            node: gateways[k].0 as u32,
+            agent: first + k as u32,
+        })
+    };
     gateways
-        .map(|(i, n)| {
+        .iter()
+        .map(|&(i, n)| {
             let spec = n.gateway.clone().unwrap_or_default();
-            let agent = Gateway::new(&n.name, spec, map.clone(), r.sample_interval);
+            let peer = spec.multiplex.as_ref().and_then(|m| peer_named(&m.peer));
+            let (sample, framing) = (r.sample_interval, framing.clone());
+            let agent = Gateway::with_peer(&n.name, spec, map.clone(), sample, framing, peer);
             AgentSlot {
                 agent: Box::new(agent),
                 node: i as u32,

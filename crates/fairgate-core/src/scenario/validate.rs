@@ -484,12 +484,38 @@ pub fn routing_of(nodes: &[NodeSpec], links: &[ResolvedLink]) -> RoutingTable {
     RoutingTable::compute(&net_nodes, &port_to)
 }
 
+/// A multiplexing gateway's peer is another gateway node.
+fn check_multiplex_peer(
+    nodes: &[NodeSpec],
+    i: usize,
+    spec: &crate::gateway::GatewaySpec,
+    path: &str,
+) -> Result<(), ScenarioError> {
+    let Some(m) = &spec.multiplex else {
+        return Ok(());
+    };
+    let peer = nodes.iter().position(|n| n.name == m.peer);
+    match peer {
+        Some(p) if p != i && nodes[p].kind == NodeKind::Gateway => Ok(()),
+        _ => Err(ScenarioError::new(
+            format!("{path}.multiplex.peer"),
+            format!(
+                "got {:?}, expected the name of another node of kind \"gateway\"",
+                m.peer
+            ),
+        )),
+    }
+}
+
 /// Gateway options belong to gateway nodes; each node's options must be valid.
 fn check_gateways(nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("nodes[{i}].gateway");
         match (&n.gateway, n.kind) {
-            (Some(spec), NodeKind::Gateway) => spec.validate(&path)?,
+            (Some(spec), NodeKind::Gateway) => {
+                spec.validate(&path)?;
+                check_multiplex_peer(nodes, i, spec, &path)?;
+            }
             (Some(_), kind) => {
                 return Err(ScenarioError::new(
                     path,
