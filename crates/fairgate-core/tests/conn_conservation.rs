@@ -1,5 +1,5 @@
 //! Conservation per connection and per class: a web or http connection's byte accounting
-//! closes when it is retired (and orders acknowledged <= delivered <= sent while open), a
+//! closes when it is retired (and bounds acknowledged and delivered by sent while open), a
 //! corrupted connection is reported by flow and connection, runs with losses stay valid, and
 //! the per-flow packet law summed over each class holds.
 
