@@ -25,6 +25,15 @@ def test_offered_load_ratio_has_mean_one(satellite_run) -> None:
     assert len(omega) >= fluid.measure.POINTS
 
 
+def test_offered_load_ratio_has_mean_one_over_the_fitted_window(satellite_run) -> None:
+    omega = fluid.offered_load_ratio(satellite_run, start_s=10.0, points=50)
+    window = omega[omega.index >= 10.0].iloc[:50]
+    assert len(window) == 50
+    assert window.mean() == pytest.approx(1.0)
+    whole = fluid.offered_load_ratio(satellite_run)
+    assert not whole[whole.index >= 10.0].iloc[:50].mean() == pytest.approx(1.0)
+
+
 def test_pep_delay_follows_littles_law(satellite_run) -> None:
     delay = fluid.pep_delay(satellite_run, "pep")
     rate = delivered_rate(satellite_run)

@@ -36,10 +36,14 @@ def delivered_rate(results: Results) -> pd.Series:
     return pd.Series(rate, index=pd.Index(times[1:], name="time_s"), name="bytes_per_s")
 
 
-def offered_load_ratio(results: Results) -> pd.Series:
-    """ω samples: the interval's delivered data rate over its mean across the series."""
+def offered_load_ratio(
+    results: Results, start_s: float = 0.0, points: int | None = None
+) -> pd.Series:
+    """ω samples: the interval's delivered data rate over its mean across the fit window
+    (``points`` samples from ``start_s``; default the whole series), so ω has mean 1 there."""
     rate = delivered_rate(results)
-    mean = rate.mean()
+    window = rate[rate.index >= start_s]
+    mean = (window if points is None else window.iloc[:points]).mean()
     if not mean > 0:
         raise ScenarioError("results.flow_series: no data bytes delivered, so ω is undefined")
     return (rate / mean).rename("omega")
@@ -130,7 +134,7 @@ def measure_inputs(
 ) -> dict[str, FourierSeries]:
     """Fits ω, υ and (with a gateway) d from one run; keys ``omega``, ``upsilon``, ``delay``."""
     fitted = {
-        "omega": fit_window(offered_load_ratio(results), start_s, points),
+        "omega": fit_window(offered_load_ratio(results, start_s, points), start_s, points),
         "upsilon": fit_window(new_connection_fraction(results, connections), start_s, points),
     }
     if gateway is not None:

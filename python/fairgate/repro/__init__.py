@@ -11,6 +11,7 @@ REPRODUCTIONS: dict[str, str] = {
     "hybrid-gateways": "fairgate.repro.hybrid_gateways",
     "keshav": "fairgate.repro.keshav",
     "queueing": "fairgate.repro.queueing",
+    "satellite": "fairgate.repro.satellite",
     "sfg": "fairgate.repro.sfg",
 }
 """Name -> module. A module defines TITLE, SOURCE, EXPERIMENTS (ids accepted by --scenario)

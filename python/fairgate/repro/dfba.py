@@ -34,7 +34,7 @@ import pandas as pd  # noqa: E402
 
 from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm  # noqa: E402
 from fairgate.repro.cases import Case, run_cases  # noqa: E402
-from fairgate.repro.report import Check, Report, Row, Tolerance  # noqa: E402
+from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row, Tolerance  # noqa: E402
 from fairgate.sweeps.stats import repetitions  # noqa: E402
 
 TITLE = "Goyal, Jain et al. 1998: DFBA for GFR VCs carrying TCP over AAL5, Tables 1-6"
@@ -233,32 +233,6 @@ def add_table_rows(report: Report, name: str, run: AtmRun) -> None:
                 note=f"of {MAX_GOODPUT_MBPS:.2f} Mb/s (1460-byte segments in 32 cells)",
             )
         )
-
-
-@dataclass(frozen=True)
-class AtLeast(Tolerance):
-    """A check that passes when the measured value is at least ``bound``."""
-
-    bound: float = 0.0
-
-    def allows(self, paper: float, measured: float) -> bool:
-        return not math.isnan(measured) and measured >= self.bound
-
-    def describe(self) -> str:
-        return f">= {self.bound:g}"
-
-
-@dataclass(frozen=True)
-class AtMost(Tolerance):
-    """A check that passes when the measured value is at most ``bound``."""
-
-    bound: float = 0.0
-
-    def allows(self, paper: float, measured: float) -> bool:
-        return not math.isnan(measured) and measured <= self.bound
-
-    def describe(self) -> str:
-        return f"<= {self.bound:g}"
 
 
 def spearman(x: list[float], y: list[float]) -> float:

@@ -34,6 +34,32 @@ class Tolerance:
         return " + ".join(parts) if parts else "exact"
 
 
+@dataclass(frozen=True)
+class AtLeast(Tolerance):
+    """A check that passes when the measured value is at least ``bound``."""
+
+    bound: float = 0.0
+
+    def allows(self, paper: float, measured: float) -> bool:
+        return not math.isnan(measured) and measured >= self.bound
+
+    def describe(self) -> str:
+        return f">= {self.bound:g}"
+
+
+@dataclass(frozen=True)
+class AtMost(Tolerance):
+    """A check that passes when the measured value is at most ``bound``."""
+
+    bound: float = 0.0
+
+    def allows(self, paper: float, measured: float) -> bool:
+        return not math.isnan(measured) and measured <= self.bound
+
+    def describe(self) -> str:
+        return f"<= {self.bound:g}"
+
+
 QUALITATIVE = None
 """A row without tolerance is reported for comparison only (stochastic, phase-sensitive)."""
 

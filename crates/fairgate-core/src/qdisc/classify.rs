@@ -34,6 +34,9 @@ pub enum FlowKey {
     Destination,
     /// Classful network prefix of source and destination.
     Network,
+    /// The simulator's flow id and the connection within it: each connection a web or HTTP
+    /// workload multiplexes on one flow is a flow of its own (a 5-tuple per TCP connection).
+    Connection,
 }
 
 fn classful(addr: u32) -> u32 {
@@ -63,6 +66,7 @@ impl FlowKey {
             FlowKey::Source => p.src as u64,
             FlowKey::Destination => p.dst as u64,
             FlowKey::Network => pair(classful(p.src), classful(p.dst)),
+            FlowKey::Connection => pair(p.flow, p.conn),
         }
     }
 
@@ -115,6 +119,16 @@ mod tests {
         let b = pkt(1, 2, 12, 11);
         assert_ne!(FlowKey::FiveTuple.id(&a), FlowKey::FiveTuple.id(&b));
         assert_eq!(FlowKey::Conversation.id(&a), FlowKey::Conversation.id(&b));
+    }
+
+    #[test]
+    fn connections_of_one_flow_are_separate() {
+        let mut a = pkt(1, 2, 3, 4);
+        let mut b = pkt(1, 2, 3, 4);
+        a.conn = 1;
+        b.conn = 2;
+        assert_ne!(FlowKey::Connection.id(&a), FlowKey::Connection.id(&b));
+        assert_eq!(FlowKey::Flow.id(&a), FlowKey::Flow.id(&b));
     }
 
     #[test]

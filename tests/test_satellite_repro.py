@@ -1,0 +1,108 @@
+"""[Byun07] reproduction (`fairgate reproduce satellite`): the scenario of each case, the cases
+of each chapter, the drop-clustering and marking-probability measures on known inputs, the quick
+run of every chapter through the CLI, and the full run under `slow`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairgate.repro import satellite
+from fairgate.repro.satellite_measure import (
+    CONSECUTIVE_S,
+    clustering,
+    marking_probability,
+    run_lengths,
+)
+from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
+from fairgate.repro.satellite_setup import scenario, scenario_text
+from fairgate.runner import validate_text
+
+
+def test_every_scheme_builds_a_valid_scenario_with_the_texts_tcp_options() -> None:
+    for scheme in [*CH5_SCHEMES, "none"]:
+        doc = scenario(scheme, 400, 60.0)
+        validate_text(scenario_text(doc))
+        tcp = doc["flows"][0]["source"]["tcp"]
+        assert tcp["cc"] == "reno" and tcp["timestamps"] is False and tcp["delayed_ack"] is True
+        assert tcp["initial_window"] == 2 and tcp["rate_cap"] == "5Mbps"
+        assert doc["links"][1]["monitor"] == "pep->regulator"
+    avq = scenario("AVQ", 400, 60.0)["links"][1]["queue"]
+    assert avq["alpha"] == 0.0 and avq["virtual_buffer"] == 123_750
+    assert scenario("SRED 2", 400, 60.0)["links"][1]["queue"]["lookups"] == 50
+
+
+def test_flow_control_marks_instead_of_dropping_and_udp_joins_chapter_5() -> None:
+    doc = scenario("RED 4", 500, 60.0, fc=3)
+    assert doc["nodes"][2]["gateway"]["flow_control"] == {"preset": "fc3"}
+    assert doc["links"][1]["queue"]["ecn"] is True
+    assert doc["flows"][0]["count"] == 25
+    udp = scenario("PFAVQRED", 500, 60.0, udp=True)
+    assert [f["name"] for f in udp["flows"][1:]] == ["udp80", "udp160", "udp320"]
+    assert udp["flows"][0]["source"]["record_transfers"] is True
+    free = scenario("none", 400, 50.0, bottleneck=False)
+    assert free["links"][2]["rate"] == "100Mbps" and free["links"][1]["queue"]["kind"] == "fifo"
+
+
+def test_each_chapter_has_its_cases() -> None:
+    keys = {ch: [c.key for c in satellite.cases(ch, quick=True)] for ch in (4, 5, 6)}
+    assert keys[4] == ["ch4:inputs"] + [f"ch4:{s}" for s in CH4_SCHEMES]
+    assert keys[5] == [f"ch5:{s}" for s in CH5_SCHEMES]
+    assert keys[6] == ["ch6:inputs"] + [f"ch6:{c}" for c in CH6_CASES]
+    fc2 = next(c for c in satellite.cases(6, quick=False) if c.key == "ch6:AVQRED FC 2")
+    assert fc2.args[0] == "AVQRED" and fc2.args[5] == 2 and fc2.args[3] == 900.0
+
+
+def test_runs_of_consecutive_drops() -> None:
+    gap = CONSECUTIVE_S
+    times = np.array([0.0, 0.5 * gap, 0.9 * gap, 10 * gap, 20 * gap, 20.5 * gap])
+    assert run_lengths(times).tolist() == [3, 1, 2]
+    assert run_lengths(np.array([])).tolist() == []
+
+
+def test_clustering_places_drops_by_arrivals_and_stops_at_1000_packets() -> None:
+    arrivals = pd.Series([500.0, 500.0, 500.0], index=[10.1, 10.2, 10.3])
+    events = pd.DataFrame(
+        {"time_s": [10.05, 10.15, 10.25], "action": ["drop", "drop", "mark"], "flow": "f"}
+    )
+    cl = clustering(events, arrivals, 10.0)
+    assert cl["raster"] == [250, 750]
+    assert cl["mean_run"] == 1.0 and cl["longest_run"] == 1
+
+
+def test_marking_probability_counts_drops_and_marks_per_interval() -> None:
+    arrivals = pd.Series([10.0, 20.0, 0.0], index=[0.1, 0.2, 0.3])
+    events = pd.DataFrame({"time_s": [0.05, 0.07, 0.15, 0.25], "action": "drop", "flow": "f"})
+    p = marking_probability(events, arrivals)
+    assert p.tolist() == [0.2, 0.05, 0.0]
+
+
+def test_quick_run_of_every_chapter_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "sat"
+    cmd = [sys.executable, "-m", "fairgate.cli", "reproduce", "satellite", "--quick"]
+    done = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frame = pd.read_csv(out / "satellite.csv")
+    assert "failed" not in (out / "satellite.md").read_text()
+    checks = frame[frame["experiment"].str.endswith("check")]
+    items = {m.split(":")[0] for m in checks["metric"]}
+    assert items == {str(k) for k in range(1, 16)}
+    assert set(checks["verdict"]) <= {"PASS", "MISS"}
+    for name in ("ch4_series", "ch4_drops", "ch5_per_flow", "ch5_udp", "ch6_red_series"):
+        assert (out / f"{name}.png").exists()
+    assert (out / "fluid_inputs_ch4.json").exists() and (out / "fluid_inputs_ch6.json").exists()
+
+
+@pytest.mark.slow
+def test_full_reproduction(tmp_path: Path) -> None:
+    report = satellite.run(tmp_path)
+    frame = report.frame()
+    assert not report.notes or all("failed" not in n for n in report.notes)
+    checks = frame[frame["experiment"].str.endswith("check")]
+    assert {m.split(":")[0] for m in checks["metric"]} == {str(k) for k in range(1, 16)}
+    assert (frame["verdict"] == "PASS").sum() > 0
