@@ -160,6 +160,9 @@ def test_pairs_substitute_sources_and_queues() -> None:
         "initial_rto": "12s",
         "limited_transmit": False,
         "max_retries": 1_000_000,
+        "timestamps": False,
+        "delayed_ack": False,
+        "granularity": "10ms",
     }
     bottlenecks = [link["queue"] for link in doc["links"] if link["queue"]["kind"] != "fifo"]
     assert bottlenecks == [{"kind": "fcfs", "limit": 120}] * 3

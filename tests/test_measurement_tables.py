@@ -36,7 +36,9 @@ def test_drops_table_has_one_row_per_drop_and_round_trips(tmp_path: Path) -> Non
         "reason",
         "size",
         "seq",
+        "cause",
     ]
+    assert drops["cause"].astype(str).tolist() == drops["reason"].astype(str).tolist()
     assert set(drops["reason"]) == {"overflow"} and set(drops["action"]) == {"drop"}
     assert drops.groupby("flow", observed=False)["size"].sum().to_dict() == {
         "x": results.flows.set_index("flow").loc["x", "dropped_bytes"],

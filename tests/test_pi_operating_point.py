@@ -9,6 +9,7 @@ import pytest
 
 import fairgate as fg
 from conftest import assert_conserved
+from fairgate.repro.sfg_setup import TCP
 
 BOTTLENECK = "left->right"
 DURATION = 200.0
@@ -16,7 +17,8 @@ DURATION = 200.0
 
 def tcp_mix_without_web(queue: dict, ftp_flows: int = 50, reverse_flows: int = 50) -> fg.Results:
     """The paper's dumbbell: 10 Mb/s, RTTs uniform in [60, 1000] ms, ECN NewReno FTP flows of
-    1000-byte packets forward and reverse."""
+    1000-byte packets forward and reverse, with the SFG reproduction's ns-2 TCP (no timestamps,
+    no delayed ACKs, 10 ms ticks)."""
     sc = fg.Scenario("pi-operating-point", duration=DURATION, sample_interval=0.5, seed=1)
     sc.dumbbell(
         senders=max(ftp_flows, reverse_flows),
@@ -24,7 +26,7 @@ def tcp_mix_without_web(queue: dict, ftp_flows: int = 50, reverse_flows: int = 5
         access=fg.link_params("100Mbps", "1ms"),
         rtt={"dist": "uniform", "min": "60ms", "max": "1000ms"},
     )
-    tcp = fg.source("tcp", cc="newreno", mss=960, ecn=True)
+    tcp = fg.source("tcp", **TCP)
     start = {"dist": "uniform", "min": 0, "max": 10}
     sc.flow("s{i}", "d{i}", tcp, name="ftp{i}", count=ftp_flows, start=start)
     sc.flow("d{i}", "s{i}", tcp, name="rev{i}", count=reverse_flows, start=start)

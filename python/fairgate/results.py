@@ -99,6 +99,18 @@ class Results:
         )
         return str(ranked["port"].iloc[0])
 
+    def drop_causes(self) -> pd.DataFrame:
+        """Drops and marks by the causes each port's discipline named (a CHOKe match, an SFG
+        filter drop, RED early or forced), over the whole run: one row per port and cause with
+        ``port``, ``cause``, ``reason``, ``drops`` and ``marks`` (``docs/results.md``, causes)."""
+        rows = [
+            {"port": entry["port"], **cause}
+            for entry in self.summary["ports"]
+            for cause in entry.get("drop_causes", [])
+        ]
+        columns = ["port", "cause", "reason", "drops", "marks"]
+        return pd.DataFrame(rows, columns=columns)
+
     def phase_summary(self, port: str | None = None) -> pd.DataFrame:
         """One row per traffic phase and class: the class's drop rate, byte loss rate,
         throughput and goodput in the phase (``phase_classes``), beside the utilisation, mean

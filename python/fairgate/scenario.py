@@ -188,6 +188,11 @@ class Scenario:
         self._add_phase_edges([j * phase for j in range(1, len(counts))])
         return add_phases(self, src, dst, source, counts, phase, name)
 
+    def phase_edges(self, edges: list[float]) -> Scenario:
+        """Cuts the run at ``edges`` (``simulation.phase_edges``) for the per-phase summary."""
+        self._add_phase_edges(edges)
+        return self
+
     def _add_phase_edges(self, edges: list[float]) -> None:
         sim = self._doc["simulation"]
         duration = sim["duration"]

@@ -1,5 +1,7 @@
 # ns-2 (2.35) counterpart of red_dumbbell_<n>.toml with an explicit RTT list:
-#   ns ns2_red_dumbbell.tcl N "RTT0 RTT1 ..." DURATION
+#   ns ns2_red_dumbbell.tcl N "RTT0 RTT1 ..." DURATION [ns3tcp]
+# With `ns3tcp` the TCPs take fairgate's (ns-3's) defaults instead: timestamps, a delayed-ACK
+# sink (every second segment, 200 ms) and 1 ms ticks.
 # N Sack1 flows (1000-byte segments plus ns-2's 40 header bytes, window 200, initial window 1,
 # RTO 1 s initial and minimum as fairgate's defaults, 10 ms ticks) over a 10 Mb/s, 5 ms
 # bottleneck with a 100-packet gentle RED queue in packet mode (5/15, q_weight 0.002,
@@ -11,6 +13,7 @@
 set n [lindex $argv 0]
 set rtts [lindex $argv 1]
 set duration [lindex $argv 2]
+set ns3tcp [expr {[lindex $argv 3] == "ns3tcp"}]
 set ns [new Simulator]
 Agent/TCP set packetSize_ 1000
 Agent/TCP set window_ 200
@@ -18,6 +21,13 @@ Agent/TCP set windowInit_ 1
 Agent/TCP set minrto_ 1.0
 Agent/TCP set rtxcur_init_ 1.0
 Agent/TCP set tcpTick_ 0.01
+set sink_class Agent/TCPSink/Sack1
+if {$ns3tcp} {
+  Agent/TCP set tcpTick_ 0.001
+  Agent/TCP set timestamps_ true
+  Agent/TCPSink/DelAck set interval_ 0.2
+  set sink_class Agent/TCPSink/Sack1/DelAck
+}
 Queue/RED set thresh_ 5
 Queue/RED set maxthresh_ 15
 Queue/RED set q_weight_ 0.002
@@ -45,7 +55,7 @@ for {set i 0} {$i < $n} {incr i} {
   $ns duplex-link $R $r($i) 100Mb ${d}s DropTail
   $ns queue-limit $s($i) $L 1000
   set tcp($i) [new Agent/TCP/Sack1]
-  set sink($i) [new Agent/TCPSink/Sack1]
+  set sink($i) [new $sink_class]
   $ns attach-agent $s($i) $tcp($i)
   $ns attach-agent $r($i) $sink($i)
   $ns connect $tcp($i) $sink($i)

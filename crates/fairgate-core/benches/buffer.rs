@@ -13,6 +13,7 @@ use fairgate_core::qdisc::buffer::selective_drop::SelectiveDropConfig;
 use fairgate_core::qdisc::buffer::{BufferConfig, BufferManager, FlowQueues};
 use fairgate_core::qdisc::filter::sfg::SfgConfig;
 use fairgate_core::qdisc::testing::Harness;
+use fairgate_core::qdisc::Limit;
 use fairgate_core::qdisc::{Effects, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use std::collections::VecDeque;
 use std::hint::black_box;
@@ -187,36 +188,34 @@ fn bench_managers(c: &mut Criterion) {
             (
                 "drop_from_front",
                 Box::new(DropFromFrontConfig {
-                    limit: full,
-                    limit_bytes: None,
+                    limit: Limit::packets(full),
                 }),
             ),
             (
                 "quasi_pushout_pfd",
                 Box::new(QuasiPushoutConfig {
-                    limit: full,
+                    limit: Limit::packets(full),
                     ..Default::default()
                 }),
             ),
             (
                 "pfd",
                 Box::new(PfdConfig {
-                    limit: full,
+                    limit: Limit::packets(full),
                     ..Default::default()
                 }),
             ),
             (
                 "lqd",
                 Box::new(LqdConfig {
-                    limit: full,
+                    limit: Limit::packets(full),
                     ..Default::default()
                 }),
             ),
             (
                 "rnd",
                 Box::new(RndConfig {
-                    limit: full,
-                    limit_bytes: None,
+                    limit: Limit::packets(full),
                 }),
             ),
         ];

@@ -5,6 +5,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use fairgate_core::engine::{Event, EventQueue};
 use fairgate_core::qdisc::fifo::{Fifo, FifoConfig};
 use fairgate_core::qdisc::testing::Harness;
+use fairgate_core::qdisc::Limit;
 use fairgate_core::qdisc::Qdisc;
 use std::hint::black_box;
 
@@ -27,8 +28,7 @@ fn fifo(c: &mut Criterion) {
     let mut h = Harness::new();
     let mut q = Fifo::new(
         FifoConfig {
-            limit: 1000,
-            limit_bytes: None,
+            limit: Limit::packets(1000),
         },
         false,
     );

@@ -7,13 +7,13 @@
 //! 1. Ground: [`engine`] (simulated time, the event queue, random-number streams) and
 //!    [`config`] (units, distributions, tagged `kind = "..."` configs, [`ScenarioError`]).
 //! 2. The network: [`net`] (packets, links, nodes, routing, the [`net::Agent`] interface) and
-//!    [`stats`] (per-flow and per-port counters, series, drop reasons).
+//!    [`stats`] (per-flow and per-port counters, series, drop reasons and causes).
 //! 3. The algorithms, one per file, each with its config: [`qdisc`] (schedulers, AQMs, buffer
 //!    managers, filters, and the structures and flow classification they share),
 //!    [`transport`] (the TCP family and Keshav's sources) and [`traffic`] (open-loop sources,
 //!    sinks and the source registry). Gateway nodes that split connections (performance
-//!    enhancing proxies) are neither a queue discipline nor a host transport: they go in a
-//!    `gateway` module of this layer, beside `transport`, and are wired by [`sim`] like hosts.
+//!    enhancing proxies) are neither a queue discipline nor a host transport: they are in
+//!    [`gateway`], beside `transport`, and are wired by [`sim`] like hosts.
 //! 4. The simulation: [`sim`] (a [`sim::port::Port`] is one discipline plus one link; the
 //!    [`Simulation`] dispatches every event to the port or agent it concerns); [`atm`] is the
 //!    cell-level counterpart for ATM GFR networks: AAL5 edges, cell ports and links, TCPs on
@@ -26,11 +26,12 @@
 //! A source agent ([`traffic`], [`transport`]) hands a packet to its [`net::AgentCtx`]. The
 //! [`Simulation`] looks up the next hop in the node's routing table ([`net::routing`]) and
 //! offers the packet to that output [`sim::port::Port`], whose discipline ([`qdisc::Qdisc`])
-//! accepts, drops or marks it; every drop is counted by reason in [`stats`]. When the link is
-//! free the port dequeues the next packet, which arrives at the next node after its
-//! transmission and propagation time ([`net::link`]); at its destination the receiving agent
-//! takes it and may answer (an ACK) along the reverse route. Each packet is at every moment
-//! delivered, dropped or held by exactly one port or link: conservation is checked at the end.
+//! accepts, drops or marks it; every drop is counted by reason in [`stats`] (and by the
+//! discipline's own cause when it names one). When the link is free the port dequeues the
+//! next packet, which arrives at the next node after its transmission and propagation time
+//! ([`net::link`]); at its destination the receiving agent takes it and may answer (an ACK)
+//! along the reverse route. Each packet is at every moment delivered, dropped or held by
+//! exactly one port or link: conservation is checked at the end.
 
 pub mod atm;
 pub mod config;

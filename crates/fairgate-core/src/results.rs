@@ -361,6 +361,12 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let mut summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
     let (drops, drop_counts) = drops::drop_table(sim);
     summary["drop_events"] = drop_counts;
+    let causes = drops::port_causes(sim);
+    if let Some(entries) = summary["ports"].as_array_mut() {
+        for (entry, causes) in entries.iter_mut().zip(causes) {
+            entry["drop_causes"] = causes;
+        }
+    }
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);

@@ -6,6 +6,7 @@ use transport_support::*;
 
 /// N flows s{i} -> d{i} over a 10 Mb/s, 20 ms bottleneck; 100 Mb/s, 1 ms access links.
 fn dumbbell(n: u32, queue: &str, source: &str, duration: &str) -> String {
+    let source = classic(source);
     format!(
         r#"
 name = "shared"

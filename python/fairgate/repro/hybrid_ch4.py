@@ -53,7 +53,13 @@ KEEP = 0.98
 
 def _tcp(**options: Any) -> dict:
     """A TCP config with the options the source implies set explicitly."""
-    base = {"cc": "sack", "mss": MSS, "timestamps": False, "delayed_ack": False}
+    base = {
+        "cc": "sack",
+        "mss": MSS,
+        "timestamps": False,
+        "delayed_ack": False,
+        "granularity": 0.01,
+    }
     return {**base, **options}
 
 

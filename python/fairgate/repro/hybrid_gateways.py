@@ -12,7 +12,8 @@ sweep executor.
 Decisions where the text is silent (docs/reproductions/hybrid_gateways.md gives the reasons):
 - 1000-byte segments (1040 B on the wire); B = round(ms x 250 B / 1040 B), at least 2 packets.
 - Low RTT: every connection 20 ms; heterogeneous: 20, 40, ..., 200 ms (connection k).
-- rwnd 1 MB with window scale 5, no delayed ACKs, start times uniform in [0, 1) s.
+- rwnd 1 MB with window scale 5, no delayed ACKs, no timestamps, 10 ms timer ticks (set in the
+  scenario: fairgate's TCP defaults are ns-3's), start times uniform in [0, 1) s.
 - PFD thresh 0.2, p 0.02 [Vaidyanathan99, §3.3]; RTT dimensioning uses the propagation RTTs,
   known a priori (§3.4.3); RED is the global FQ-RED of docs/models/fq_red.md.
 """
@@ -51,6 +52,11 @@ QUICK_SEEDS = 3
 FLOWS = 10
 RTTS_MS = {"3.2": [20] * FLOWS, "3.3": [20 * (k + 1) for k in range(FLOWS)]}
 PFD = 'kind = "pfd", thresh = 0.2, p = 0.02'
+TCP_SOURCE = (
+    f'{{ kind = "tcp", cc = "reno", mss = {MSS}, rwnd = 1000000, window_scale = 5, '
+    'timestamps = false, delayed_ack = false, granularity = "10ms" }'
+)
+"""Reno with window scaling; the options the text leaves open pinned (module docstring)."""
 FIG35_SCHEMES = ["FQ-PFD", "FQ-RED", "FQ-LQD", "FQ-RND"]
 FIG35_MS = 100
 SCHEMES: dict[str, tuple[str, str]] = {
@@ -102,7 +108,7 @@ count = {FLOWS}
 src = "s{{i}}"
 dst = "d{{i}}"
 start = {{ dist = "uniform", min = "0s", max = "1s" }}
-source = {{ kind = "tcp", cc = "reno", mss = {MSS}, rwnd = 1000000, window_scale = 5 }}
+source = {TCP_SOURCE}
 """
 
 

@@ -75,25 +75,39 @@ def _mean_queue_kb(run: SfgRun, after_s: float) -> float:
     return float(run.queue.loc[run.queue["time_s"] > after_s, "bytes"].mean()) / 1e3
 
 
-def _high_load_drop_rate(run: SfgRun) -> float:
-    """Packet drop rate over the phases above load 1.2 (200 and 400 FTP flows)."""
-    ph = run.phases[[PHASE_FLOWS[k] >= 200 for k in run.phases["phase"]]]
-    return float(ph["drops_pkts"].sum() / ph["arrivals_pkts"].sum())
+def _loss(run: SfgRun, min_flows: int = 0, unit: str = "pkts") -> float:
+    """The bottleneck's drops over its arrivals (``unit``: pkts or bytes) in the phases with at
+    least ``min_flows`` FTP flows."""
+    ph = run.phases[[PHASE_FLOWS[k] >= min_flows for k in run.phases["phase"]]]
+    return float(ph[f"drops_{unit}"].sum() / ph[f"arrivals_{unit}"].sum())
+
+
+def _web_by_count(run: SfgRun) -> pd.Series:
+    """Mean web object service time per FTP count (the mean of its phases' means)."""
+    ph = run.phases.assign(ftp_flows=[PHASE_FLOWS[k] for k in run.phases["phase"]])
+    return ph.groupby("ftp_flows", sort=True)["web_service_s"].mean()
+
+
+def _crossover_flows(pi: SfgRun, dt: SfgRun) -> float:
+    """The lowest FTP count at which PI's web object service time exceeds drop-tail's."""
+    above = _web_by_count(pi) > _web_by_count(dt)
+    return float(above[above].index.min()) if above.any() else math.nan
 
 
 def _tcp_mix(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     exp = "TCP mix [Chung06, §4.1]"
     for scheme in ("PI", "SFG-PI"):
         _row(report, exp, f"{scheme} mean queue (KB)", _mean_queue_kb(runs[scheme], phase / 10))
-    ratio = _high_load_drop_rate(runs["PI"]) / _high_load_drop_rate(runs["DT"])
+    ratio = _loss(runs["PI"], 200) / _loss(runs["DT"], 200)
     _row(report, exp, "PI / DT bottleneck packet drop rate", ratio)
-    port = runs["PI"].port
-    _row(
-        report,
-        exp,
-        "PI bottleneck byte loss (%), paper < 2 at load 1.7",
-        100 * port["drops_bytes"] / port["arrivals_bytes"],
-    )
+    peak = max(PHASE_FLOWS)
+    pi_bytes = 100 * _loss(runs["PI"], peak, "bytes")
+    _row(report, exp, "PI byte loss at load 1.7 (%)", pi_bytes)
+    sfg_pi_bytes = 100 * _loss(runs["SFG-PI"], peak, "bytes")
+    _row(report, exp, "SFG-PI minus PI byte loss at load 1.7 (points)", sfg_pi_bytes - pi_bytes)
+    for scheme, base in (("SFG", "DT"), ("SFG-PI", "PI")):
+        ratio = _loss(runs[scheme]) / _loss(runs[base])
+        _row(report, exp, f"{scheme} / {base} packet drop rate, whole run", ratio)
     for scheme in ("SFG", "SFG-PI"):
         run = runs[scheme]
         _row(report, exp, f"{scheme} switches on (s)", run.sfg_on_s, phase / PAPER_PHASE_S)
@@ -104,11 +118,11 @@ def _tcp_mix(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     utilisation = {s: r.port["utilisation"] for s, r in runs.items()}
     others = min(u for s, u in utilisation.items() if s != "SFB")
     _row(report, exp, "SFB utilisation minus the lowest other", utilisation["SFB"] - others)
-    web = {s: r.phases for s, r in runs.items()}
-    peak = [k for k in range(len(PHASE_FLOWS)) if PHASE_FLOWS[k] == max(PHASE_FLOWS)]
     for scheme in ("PI", "DT"):
-        service = web[scheme].loc[peak, "web_service_s"].mean()
+        service = _web_by_count(runs[scheme])[peak]
         _row(report, exp, f"{scheme} web object service time at load 1.7 (s)", service)
+    crossover = _crossover_flows(runs["PI"], runs["DT"])
+    _row(report, exp, "FTP flows where PI's web object time first exceeds DT's", crossover)
 
 
 def _cbr_goodput_mbps(run: SfgRun, phase: float) -> float:
@@ -129,6 +143,11 @@ def _cbr(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     queue_kb = _mean_queue_kb(runs["SFG-PI"], phase / 10)
     _row(report, exp, "SFG-PI mean queue (KB) with CBR", queue_kb)
     _row(report, exp, "PI: goodput per CBR flow (Mb/s)", _cbr_goodput_mbps(runs["PI"], phase))
+    for scheme in ("SFB", "CHOKe", "RED-PD"):
+        rate = _cbr_goodput_mbps(runs[scheme], phase)
+        _row(report, exp, f"{scheme}: goodput per CBR flow (Mb/s)", rate)
+    spread = {s: runs[s].queue["bytes"].std() for s in ("RED-PD", "CHOKe")}
+    _row(report, exp, "RED-PD / CHOKe queue standard deviation", spread["RED-PD"] / spread["CHOKe"])
     for scheme in ("DT", "PI"):
         service = runs[scheme].phases["web_service_s"]
         inside = service.iloc[math.ceil(CBR_START_PHASES) : math.floor(CBR_STOP_PHASES)]
@@ -249,7 +268,7 @@ def run(
         report.figures.append(_save(fig, out_dir / f"sfg-figure{numbers[0]}.png"))
         fig = figures.per_phase(
             runs[name],
-            f"Figure {numbers[1]}: {title}, drop rate and web object service time per phase",
+            f"Figure {numbers[1]}: {title}, drop rate, byte loss and web object time per phase",
         )
         report.figures.append(_save(fig, out_dir / f"sfg-figure{numbers[1]}.png"))
         if name == "cbr":
@@ -262,7 +281,7 @@ def run(
         phases.to_csv(out_dir / "sfg_phases.csv", index=False)
     report.notes.append(
         f"Phases of {phase:g} s, {scale:g} x the paper's flow and session counts, seed 1. "
-        "Per-phase drop rates from the flows' counters; byte loss and the split of SFG drops, "
-        "queue drops and ECN marks over the whole run (sfg_runs.csv)."
+        "Per-phase packet drop rate, byte loss rate, SFG drops, queue drops and ECN marks at "
+        "the bottleneck in sfg_phases.csv; whole-run counters in sfg_runs.csv."
     )
     return report

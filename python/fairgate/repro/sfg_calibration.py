@@ -6,8 +6,8 @@ offered load (offered rate / 10 Mb/s); each FTP phase of the TCP mix then maps i
 drop rate through the line to an equivalent offered load.
 
 Decisions (docs/reproductions/sfg.md): the sessions are measured after their 30-s start window
-for 300 s; the drop rate is counted as in the TCP mix (drops over arrivals of the packets that
-cross the bottleneck); quick mode shrinks sessions, link rates and queue by ten and measures
+for 300 s; the drop rate is counted as in the TCP mix (the bottleneck's drops over its
+arrivals); quick mode shrinks sessions, link rates and queue by ten and measures
 100 s.
 """
 
@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairgate.repro.sfg_runs import phase_table
-from fairgate.repro.sfg_setup import DROP_TAIL, QUEUE_BYTES, SESSIONS_PER_WEB_HOST, TCP
+from fairgate.repro.sfg_setup import BOTTLENECK, DROP_TAIL, QUEUE_BYTES, SESSIONS_PER_WEB_HOST, TCP
 from fairgate.repro.sfg_setup import WEB_START_WINDOW_S as WINDOW_S
 from fairgate.scenario import Scenario, link_params, queue, source
 
@@ -58,12 +57,11 @@ def run_point(sessions: int, link_mbps: float, scale: float, measure_s: float) -
     res = scenario(sessions, link_mbps, scale, measure_s).run()
     if not res.conserved:
         raise RuntimeError(f"sfg calibration {sessions} sessions: conservation violated")
-    after_window = phase_table(res, WINDOW_S, 2).iloc[1]
-    port = res.ports.set_index("port").loc["left->right"]
+    port = res.ports.set_index("port").loc[BOTTLENECK]
     return {
         "sessions": sessions,
         "link_mbps": link_mbps,
-        "drop_rate": float(after_window["drop_rate"]),
+        "drop_rate": float(port["drops_pkts"] / port["arrivals_pkts"]),
         "offered_load": float(port["throughput_bps"]) / (LINK_MBPS * scale * 1e6),
     }
 

@@ -68,19 +68,20 @@ def _phase_axis(ax: Axes, count: int) -> None:
 
 
 def per_phase(runs: dict[str, SfgRun], title: str) -> Figure:
-    """Figures 5 and 8: packet drop rate (top) and mean web object service time (bottom) per
-    load level (phase)."""
-    fig = Figure(figsize=(8, 6))
-    top, bottom = fig.subplots(2, 1, sharex=True)
+    """Figures 5 and 8: the bottleneck's packet drop rate (top) and byte loss rate (middle),
+    and the mean web object service time (bottom) per load level (phase)."""
+    fig = Figure(figsize=(8, 8))
+    panels = fig.subplots(3, 1, sharex=True)
+    columns = ("drop_rate", "byte_loss_rate", "web_service_s")
+    labels = ("packet drop rate", "byte loss rate", "web object service time (s)")
     for scheme, run in runs.items():
-        ph = run.phases
-        top.plot(ph["phase"], ph["drop_rate"], "o-", ms=3, label=scheme)
-        bottom.plot(ph["phase"], ph["web_service_s"], "o-", ms=3, label=scheme)
-    top.set_ylabel("packet drop rate")
-    bottom.set_ylabel("web object service time (s)")
-    bottom.set_yscale("log")
-    _phase_axis(bottom, len(next(iter(runs.values())).phases))
-    top.legend(fontsize=7, ncol=4)
+        for ax, column in zip(panels, columns, strict=True):
+            ax.plot(run.phases["phase"], run.phases[column], "o-", ms=3, label=scheme)
+    for ax, label in zip(panels, labels, strict=True):
+        ax.set_ylabel(label)
+    panels[2].set_yscale("log")
+    _phase_axis(panels[2], len(next(iter(runs.values())).phases))
+    panels[0].legend(fontsize=7, ncol=4)
     fig.suptitle(title)
     return fig
 

@@ -4,10 +4,11 @@ A case runs one scenario and keeps what the report, the tables and Figures 3-8 n
 bottleneck's counters, its queue over time, per-class throughput over time, per-phase drop
 rates and web object service times, SFG's on/off times), not the full results.
 
-Per-phase drop rates come from the flows' cumulative counters: the packets dropped in a phase
-over the packets that reached their destination or were dropped in it, over the flows whose
-packets cross the forward bottleneck (forward data, web, CBR, and the reverse flows' ACKs).
-The split into SFG drops, queue drops and ECN marks is the bottleneck's, over the whole run.
+Per phase, the bottleneck's own counters (the core's per-phase summary, cut at the phase
+edges): packets and bytes arrived at and dropped by its discipline, so the packet drop rate and
+the byte loss rate, and its ECN marks; the drops split, from the drop and mark events table,
+into the per-flow filter's in front of the queue (``filter``: SFG's, RED-PD's monitored flows',
+SFB's penalty box) and the queue's own (overflow, early, forced, CHOKe's matches).
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ from fairgate.repro.sfg_setup import scenario as build_scenario
 from fairgate.results import Results
 
 FORWARD_PREFIXES = ("ftp", "cbr", "web")
+PORT_COLUMNS = [
+    "arrivals_pkts",
+    "drops_pkts",
+    "drop_rate",
+    "arrivals_bytes",
+    "drops_bytes",
+    "byte_loss_rate",
+    "marks",
+]
 CLASSES = ("ftp", "web", "cbr")
 
 
@@ -36,15 +46,10 @@ class SfgRun:
     throughput: pd.DataFrame
     """time_s, then Mb/s per class (ftp, web, cbr) and per CBR flow, per sample interval."""
     phases: pd.DataFrame
-    """phase, arrivals_pkts, drops_pkts, drop_rate, web_objects, web_service_s."""
+    """phase, the bottleneck's PORT_COLUMNS, filter_drops, queue_drops, web_objects,
+    web_service_s."""
     sfg_on_s: float
     sfg_off_s: float
-
-
-def _crosses_bottleneck(name: str) -> bool:
-    if name.endswith(".ack"):
-        return name.startswith("rev")
-    return name.startswith(FORWARD_PREFIXES)
 
 
 def _interval_diffs(res: Results, columns: list[str]) -> pd.DataFrame:
@@ -70,20 +75,33 @@ def throughput_series(res: Results) -> pd.DataFrame:
     return table.fillna(0.0).reset_index()
 
 
+def _phase_index(times: pd.Series, phase: float, count: int) -> pd.Series:
+    return (times // phase).astype(int).clip(upper=count - 1)
+
+
+def _drop_split(res: Results, phase: float, count: int) -> pd.DataFrame:
+    """The bottleneck's drops per phase: the filter's and the queue's (the rest)."""
+    ev = res.drops
+    ev = ev[(ev["port"] == BOTTLENECK) & (ev["action"] == "drop")]
+    by_filter = ev["reason"] == "filter"
+    split = pd.DataFrame({"filter_drops": by_filter, "queue_drops": ~by_filter}).astype(int)
+    sums = split.groupby(_phase_index(ev["time_s"], phase, count)).sum()
+    return sums.reindex(range(count), fill_value=0).reset_index(drop=True)
+
+
 def phase_table(res: Results, phase: float, count: int) -> pd.DataFrame:
-    """Drop rate and mean web object service time of each phase."""
-    steps = _interval_diffs(res, ["delivered_pkts", "dropped_pkts"])
-    steps = steps[steps["flow"].astype(str).map(_crosses_bottleneck)]
-    index = ((steps["time_s"] - 1e-9) // phase).astype(int).clip(upper=count - 1)
-    sums = steps.groupby(index)[["delivered_pkts", "dropped_pkts"]].sum()
-    sums = sums.reindex(range(count), fill_value=0)
-    out = pd.DataFrame({"phase": range(count)})
-    out["arrivals_pkts"] = (sums["delivered_pkts"] + sums["dropped_pkts"]).to_numpy()
-    out["drops_pkts"] = sums["dropped_pkts"].to_numpy()
-    out["drop_rate"] = out["drops_pkts"] / out["arrivals_pkts"].where(out["arrivals_pkts"] > 0)
+    """Per phase: the bottleneck's counters, its drops by cause, the web objects requested in
+    the phase and their mean service time."""
+    if res.summary["drop_events"]["not_recorded"]:
+        raise RuntimeError("sfg: the drop events table is incomplete (record_drops)")
+    pp = res.phase_ports
+    out = pp[pp["port"] == BOTTLENECK][["phase", *PORT_COLUMNS]].reset_index(drop=True)
+    out = pd.concat([out, _drop_split(res, phase, count)], axis=1)
+    if not (out["filter_drops"] + out["queue_drops"]).equals(out["drops_pkts"].astype(int)):
+        raise RuntimeError("sfg: drop events do not add up to the bottleneck's drops")
     tr = res.transfers
     done = tr[tr["aborted"] == 0]
-    by_phase = done.groupby((done["request_s"] // phase).astype(int).clip(upper=count - 1))
+    by_phase = done.groupby(_phase_index(done["request_s"], phase, count))
     service = by_phase["transfer_time_s"].agg(["count", "mean"]).reindex(range(count))
     out["web_objects"] = service["count"].fillna(0).astype(int).to_numpy()
     out["web_service_s"] = service["mean"].to_numpy()

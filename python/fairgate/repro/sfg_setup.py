@@ -31,7 +31,10 @@ SESSIONS_PER_WEB_HOST = 10
 WEB_START_WINDOW_S = 30.0
 WEB_STOP_PHASES = 9.25
 # ns-2's TCP as the paper ran it: 1000-byte packets, ECN NewReno, no delayed ACKs, no
-# timestamps, 10 ms ticks; a lost SYN waits ns-2's initial 3-s timeout.
+# timestamps, 10 ms ticks; a lost SYN waits ns-2's initial 3-s timeout and its backoff carries
+# over to the first data segment; an ECN-Echo halves the window down to one segment and, at one
+# segment, waits for the retransmit timer (ns-2's TcpAgent::ecn and slowdown, RFC 3168); a
+# sender never gives up (ns-2's agents have no retry limit).
 TCP = {
     "cc": "newreno",
     "mss": 960,
@@ -42,6 +45,9 @@ TCP = {
     "initial_rto": 1.0,
     "min_rto": 1.0,
     "syn_rto": 3.0,
+    "lost_syn_rto": "ns3",
+    "ecn_floor": "one_segment",
+    "max_retries": 1_000_000,
 }
 
 # RED as the paper sets it for RED-PD and CHOKe: 50-300 packets, max_p 0.15, w_q 0.002, gentle.
@@ -117,7 +123,14 @@ def scenario(
     web_count = web_hosts(scale) if web else 0
     hosts = max(forward, reverse) + (CBR_FLOWS if cbr else 0) + web_count
     name = f"sfg-{'cbr' if cbr else 'tcp'}-{scheme.lower()}"
-    sc = Scenario(name, duration=phase * len(PHASE_FLOWS), sample_interval=1.0, seed=seed)
+    sc = Scenario(
+        name,
+        duration=phase * len(PHASE_FLOWS),
+        sample_interval=1.0,
+        seed=seed,
+        record_drops="all",
+    )
+    sc.phase_edges([k * phase for k in range(1, len(PHASE_FLOWS))])
     sc.dumbbell(
         senders=hosts,
         bottleneck=link_params("10Mbps", "10ms", SCHEMES[scheme]),

@@ -25,7 +25,7 @@ from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import store
 from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
-from fairgate.sweeps.execute import Task, execute, resolve
+from fairgate.sweeps.execute import SWEEP_BATCH, Task, execute, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
 
@@ -120,9 +120,11 @@ class SweepRun:
         self.skipped = len(self.points) - len(todo)
         return todo
 
-    def run(self, client: Any = None, progress: bool = False) -> dict[str, pd.DataFrame]:
-        """Runs the points not yet finished; returns the tables of every point of the grid
-        (read back from the store when there is one), in grid order."""
+    def run(
+        self, client: Any = None, progress: bool = False, tables: Sequence[str] = TABLES
+    ) -> dict[str, pd.DataFrame]:
+        """Runs the points not yet finished; returns ``tables`` for every point of the grid
+        (read back from the store when there is one: only those asked for), in grid order."""
         todo = self._todo()
         tasks = [
             Task(p.key, run_point, (self.text, [*self.overrides, *p.all_overrides()])) for p in todo
@@ -130,18 +132,20 @@ class SweepRun:
         by_key = {p.key: p for p in todo}
         collected: dict[str, dict[str, Any]] = {}
         if tasks:
-            for outcome in execute(tasks, resolve(client), progress, desc="sweep"):
+            for outcome in execute(tasks, resolve(client), progress, "sweep", SWEEP_BATCH):
                 point = by_key[outcome.key]
-                tables = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
+                parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
                 if self.out is not None:
-                    store.commit(self.out, point.key, tables)
-                collected[point.key] = tables
-        return self._tables(collected)
+                    store.commit(self.out, point.key, parts)
+                collected[point.key] = parts
+        return self._tables(collected, tables)
 
-    def _tables(self, collected: dict[str, dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    def _tables(
+        self, collected: dict[str, dict[str, Any]], names: Sequence[str]
+    ) -> dict[str, pd.DataFrame]:
         order = {p.key: i for i, p in enumerate(self.points)}
         out = {}
-        for name in TABLES:
+        for name in names:
             if self.out is not None:
                 frame = store.read(self.out, name)
             else:
@@ -233,4 +237,4 @@ def sweep(
     if table not in TABLES:
         raise ScenarioError(f"table: got {table!r}, expected one of {', '.join(TABLES)}")
     prepared = prepare(scenario, grid, zip, seeds, overrides, out)
-    return prepared.run(client, progress)[table]
+    return prepared.run(client, progress, (table,))[table]

@@ -145,7 +145,8 @@ def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
     prepared = _prepared(args)
     client = client_of(args)
     try:
-        tables = prepared.run(client, progress=not args.quiet)
+        wanted = ("summary", "flows") if flows and not args.quiet else ("summary",)
+        tables = prepared.run(client, progress=not args.quiet, tables=wanted)
     except KeyboardInterrupt:
         print("\ninterrupted: finished points are kept; run the same command to resume")
         return 130

@@ -6,7 +6,8 @@ created on first use, with one single-threaded worker process per core on 127.0.
 
 An exception raised by a task is its outcome (recorded, not retried: the same inputs would
 fail the same way). A worker that dies while running a task makes the task run once more;
-the second loss records the task as failed. Outcomes arrive in completion order.
+the second loss records the task as failed. Outcomes arrive in completion order. Sweeps send
+their points in batches (several to one Dask task); a lost batch runs again point by point.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
 CONNECT_TIMEOUT_S = 5
 ATTEMPTS = 2
 """A task whose worker dies is run once more, then recorded as failed."""
+SWEEP_BATCH = 8
+"""Sweep points per Dask task at most: Dask's own cost per task, on the client, the
+scheduler and the worker, is paid once for the batch (docs/results.md, "Speed")."""
+TAIL_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -64,9 +69,18 @@ def guarded(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
 _LOCAL: Any = None
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
-    # The statistical profiler samples every worker's stack every 10 ms: CPU taken from the
-    # points on a machine whose every core runs a worker (docs/results.md, "Speed").
+    # A worker holds only the task it runs: a worker's death loses no other task.
+    "distributed.scheduler.worker-saturation": 1.0,
+    # A local cluster has a worker on every core, so CPU that Dask spends while the points run
+    # is taken from the points (docs/results.md, "Speed"). The statistical profiler samples
+    # every worker's stack every 10 ms. The periodic callbacks (event-loop tick every 20 ms,
+    # system monitor every 500 ms, the nannies' memory monitor every 100 ms) cost 3 % of a
+    # core in the client process (client, scheduler, nannies) and 1.7 % in each worker at
+    # their defaults; 0.75 % and 0.3 % at these.
     "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
 }
 
 
@@ -127,9 +141,39 @@ def resolve(client: Any = None, scheduler: str | None = None, workers: int | Non
     return local_client(workers)
 
 
-def _submit(client: Any, task: Task, attempt: int) -> Any:
-    key = f"fairgate-{task.key}-{attempt}"
-    return client.submit(guarded, task.function, *task.args, key=key, pure=False)
+def batches(tasks: Sequence[Task], slots: int, most: int) -> list[list[Task]]:
+    """Consecutive tasks grouped into Dask tasks of at most ``most``: each batch is a quarter
+    of what remains per worker slot, so batches shrink as the run nears its end and the last
+    tasks go one by one (no worker finishes much after the others)."""
+    grouped: list[list[Task]] = []
+    start = 0
+    while start < len(tasks):
+        size = max(1, min(most, (len(tasks) - start) // (TAIL_SHARE * max(1, slots))))
+        grouped.append(list(tasks[start : start + size]))
+        start += size
+    return grouped
+
+
+def run_batch(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[Any]:
+    """Runs on the worker: each call :func:`guarded`, in order."""
+    return [guarded(function, *args) for function, args in calls]
+
+
+def _key(batch: list[Task], attempt: int) -> str:
+    more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
+    return f"fairgate-{batch[0].key}{more}-{attempt}"
+
+
+def _calls(batch: list[Task]) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    return [(task.function, task.args) for task in batch]
+
+
+def _submit_all(client: Any, grouped: list[list[Task]]) -> list[Any]:
+    """One message for all: the scheduler sees one large group of tasks, queues it and hands
+    each worker its next task when it is free (Dask's queuing of root tasks)."""
+    calls = [_calls(batch) for batch in grouped]
+    keys = [_key(batch, 1) for batch in grouped]
+    return client.map(run_batch, calls, key=keys, pure=False)
 
 
 def execute(
@@ -137,44 +181,57 @@ def execute(
     client: Any,
     progress: bool = False,
     desc: str = "points",
+    batch: int = 1,
 ) -> Iterator[Outcome]:
-    """Runs ``tasks`` on ``client``; yields each outcome as it completes. Pending tasks are
-    cancelled when the caller stops early (Ctrl-C)."""
+    """Runs ``tasks`` on ``client``, up to ``batch`` of them in one Dask task (see
+    :func:`batches`); yields each outcome as it completes. Pending tasks are cancelled when
+    the caller stops early (Ctrl-C)."""
     from distributed import as_completed
 
-    by_future = {_submit(client, task, 1): (task, 1) for task in tasks}
+    slots = sum(client.nthreads().values()) if batch > 1 else 1
+    grouped = batches(tasks, slots, batch)
+    futures = _submit_all(client, grouped)
+    by_future = {f: (group, 1) for f, group in zip(futures, grouped, strict=True)}
     failed = 0
     bar = tqdm(total=len(tasks), desc=desc, unit="pt", disable=not progress, leave=False)
     pending = as_completed(list(by_future))
     try:
         for future in pending:
-            task, attempt = by_future.pop(future)
-            outcome = _collect(future, task, attempt)
+            group, attempt = by_future.pop(future)
+            outcomes = _collect(future, group, attempt)
             future.release()
-            if outcome is None:
-                retry = _submit(client, task, attempt + 1)
-                by_future[retry] = (task, attempt + 1)
-                pending.add(retry)
+            if outcomes is None:  # its worker was lost: each task once more, on its own
+                for task in group:
+                    retry = client.submit(
+                        run_batch, _calls([task]), key=_key([task], attempt + 1), pure=False
+                    )
+                    by_future[retry] = ([task], attempt + 1)
+                    pending.add(retry)
                 continue
-            failed += not outcome.ok
-            bar.set_postfix(failed=failed, remaining=len(tasks) - bar.n - 1, refresh=False)
-            bar.update(1)
-            yield outcome
+            for outcome in outcomes:
+                failed += not outcome.ok
+                bar.set_postfix(failed=failed, remaining=len(tasks) - bar.n - 1, refresh=False)
+                bar.update(1)
+                yield outcome
     finally:
         bar.close()
         if by_future:
             client.cancel(list(by_future))
 
 
-def _collect(future: Any, task: Task, attempt: int) -> Outcome | None:
-    """The task's outcome, or None when its worker was lost and it gets another attempt."""
+def _collect(future: Any, group: list[Task], attempt: int) -> list[Outcome] | None:
+    """The group's outcomes, or None when its worker was lost and it gets another attempt."""
     if future.status == "finished":
-        value, error = future.result()
-        return Outcome(task.key, value, error, attempt)
+        results = future.result()
+        return [
+            Outcome(task.key, value, error, attempt)
+            for task, (value, error) in zip(group, results, strict=True)
+        ]
     try:
         err = future.exception()
     except (Exception, asyncio.CancelledError) as lost:  # cancelled with its cluster
         err = lost
     if attempt < ATTEMPTS:
         return None
-    return Outcome(task.key, None, f"worker lost ({type(err).__name__}: {err})", attempt)
+    error = f"worker lost ({type(err).__name__}: {err})"
+    return [Outcome(task.key, None, error, attempt) for task in group]

@@ -9,6 +9,7 @@
 
 use super::gfr::{TaggingConfig, VcConfig};
 use crate::config::error::{check, join, ScenarioError};
+use crate::config::units::Duration;
 use crate::qdisc::buffer::dfba::DfbaConfig;
 use crate::qdisc::buffer::epd::EpdConfig;
 use crate::qdisc::buffer::fba::FbaConfig;
@@ -113,7 +114,8 @@ impl CellLinks {
 }
 
 /// The TCP defaults of the reproduction (SACK, 1460-byte MSS, 1 MB window, no delayed ACKs,
-/// no timestamps), fixed here so they do not follow fairgate's packet-level TCP defaults.
+/// no timestamps, 10 ms ticks), fixed here so they do not follow fairgate's packet-level TCP
+/// defaults (docs/reproductions/dfba.md).
 pub fn default_tcp() -> TcpConfig {
     let mut tcp: TcpConfig = serde_json::from_str("{}").expect("TCP defaults deserialize");
     tcp.cc = CcKind::Sack;
@@ -122,6 +124,7 @@ pub fn default_tcp() -> TcpConfig {
     tcp.window_scale = 5;
     tcp.delayed_ack = false;
     tcp.timestamps = false;
+    tcp.granularity = Duration::from_secs(0.01);
     tcp
 }
 

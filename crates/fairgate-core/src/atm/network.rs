@@ -359,6 +359,7 @@ impl Network {
             }
             drops.clear();
             self.qdisc_effects.drops = drops;
+            self.qdisc_effects.drop_causes.clear();
         }
         self.kick(port);
     }

@@ -67,6 +67,18 @@ impl EventQueue {
         self.heap.first().map(|e| time_of(e.key))
     }
 
+    /// The next event and, as far as the queue knows now, the one after it (the smaller
+    /// child of the root), for cache hints; events scheduled meanwhile may come between.
+    pub fn upcoming(&self) -> (Option<&Event>, Option<&Event>) {
+        let next = self.heap.first().map(|e| &e.event);
+        let children = self
+            .heap
+            .get(1..self.heap.len().min(ARITY + 1))
+            .unwrap_or(&[]);
+        let after = children.iter().min_by_key(|e| e.key).map(|e| &e.event);
+        (next, after)
+    }
+
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let last = self.heap.pop()?;
         self.processed += 1;
@@ -157,6 +169,21 @@ mod tests {
             })
             .collect();
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn upcoming_names_the_next_two_events_without_removing_them() {
+        let mut q = EventQueue::default();
+        assert_eq!(q.upcoming(), (None, None));
+        for (t, agent) in [(9, 0), (4, 1), (7, 2), (4, 3), (8, 4)] {
+            q.schedule(t, Event::AgentStart { agent });
+        }
+        let (next, after) = q.upcoming();
+        assert_eq!(next, Some(&Event::AgentStart { agent: 1 }));
+        assert_eq!(after, Some(&Event::AgentStart { agent: 3 }));
+        assert_eq!(q.len(), 5);
+        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 1 })));
+        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 3 })));
     }
 
     #[test]

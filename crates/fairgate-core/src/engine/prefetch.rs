@@ -6,15 +6,7 @@
 /// Asks the CPU to bring the cache line holding `value` into the first-level cache.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that never faults and reads nothing architecturally;
-        // the pointer comes from a live reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    prefetch_address((value as *const T).cast::<u8>());
 }
 
 /// [`prefetch`] of `slice[index]`, doing nothing when `index` is out of bounds.
@@ -23,4 +15,29 @@ pub fn prefetch_at<T>(slice: &[T], index: usize) {
     if let Some(value) = slice.get(index) {
         prefetch(value);
     }
+}
+
+/// [`prefetch`] of every cache line of `value` up to its first `max_bytes`: a record of
+/// several lines, or the object behind a `Box<dyn Trait>` (whose size its vtable knows).
+#[inline(always)]
+pub fn prefetch_lines<T: ?Sized>(value: &T, max_bytes: usize) {
+    const LINE: usize = 64;
+    let start = (value as *const T).cast::<u8>();
+    let bytes = std::mem::size_of_val(value).min(max_bytes);
+    for offset in (0..bytes).step_by(LINE) {
+        prefetch_address(start.wrapping_add(offset));
+    }
+}
+
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that never faults and reads nothing architecturally;
+        // the address lies inside a live object.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
 }

@@ -525,7 +525,9 @@ mod tests {
 
     #[test]
     fn bytes_acknowledged_upstream_are_delivered_in_flight_or_held() {
-        let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
+        // One upstream ACK per segment (no delayed ACKs), as the counts below assume.
+        let body = "lhs = { delayed_ack = false }\nrhs = { initial_window = 1 }";
+        let spec: GatewaySpec = toml::from_str(body).unwrap();
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         let sent = h.call(|ctx| {

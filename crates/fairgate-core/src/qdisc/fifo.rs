@@ -11,37 +11,20 @@
 //!   whole byte limit is itself dropped as overflow.
 
 use super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use crate::config::{check, ScenarioError};
+use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
-use serde::{Deserialize, Serialize};
+use crate::qdisc::limit::limited_config;
 use std::collections::VecDeque;
 
-/// Buffer limits shared by the FIFO variants.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct FifoConfig {
-    /// Capacity in packets.
-    pub limit: u64,
-    /// Optional capacity in bytes.
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for FifoConfig {
-    fn default() -> Self {
-        FifoConfig {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
+limited_config! {
+    /// Buffer limits shared by the FIFO variants.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct FifoConfig {}
 }
 
 impl FifoConfig {
     fn check(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
-        Ok(())
+        self.limit.validate(path)
     }
 }
 
@@ -54,29 +37,15 @@ impl QdiscConfig for FifoConfig {
     }
 }
 
-/// Drop-from-front takes the same limits as drop-tail.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DropFromFrontConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for DropFromFrontConfig {
-    fn default() -> Self {
-        DropFromFrontConfig {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
+limited_config! {
+    /// Drop-from-front takes the same limits as drop-tail.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct DropFromFrontConfig {}
 }
 
 impl DropFromFrontConfig {
     fn limits(&self) -> FifoConfig {
-        FifoConfig {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+        FifoConfig { limit: self.limit }
     }
 }
 
@@ -183,10 +152,11 @@ impl Fifo {
     }
 
     fn fits(&self, extra_packets: u64, extra_bytes: u64) -> bool {
-        self.queue.len() as u64 + extra_packets <= self.limits.limit
+        self.queue.len() as u64 + extra_packets <= self.limits.limit.packets
             && self
                 .limits
-                .limit_bytes
+                .limit
+                .bytes
                 .is_none_or(|b| self.queue.bytes() + extra_bytes <= b)
     }
 }
@@ -194,7 +164,7 @@ impl Fifo {
 impl Qdisc for Fifo {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet) as u64;
-        if self.drop_front && self.limits.limit_bytes.is_none_or(|b| size <= b) {
+        if self.drop_front && self.limits.limit.bytes.is_none_or(|b| size <= b) {
             while !self.fits(1, size) {
                 let victim = self.queue.pop(ctx).expect("non-empty when over limit");
                 ctx.drop(victim, DropReason::Front);
@@ -222,14 +192,14 @@ impl Qdisc for Fifo {
 mod tests {
     use super::*;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::Limit;
 
     #[test]
     fn drop_tail_refuses_arrivals_when_full() {
         let mut h = Harness::new();
         let mut q = Fifo::new(
             FifoConfig {
-                limit: 2,
-                limit_bytes: None,
+                limit: Limit::packets(2),
             },
             false,
         );
@@ -247,8 +217,7 @@ mod tests {
         let mut h = Harness::new();
         let mut q = Fifo::new(
             FifoConfig {
-                limit: 10,
-                limit_bytes: Some(250),
+                limit: Limit::packets_and_bytes(10, 250),
             },
             false,
         );
@@ -267,8 +236,7 @@ mod tests {
         let mut h = Harness::new();
         let mut q = Fifo::new(
             FifoConfig {
-                limit: 2,
-                limit_bytes: None,
+                limit: Limit::packets(2),
             },
             true,
         );

@@ -12,12 +12,15 @@ pub mod corrupt;
 pub mod fifo;
 pub mod filter;
 pub mod leak;
+pub mod limit;
 pub mod registry;
 pub mod sched;
 pub mod structures;
 pub mod testing;
 
+pub use crate::stats::causes::Cause;
 pub use crate::stats::DropReason;
+pub use limit::Limit;
 pub use registry::QdiscSpec;
 
 use crate::config::ScenarioError;
@@ -43,6 +46,10 @@ pub struct Effects {
     pub(crate) marks: [u64; DropReason::COUNT],
     /// The packets marked during the call, for the drop and mark events table.
     pub(crate) marked: Vec<(PacketId, DropReason)>,
+    /// (index into `drops`, cause) of the drops the discipline named a cause for.
+    pub(crate) drop_causes: Vec<(u32, Cause)>,
+    /// (index into `marked`, cause) of the marks the discipline named a cause for.
+    pub(crate) mark_causes: Vec<(u32, Cause)>,
     pub(crate) timer: Option<Time>,
     /// Whether any of the above was touched since the engine last applied them.
     pub(crate) dirty: bool,
@@ -58,11 +65,17 @@ impl Effects {
     pub fn timer(&self) -> Option<Time> {
         self.timer
     }
+    /// The causes named for some of `drops()`, as (index into `drops()`, cause).
+    pub fn drop_causes(&self) -> &[(u32, Cause)] {
+        &self.drop_causes
+    }
     /// Forgets every decision, keeping the allocation (for drivers outside the engine).
     pub fn clear(&mut self) {
         self.drops.clear();
         self.marks = [0; DropReason::COUNT];
         self.marked.clear();
+        self.drop_causes.clear();
+        self.mark_causes.clear();
         self.timer = None;
     }
 }
@@ -88,6 +101,32 @@ impl<'a> QdiscCtx<'a> {
     pub fn drop(&mut self, packet: PacketId, reason: DropReason) {
         self.effects.drops.push((packet, reason));
         self.effects.dirty = true;
+    }
+
+    /// Discards a packet, with the discipline's own cause when it names one.
+    pub fn drop_with(&mut self, packet: PacketId, reason: DropReason, cause: Option<Cause>) {
+        match cause {
+            Some(cause) => self.drop_because(packet, reason, cause),
+            None => self.drop(packet, reason),
+        }
+    }
+
+    /// Discards a packet like [`Self::drop`], naming the discipline's own cause for it (a CHOKe
+    /// match, an SFG filter drop), reported beside `reason` in the results.
+    pub fn drop_because(&mut self, packet: PacketId, reason: DropReason, cause: Cause) {
+        let index = self.effects.drops.len() as u32;
+        self.effects.drop_causes.push((index, cause));
+        self.drop(packet, reason);
+    }
+
+    /// Marks like [`Self::mark_ce`], naming the discipline's own cause for the mark.
+    pub fn mark_ce_because(&mut self, packet: PacketId, reason: DropReason, cause: Cause) -> bool {
+        let index = self.effects.marked.len() as u32;
+        let marked = self.mark_ce(packet, reason);
+        if marked {
+            self.effects.mark_causes.push((index, cause));
+        }
+        marked
     }
 
     /// Sets CE on an ECN-capable packet and returns true; returns false (and changes nothing)

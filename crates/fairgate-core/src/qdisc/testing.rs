@@ -1,7 +1,7 @@
 //! A small harness for driving a discipline by hand in unit tests: fixed arrivals and
 //! departures, then checks on its decisions.
 
-use super::{DropReason, Effects, Qdisc, QdiscCtx, QueueView};
+use super::{Cause, DropReason, Effects, Qdisc, QdiscCtx, QueueView};
 use crate::engine::{rng, Rng, Time};
 use crate::net::packet::{Packet, PacketArena, PacketId};
 
@@ -14,6 +14,8 @@ pub struct Harness {
     pub idle_since: Option<Time>,
     pub effects: Effects,
     dropped: Vec<(PacketId, DropReason)>,
+    /// The cause named for each entry of `dropped` (None = none named).
+    causes: Vec<Option<Cause>>,
 }
 
 impl Default for Harness {
@@ -33,6 +35,7 @@ impl Harness {
             idle_since: None,
             effects: Effects::default(),
             dropped: Vec::new(),
+            causes: Vec::new(),
         }
     }
 
@@ -65,6 +68,11 @@ impl Harness {
 
     fn collect(&mut self) {
         self.effects.dirty = false;
+        let first = self.causes.len();
+        self.causes.resize(first + self.effects.drops.len(), None);
+        for (index, cause) in self.effects.drop_causes.drain(..) {
+            self.causes[first + index as usize] = Some(cause);
+        }
         self.dropped.append(&mut self.effects.drops);
     }
 
@@ -91,6 +99,13 @@ impl Harness {
     /// Every drop so far, in order.
     pub fn dropped(&self) -> Vec<(PacketId, DropReason)> {
         self.dropped.clone()
+    }
+
+    /// Every drop so far with the cause the discipline named for it, in order.
+    pub fn dropped_because(&self) -> Vec<(PacketId, DropReason, Option<Cause>)> {
+        let causes = self.causes.iter();
+        let drops = self.dropped.iter().zip(causes);
+        drops.map(|(&(p, r), &c)| (p, r, c)).collect()
     }
 
     pub fn marks(&self, reason: DropReason) -> u64 {

@@ -1,10 +1,12 @@
 //! The drop and mark events table (`docs/results.md`, drops): one row per event the run's
-//! `record_drops` kept, in time order.
+//! `record_drops` kept, in time order; and each port's counts by the causes its discipline
+//! named (`docs/results.md`, causes).
 
 use super::{f64s, u64s, Column, Table};
 use crate::engine::to_secs;
 use crate::sim::Simulation;
-use crate::stats::events::EventAction;
+use crate::stats::causes::CauseCount;
+use crate::stats::events::{DropEvent, EventAction};
 use crate::stats::series::class_indices;
 use crate::stats::DropReason;
 use serde_json::{json, Value};
@@ -45,8 +47,40 @@ pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
     t.push("reason", category(reason_codes, reasons));
     t.push("size", u64s(rows.iter().map(|e| e.size as u64)));
     t.push("seq", u64s(rows.iter().map(|e| e.seq)));
+    t.push("cause", cause_column(rows));
     let summary = json!({ "recorded": rows.len(), "not_recorded": log.not_recorded });
     (t, summary)
+}
+
+/// The discipline's cause of each event, or its reason's name when it named none; the
+/// categories are the reasons, then the named causes in the order they first occur.
+fn cause_column(rows: &[DropEvent]) -> Column {
+    let mut names: Vec<String> = DropReason::ALL
+        .iter()
+        .map(|r| r.as_str().to_string())
+        .collect();
+    let mut code_of = |cause: &str| match names.iter().position(|n| n == cause) {
+        Some(code) => code as u32,
+        None => {
+            names.push(cause.to_string());
+            (names.len() - 1) as u32
+        }
+    };
+    let codes = rows
+        .iter()
+        .map(|e| e.cause.map_or(e.reason as u32, &mut code_of))
+        .collect();
+    category(codes, names)
+}
+
+/// Each port's drops and marks by the causes its discipline named, over the whole run:
+/// one list of `{cause, reason, drops, marks}` per port, in port order.
+pub fn port_causes(sim: &Simulation) -> Vec<Value> {
+    let entry = |c: &CauseCount| json!({ "cause": c.cause, "reason": c.reason.as_str(), "drops": c.drops, "marks": c.marks });
+    let ports = sim.ports().iter();
+    ports
+        .map(|p| Value::Array(p.causes.all().iter().map(entry).collect()))
+        .collect()
 }
 
 fn category(codes: Vec<u32>, categories: Vec<String>) -> Column {

@@ -69,6 +69,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             in_transit: 0,
             in_flight: Default::default(),
             stats: PortStats::default(),
+            causes: Default::default(),
             waiting: Default::default(),
         });
     }

@@ -88,7 +88,7 @@ fn hosts(
         .enumerate()
         .map(|(j, name)| {
             let path = format!("{field_path}[{j}]");
-            let id = lookup(cx.names, path.clone(), name)?;
+            let id = lookup(cx.names, &path, "", name)?;
             if cx.nodes[id as usize].kind != NodeKind::Host {
                 return Err(ScenarioError::new(
                     path,

@@ -221,7 +221,11 @@ impl DumbbellSpec {
         validate_params(&self.bottleneck, "topology.bottleneck")?;
         validate_params(&self.access, "topology.access")?;
         let delays = self.access_delays(seed)?;
-        let mut out = Expanded::default();
+        let n = self.senders as usize;
+        let mut out = Expanded {
+            nodes: Vec::with_capacity(2 * n + 2),
+            links: Vec::with_capacity(2 * n + 1),
+        };
         out.nodes.push(node("left", NodeKind::Router));
         out.nodes.push(node("right", NodeKind::Router));
         for i in 0..self.senders {

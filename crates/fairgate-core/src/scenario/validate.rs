@@ -161,13 +161,13 @@ type PathedLinks = Vec<(String, LinkSpec)>;
 
 /// Topology-built nodes and links first, then the explicit ones.
 fn gather(s: &Scenario) -> Result<(Vec<NodeSpec>, PathedLinks), ScenarioError> {
-    let mut nodes = Vec::new();
-    let mut links = Vec::new();
-    if let Some(topology) = &s.topology {
-        let expanded = topology.expand(s.simulation.seed)?;
-        nodes.extend(expanded.nodes);
-        links.extend(expanded.links);
-    }
+    let (mut nodes, mut links) = match &s.topology {
+        Some(topology) => {
+            let expanded = topology.expand(s.simulation.seed)?;
+            (expanded.nodes, expanded.links)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     nodes.extend(s.nodes.iter().cloned());
     links.extend(
         s.links
@@ -200,9 +200,12 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
     Ok(names)
 }
 
+/// The index of node `name`; the error names `path` + `field` (joined only on failure, as
+/// a 100,000-flow scenario looks up 400,000 names).
 pub(super) fn lookup(
     names: &HashMap<String, u32>,
-    path: String,
+    path: &str,
+    field: &str,
     name: &str,
 ) -> Result<u32, ScenarioError> {
     names.get(name).copied().ok_or_else(|| {
@@ -214,7 +217,7 @@ pub(super) fn lookup(
             known.join(", ")
         };
         ScenarioError::new(
-            path,
+            join(path, field),
             format!("got {name:?}, expected the name of a node ({shown})"),
         )
     })
@@ -225,11 +228,11 @@ fn resolve_links(
     names: &HashMap<String, u32>,
     flow_exists: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<ResolvedLink>, ScenarioError> {
-    let mut out: Vec<ResolvedLink> = Vec::new();
+    let mut out: Vec<ResolvedLink> = Vec::with_capacity(specs.len() * 2);
     let mut monitors: Vec<(usize, String, String)> = Vec::new();
     for (path, l) in specs {
-        let from = lookup(names, join(path, "from"), &l.from)?;
-        let to = lookup(names, join(path, "to"), &l.to)?;
+        let from = lookup(names, path, "from", &l.from)?;
+        let to = lookup(names, path, "to", &l.to)?;
         if from == to {
             return Err(ScenarioError::new(
                 join(path, "to"),
@@ -302,9 +305,10 @@ fn check_duplicates(
     links: &[ResolvedLink],
     names: &HashMap<String, u32>,
 ) -> Result<(), ScenarioError> {
-    let mut seen = HashMap::new();
-    for l in links {
-        if let Some(first) = seen.insert((l.from, l.to), l.path.clone()) {
+    let mut seen = HashMap::with_capacity(links.len());
+    for (i, l) in links.iter().enumerate() {
+        if let Some(first) = seen.insert((l.from, l.to), i) {
+            let first = &links[first].path;
             return Err(ScenarioError::new(
                 l.path.clone(),
                 format!(
@@ -342,8 +346,9 @@ fn expand_name(template: &str, i: u32) -> String {
 }
 
 fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
-    let mut names: Vec<String> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let total: u64 = flows.iter().map(|f| f.count.unwrap_or(1) as u64).sum();
+    let mut names: Vec<String> = Vec::with_capacity(total as usize);
+    let mut seen: HashSet<String> = HashSet::with_capacity(total as usize);
     for (i, f) in flows.iter().enumerate() {
         let count = f.count.unwrap_or(1);
         if count == 0 {
@@ -382,7 +387,7 @@ fn resolve_flows(
 ) -> Result<Vec<ResolvedFlow>, ScenarioError> {
     let mut routes = routing_of(nodes, links);
     let end = s.simulation.duration;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(flow_names.len());
     for (i, f) in s.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
         f.source.validate(&join(&path, "source"))?;
@@ -391,8 +396,8 @@ fn resolve_flows(
             let name = flow_names[out.len()].clone();
             let src_name = expand_name(&f.src, k);
             let dst_name = expand_name(&f.dst, k);
-            let src = lookup(names, join(&path, "src"), &src_name)?;
-            let dst = lookup(names, join(&path, "dst"), &dst_name)?;
+            let src = lookup(names, &path, "src", &src_name)?;
+            let dst = lookup(names, &path, "dst", &dst_name)?;
             for (field, id, nm) in [("src", src, &src_name), ("dst", dst, &dst_name)] {
                 if nodes[id as usize].kind != NodeKind::Host {
                     return Err(ScenarioError::new(

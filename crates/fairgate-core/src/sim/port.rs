@@ -10,6 +10,7 @@ use crate::engine::{Rng, Time};
 use crate::net::link::Link;
 use crate::net::packet::PacketId;
 use crate::qdisc::{Qdisc, QueueView};
+use crate::stats::causes::CauseCounts;
 use crate::stats::PortStats;
 use std::collections::VecDeque;
 
@@ -38,6 +39,8 @@ pub struct Port {
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
     pub in_flight: VecDeque<(Time, PacketId)>,
     pub stats: PortStats,
+    /// Drops and marks by the causes the discipline named, over the whole run.
+    pub causes: CauseCounts,
     /// (agent, token) of the agents holding data until this port sends its next packet,
     /// woken one per packet sent, oldest first (a gateway's back-pressure).
     pub waiting: VecDeque<(u32, u64)>,

@@ -1,6 +1,7 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
 mod measure;
+mod prefetch;
 
 use super::progress::{describe, ProgressGuard};
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
@@ -10,6 +11,7 @@ use crate::net::packet::{PacketArena, PacketId};
 use crate::net::routing::{RoutingTable, NO_ROUTE};
 use crate::qdisc::{DropReason, Effects, QdiscCtx};
 use crate::sim::port::Port;
+use crate::stats::causes::{Cause, CauseCursor};
 use crate::stats::events::{DropEvent, EventAction, EventLimit, EventLog};
 use crate::stats::phases::PhaseLog;
 use crate::stats::series::{ClassSeries, FlowSeries, QueueSeries, VarSeries};
@@ -203,6 +205,7 @@ impl Simulation {
                 break;
             }
             let (time, event) = self.events.pop().expect("peeked");
+            self.prefetch_upcoming();
             self.now = time;
             if !self.progress.advance(time) {
                 let culprit = describe(
@@ -440,10 +443,20 @@ impl Simulation {
 
     /// Frees a dropped packet and charges the drop to its flow.
     fn discard(&mut self, packet: PacketId, reason: DropReason, port: Option<u32>) {
+        self.discard_because(packet, reason, None, port);
+    }
+
+    fn discard_because(
+        &mut self,
+        packet: PacketId,
+        reason: DropReason,
+        cause: Option<Cause>,
+        port: Option<u32>,
+    ) {
         let p = self.packets.get(packet);
         if self.drop_log.enabled() {
-            self.drop_log
-                .record(DropEvent::of(p, self.now, port, reason));
+            let event = DropEvent::of(p, self.now, port, reason);
+            self.drop_log.record(DropEvent { cause, ..event });
         }
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.dropped_pkts[reason as usize] += 1;
@@ -504,20 +517,33 @@ impl Simulation {
         }
         self.qdisc_effects.dirty = false;
         let mut drops = std::mem::take(&mut self.qdisc_effects.drops);
-        for &(packet, reason) in &drops {
+        let mut named = std::mem::take(&mut self.qdisc_effects.drop_causes);
+        let mut causes = CauseCursor::new(&named);
+        for (i, &(packet, reason)) in drops.iter().enumerate() {
             let size = self.packets.get(packet).size as u64;
-            let stats = &mut self.ports[port].stats;
-            stats.drops_pkts[reason as usize] += 1;
-            stats.drops_bytes[reason as usize] += size;
-            self.discard(packet, reason, Some(port as u32));
+            let p = &mut self.ports[port];
+            p.stats.drops_pkts[reason as usize] += 1;
+            p.stats.drops_bytes[reason as usize] += size;
+            let cause = causes.at(i);
+            if let Some(cause) = cause {
+                p.causes.count_drop(cause, reason);
+            }
+            self.discard_because(packet, reason, cause, Some(port as u32));
         }
         drops.clear();
+        named.clear();
         self.qdisc_effects.drops = drops;
+        self.qdisc_effects.drop_causes = named;
         let marks = std::mem::take(&mut self.qdisc_effects.marks);
         for (total, m) in self.ports[port].stats.marks.iter_mut().zip(marks) {
             *total += m;
         }
-        for (packet, reason) in self.qdisc_effects.marked.drain(..) {
+        let mut causes = CauseCursor::new(&self.qdisc_effects.mark_causes);
+        for (i, (packet, reason)) in self.qdisc_effects.marked.drain(..).enumerate() {
+            let cause = causes.at(i);
+            if let Some(cause) = cause {
+                self.ports[port].causes.count_mark(cause, reason);
+            }
             let event = DropEvent::of(
                 self.packets.get(packet),
                 self.now,
@@ -525,10 +551,12 @@ impl Simulation {
                 reason,
             );
             self.drop_log.record(DropEvent {
+                cause,
                 action: EventAction::Mark,
                 ..event
             });
         }
+        self.qdisc_effects.mark_causes.clear();
         if let Some(at) = self.qdisc_effects.timer.take() {
             // A timer never fires at the instant it was set, so a discipline cannot loop.
             let at = at.max(self.now + 1);

@@ -6,6 +6,7 @@
 //! stops recording at its limit and counts the events it left out, so a reader knows the table
 //! is a prefix. Events are not clipped to the measurement window: each row has its time.
 
+use super::causes::Cause;
 use super::DropReason;
 use crate::engine::Time;
 use crate::net::packet::Packet;
@@ -39,6 +40,8 @@ pub struct DropEvent {
     /// The packet's sequence number (bytes for TCP), to plot the drop sequence.
     pub seq: u64,
     pub reason: DropReason,
+    /// The discipline's own cause, when it named one.
+    pub cause: Option<Cause>,
     pub action: EventAction,
 }
 
@@ -51,6 +54,7 @@ impl DropEvent {
             size: packet.size,
             seq: packet.seq,
             reason,
+            cause: None,
             action: EventAction::Drop,
         }
     }
@@ -156,6 +160,7 @@ mod tests {
             size: 1000,
             seq: 0,
             reason: DropReason::Overflow,
+            cause: None,
             action: EventAction::Drop,
         }
     }

@@ -1,6 +1,7 @@
 //! Counters, time series and fairness indices, kept in columnar buffers that are handed to
 //! Python whole.
 
+pub mod causes;
 pub mod events;
 pub mod phases;
 pub mod reason;

@@ -17,6 +17,30 @@ pub struct QueueSeries {
     previous_time: f64,
 }
 
+/// Reserves room for `rows` more values in each column, so series whose final length is
+/// known early grow once instead of being copied at every doubling. A reservation that
+/// cannot be had is skipped: the columns then grow as usual.
+macro_rules! reserve_columns {
+    ($rows:expr; $($column:expr),+) => {
+        $( let _ = $column.try_reserve_exact($rows); )+
+    };
+}
+
+impl QueueSeries {
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(rows; self.time, self.port, self.packets, self.bytes,
+            self.arrival_bps, self.departure_bps);
+    }
+}
+
+impl FlowSeries {
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(rows; self.time, self.flow, self.delivered_pkts, self.delivered_bytes,
+            self.goodput_bytes, self.dropped_pkts, self.rtt_sum_s, self.rtt_samples,
+            self.retransmits);
+    }
+}
+
 /// A port's state at a sample.
 pub struct PortSample {
     pub port: u32,
@@ -164,6 +188,10 @@ impl VarSeries {
 
     pub fn len(&self) -> usize {
         self.time.len()
+    }
+
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(rows; self.time, self.owner, self.var, self.value);
     }
 
     /// Renames the points from index `start` on to `prefix` + their name (a gateway keeps its

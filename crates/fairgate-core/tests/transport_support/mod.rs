@@ -6,8 +6,32 @@ use fairgate_core::scenario::{build, parse};
 use fairgate_core::stats::FlowStats;
 use fairgate_core::Simulation;
 
-/// Two hosts `a` and `b` joined by one duplex link; `source` is the flow's inline table.
+/// The inline source table `source`; a TCP one with the options the hand-computed figures of
+/// these tests assume added where it does not set them: one ACK per segment, no option bytes,
+/// 10 ms ticks (fairgate's TCP defaults before they became ns-3's).
+pub fn classic(source: &str) -> String {
+    if !source.contains("kind = \"tcp\"") {
+        return source.to_string();
+    }
+    let pinned = [
+        ("timestamps", "false"),
+        ("delayed_ack", "false"),
+        ("granularity", "\"10ms\""),
+    ];
+    let body = source.trim().strip_suffix('}').expect("an inline table");
+    let mut out = body.trim_end().to_string();
+    for (key, value) in pinned {
+        if !source.contains(&format!("{key} =")) {
+            out.push_str(&format!(", {key} = {value}"));
+        }
+    }
+    out + " }"
+}
+
+/// Two hosts `a` and `b` joined by one duplex link; `source` is the flow's inline table (see
+/// [`classic`] for a TCP one).
 pub fn two_hosts(rate: &str, delay: &str, limit: u64, duration: &str, source: &str) -> String {
+    let source = classic(source);
     format!(
         r#"
 name = "transport"

@@ -16,12 +16,14 @@
 //! added), `"all"` every arrival; C is `capacity`, else the monitored or own link rate;
 //! notifications are `early`; the real queue has its own drop-tail `limit`.
 
-use super::{check_open_unit, notify, Buffer};
+use super::{check_open_unit, notify};
 use crate::config::units::Rate;
 use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -34,27 +36,25 @@ pub enum VqCounts {
     All,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct AvqConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Virtual buffer B in bytes.
-    pub virtual_buffer: u64,
-    /// Target utilisation gamma.
-    pub gamma: f64,
-    pub alpha: f64,
-    /// Real capacity C (default: the link's).
-    pub capacity: Option<Rate>,
-    pub vq_counts: VqCounts,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct AvqConfig {
+        /// Virtual buffer B in bytes.
+        pub virtual_buffer: u64,
+        /// Target utilisation gamma.
+        pub gamma: f64,
+        pub alpha: f64,
+        /// Real capacity C (default: the link's).
+        pub capacity: Option<Rate>,
+        pub vq_counts: VqCounts,
+        pub ecn: bool,
+    }
 }
 
 impl Default for AvqConfig {
     fn default() -> Self {
         AvqConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             virtual_buffer: 123_750,
             gamma: 1.0,
             alpha: 0.15,
@@ -67,11 +67,7 @@ impl Default for AvqConfig {
 
 impl QdiscConfig for AvqConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check::positive_int(path, "virtual_buffer", self.virtual_buffer)?;
         check_open_unit(path, "gamma", self.gamma)?;
         check::non_negative(path, "alpha", self.alpha)?;
@@ -87,7 +83,7 @@ impl QdiscConfig for AvqConfig {
 
 pub struct Avq {
     cfg: AvqConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     /// Virtual queue in bytes.
     pub vq: f64,
@@ -99,10 +95,7 @@ pub struct Avq {
 impl Avq {
     pub fn new(cfg: AvqConfig) -> Self {
         Avq {
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             vq: 0.0,
             virtual_capacity: None,

@@ -17,39 +17,38 @@
 
 use super::avq::VqCounts;
 use super::red::Verdict;
-use super::{notify, uniform, Buffer};
+use super::{notify, uniform};
 use crate::config::units::{Duration, Rate};
 use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct AvqRedConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Thresholds in packets of `avg_packet_size`.
-    pub min_th: f64,
-    pub max_th: f64,
-    /// Low-pass weight of the measured output rate.
-    pub alpha: f64,
-    pub min_capacity: Option<Rate>,
-    pub max_capacity: Option<Rate>,
-    pub avg_packet_size: u32,
-    pub update_interval: Duration,
-    pub vq_counts: VqCounts,
-    pub count_spacing: bool,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct AvqRedConfig {
+        /// Thresholds in packets of `avg_packet_size`.
+        pub min_th: f64,
+        pub max_th: f64,
+        /// Low-pass weight of the measured output rate.
+        pub alpha: f64,
+        pub min_capacity: Option<Rate>,
+        pub max_capacity: Option<Rate>,
+        pub avg_packet_size: u32,
+        pub update_interval: Duration,
+        pub vq_counts: VqCounts,
+        pub count_spacing: bool,
+        pub ecn: bool,
+    }
 }
 
 impl Default for AvqRedConfig {
     fn default() -> Self {
         AvqRedConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             min_th: 60.0,
             max_th: 120.0,
             alpha: 0.5,
@@ -65,11 +64,8 @@ impl Default for AvqRedConfig {
 }
 
 impl AvqRedConfig {
-    pub fn buffer(&self) -> Buffer {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+    pub fn buffer(&self) -> Limit {
+        self.limit
     }
 
     pub fn check(&self, path: &str) -> Result<(), ScenarioError> {
@@ -240,7 +236,7 @@ pub fn capacity_link(ctx: &QdiscCtx) -> u64 {
 pub fn apply(
     verdict: Verdict,
     ecn: bool,
-    buffer: &Buffer,
+    buffer: &Limit,
     queue: &mut PacketFifo,
     packet: PacketId,
     ctx: &mut QdiscCtx,
@@ -261,7 +257,7 @@ pub fn apply(
 
 pub struct AvqRed {
     core: AvqRedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
 }
 

@@ -19,14 +19,15 @@
 //! - `threshold` (packets) is optional; without it only buffer overflow raises p_m.
 //! - An overflowing arrival raises p_m before it is dropped; p_m is clamped to [0, 1].
 
-use super::{notify, uniform, Buffer};
+use super::{notify, uniform};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
 /// BLUE's probability with its freeze time; also the per-bin state of SFB.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,26 +59,24 @@ impl BlueProbability {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct BlueConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// d1: step on loss.
-    pub increment: f64,
-    /// d2: step on idle.
-    pub decrement: f64,
-    pub freeze_time: Duration,
-    /// Queue length (packets) above which an arrival counts as a loss event.
-    pub threshold: Option<u64>,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct BlueConfig {
+        /// d1: step on loss.
+        pub increment: f64,
+        /// d2: step on idle.
+        pub decrement: f64,
+        pub freeze_time: Duration,
+        /// Queue length (packets) above which an arrival counts as a loss event.
+        pub threshold: Option<u64>,
+        pub ecn: bool,
+    }
 }
 
 impl Default for BlueConfig {
     fn default() -> Self {
         BlueConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             increment: 0.005,
             decrement: 0.001,
             freeze_time: Duration::from_secs(0.1),
@@ -103,17 +102,14 @@ impl QdiscConfig for BlueConfig {
 }
 
 impl BlueConfig {
-    fn buffer(&self) -> Buffer {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+    fn buffer(&self) -> Limit {
+        self.limit
     }
 }
 
 pub struct Blue {
     cfg: BlueConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub state: BlueProbability,
 }
@@ -146,7 +142,7 @@ impl Blue {
         let queue = view.len_packets as u64;
         let congested = match self.cfg.threshold {
             Some(t) => queue > t,
-            None => queue >= self.cfg.limit,
+            None => queue >= self.cfg.limit.packets,
         };
         if congested {
             self.on_loss(ctx.now);
@@ -231,7 +227,7 @@ mod tests {
     fn loss_raises_and_idle_lowers_p_at_most_once_per_freeze_time() {
         let mut h = Harness::new();
         let mut q = Blue::new(BlueConfig {
-            limit: 2,
+            limit: Limit::packets(2),
             increment: 0.1,
             decrement: 0.04,
             ecn: true,
@@ -299,7 +295,7 @@ mod tests {
     fn threshold_counts_as_loss_and_p_one_notifies_every_arrival() {
         let mut h = Harness::new();
         let mut q = Blue::new(BlueConfig {
-            limit: 10,
+            limit: Limit::packets(10),
             threshold: Some(1),
             increment: 1.0,
             ..Default::default()

@@ -145,10 +145,10 @@ impl Choke {
         self.victims.sort_unstable_by(|a, b| b.cmp(a));
         for &index in &self.victims {
             if let Some(victim) = self.red.queue.remove(index, ctx) {
-                ctx.drop(victim, DropReason::PushOut);
+                ctx.drop_because(victim, DropReason::PushOut, "choke_match");
             }
         }
-        ctx.drop(packet, DropReason::Early);
+        ctx.drop_because(packet, DropReason::Early, "choke_match");
     }
 
     fn compares(&self) -> bool {
@@ -213,10 +213,11 @@ impl Qdisc for Choke {
 mod tests {
     use super::*;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::Limit;
 
     fn instant_red(min_th: f64, max_th: f64) -> RedConfig {
         RedConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             min_th,
             max_th,
             max_p: 0.0,
@@ -282,6 +283,8 @@ mod tests {
         assert_eq!(dropped[0].1, DropReason::PushOut);
         assert_eq!(dropped[1], (arrival, DropReason::Early));
         assert_eq!(q.len_packets(), 1);
+        let causes: Vec<_> = h.dropped_because().iter().map(|d| d.2).collect();
+        assert_eq!(causes, [Some("choke_match"); 2]);
     }
 
     #[test]

@@ -14,10 +14,12 @@
 //! - Early drops are `early` (marks ECT with `ecn` when the arrival is the victim); overflow
 //!   stays drop-tail.
 
-use super::{notify, uniform, watched, Buffer};
+use super::{notify, uniform, watched};
 use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -29,23 +31,21 @@ pub enum Victim {
     Queued,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct EarlyRandomDropConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Queue length (packets) from which early drops start.
-    pub threshold: u64,
-    pub drop_probability: f64,
-    pub victim: Victim,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct EarlyRandomDropConfig {
+        /// Queue length (packets) from which early drops start.
+        pub threshold: u64,
+        pub drop_probability: f64,
+        pub victim: Victim,
+        pub ecn: bool,
+    }
 }
 
 impl Default for EarlyRandomDropConfig {
     fn default() -> Self {
         EarlyRandomDropConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             threshold: 25,
             drop_probability: 0.02,
             victim: Victim::Arrival,
@@ -56,11 +56,7 @@ impl Default for EarlyRandomDropConfig {
 
 impl QdiscConfig for EarlyRandomDropConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check::probability(path, "drop_probability", self.drop_probability)
     }
     fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
@@ -70,17 +66,14 @@ impl QdiscConfig for EarlyRandomDropConfig {
 
 pub struct EarlyRandomDrop {
     cfg: EarlyRandomDropConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
 }
 
 impl EarlyRandomDrop {
     pub fn new(cfg: EarlyRandomDropConfig) -> Self {
         EarlyRandomDrop {
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             cfg,
         }
@@ -144,7 +137,7 @@ mod tests {
     fn below_the_threshold_nothing_drops_and_above_every_arrival_with_p_one() {
         let mut h = Harness::new();
         let mut q = EarlyRandomDrop::new(EarlyRandomDropConfig {
-            limit: 10,
+            limit: Limit::packets(10),
             threshold: 3,
             drop_probability: 1.0,
             ..Default::default()
@@ -164,7 +157,7 @@ mod tests {
     fn the_queued_reading_drops_a_buffered_packet_and_keeps_the_arrival() {
         let mut h = Harness::new();
         let mut q = EarlyRandomDrop::new(EarlyRandomDropConfig {
-            limit: 10,
+            limit: Limit::packets(10),
             threshold: 3,
             drop_probability: 1.0,
             victim: Victim::Queued,
@@ -185,7 +178,7 @@ mod tests {
     fn a_fixed_probability_drops_that_fraction_above_the_threshold() {
         let mut h = Harness::new();
         let mut q = EarlyRandomDrop::new(EarlyRandomDropConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             threshold: 0,
             drop_probability: 0.2,
             ..Default::default()

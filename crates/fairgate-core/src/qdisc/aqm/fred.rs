@@ -23,11 +23,12 @@
 //!   limits `filter`, the random drop `early` (marks ECT with `red.ecn`).
 
 use super::red::{RedConfig, RedCore, Verdict};
-use super::{notify, uniform, watched, Buffer, FlowMap};
+use super::{notify, uniform, watched, FlowMap};
 use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +69,7 @@ pub struct FlowState {
 pub struct Fred {
     cfg: FredConfig,
     red: RedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub flows: FlowMap<FlowState>,
 }
@@ -207,7 +208,7 @@ mod tests {
         Fred::new(
             FredConfig {
                 red: RedConfig {
-                    limit: 100,
+                    limit: Limit::packets(100),
                     min_th: 4.0,
                     max_th: 8.0,
                     max_p: 0.0,

@@ -30,11 +30,10 @@ pub mod vrc;
 pub mod yellow;
 
 use super::fifo::PacketFifo;
-use super::{DropReason, QdiscCtx};
-use crate::config::{check, ScenarioError};
+use super::{Cause, DropReason, QdiscCtx};
+use crate::config::ScenarioError;
 use crate::engine::Time;
 use crate::net::packet::PacketId;
-use serde::{Deserialize, Serialize};
 
 /// The queue an AQM bases its decisions on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,46 +70,19 @@ pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReaso
     false
 }
 
-/// The physical buffer of an AQM queue: packets, and optionally bytes.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Buffer {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for Buffer {
-    fn default() -> Self {
-        Buffer {
-            limit: 50,
-            limit_bytes: None,
-        }
+/// [`notify`], naming the discipline's own cause for the mark or drop.
+pub fn notify_because(
+    ctx: &mut QdiscCtx,
+    packet: PacketId,
+    ecn: bool,
+    reason: DropReason,
+    cause: Cause,
+) -> bool {
+    if ecn && ctx.mark_ce_because(packet, reason, cause) {
+        return true;
     }
-}
-
-impl Buffer {
-    pub fn with_limit(limit: u64) -> Self {
-        Buffer {
-            limit,
-            limit_bytes: None,
-        }
-    }
-
-    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
-        Ok(())
-    }
-
-    /// True when `size` more bytes would not fit in `queue`.
-    pub fn overflows(&self, queue: &PacketFifo, size: u32) -> bool {
-        queue.len() as u64 >= self.limit
-            || self
-                .limit_bytes
-                .is_some_and(|b| queue.bytes() + size as u64 > b)
-    }
+    ctx.drop_because(packet, reason, cause);
+    false
 }
 
 /// A fast deterministic hasher for per-flow tables keyed by 64-bit flow ids.

@@ -22,13 +22,14 @@
 use super::avq::VqCounts;
 use super::avqred::{apply, capacity_link, AvqRedConfig, AvqRedCore};
 use super::red::Verdict;
-use super::{later, uniform, Buffer, FlowMap};
+use super::{later, uniform, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::Limit;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +102,7 @@ pub fn pf_weight(record: &FlowRecord, now: Time, startup: Time, fair_rate: f64) 
 pub struct PfAvqRed {
     cfg: PfAvqRedConfig,
     core: AvqRedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub flows: FlowMap<FlowRecord>,
     link_bps: u64,

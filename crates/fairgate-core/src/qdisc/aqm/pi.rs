@@ -20,11 +20,13 @@
 //! - ECN is on by default; notifications are Early; the first sample uses q[-1] = q_ref.
 
 use super::red::QueueUnit;
-use super::{later, notify, uniform, watched, Buffer};
+use super::{later, notify, uniform, watched};
 use crate::config::{check, ScenarioError};
 use crate::engine::{secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -37,30 +39,28 @@ pub enum KiUnit {
     PerSample,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct PiConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub kp: f64,
-    pub ki: f64,
-    pub ki_unit: KiUnit,
-    /// Direct coefficients; when both are set they replace the gains.
-    pub a: Option<f64>,
-    pub b: Option<f64>,
-    pub sampling_hz: f64,
-    /// Reference queue in packets (byte mode: in units of `mean_packet_size` bytes).
-    pub q_ref: f64,
-    pub mode: QueueUnit,
-    pub mean_packet_size: u32,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct PiConfig {
+        pub kp: f64,
+        pub ki: f64,
+        pub ki_unit: KiUnit,
+        /// Direct coefficients; when both are set they replace the gains.
+        pub a: Option<f64>,
+        pub b: Option<f64>,
+        pub sampling_hz: f64,
+        /// Reference queue in packets (byte mode: in units of `mean_packet_size` bytes).
+        pub q_ref: f64,
+        pub mode: QueueUnit,
+        pub mean_packet_size: u32,
+        pub ecn: bool,
+    }
 }
 
 impl Default for PiConfig {
     fn default() -> Self {
         PiConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             kp: 0.71e-5,
             ki: 2.8116e-5,
             ki_unit: KiUnit::PerSecond,
@@ -91,11 +91,7 @@ impl PiConfig {
 
 impl QdiscConfig for PiConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check::non_negative(path, "kp", self.kp)?;
         check::non_negative(path, "ki", self.ki)?;
         if let Some(a) = self.a {
@@ -129,7 +125,7 @@ pub struct Pi {
     a: f64,
     b: f64,
     period: Time,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     /// Current notification probability.
     pub p: f64,
@@ -144,10 +140,7 @@ impl Pi {
             a,
             b,
             period: secs(1.0 / cfg.sampling_hz).max(1),
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             p: 0.0,
             q_old: cfg.q_ref,

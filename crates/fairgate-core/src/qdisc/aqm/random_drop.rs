@@ -11,37 +11,33 @@
 //! - A queued victim counts as `pushout`, the arrival as `overflow`; with a byte limit, victims
 //!   are drawn until the arrival fits (or the arrival itself is drawn).
 
-use super::{uniform, Buffer};
+use super::uniform;
 use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct RandomDropConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub include_arrival: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct RandomDropConfig {
+        pub include_arrival: bool,
+    }
 }
 
 impl Default for RandomDropConfig {
     fn default() -> Self {
         RandomDropConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             include_arrival: true,
         }
     }
 }
 
 impl RandomDropConfig {
-    fn buffer(&self) -> Buffer {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+    fn buffer(&self) -> Limit {
+        self.limit
     }
 }
 
@@ -56,7 +52,7 @@ impl QdiscConfig for RandomDropConfig {
 
 pub struct RandomDrop {
     cfg: RandomDropConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
 }
 
@@ -84,7 +80,7 @@ impl RandomDrop {
 impl Qdisc for RandomDrop {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
-        let too_big = self.cfg.limit_bytes.is_some_and(|b| size as u64 > b);
+        let too_big = self.cfg.limit.bytes.is_some_and(|b| size as u64 > b);
         while !too_big && !self.queue.is_empty() && self.buffer.overflows(&self.queue, size) {
             let index = self.draw(ctx);
             if index >= self.queue.len() {
@@ -118,9 +114,8 @@ mod tests {
     fn overflow_drops_one_random_packet_and_victims_are_uniform() {
         let mut h = Harness::new();
         let mut q = RandomDrop::new(RandomDropConfig {
-            limit: 4,
+            limit: Limit::packets(4),
             include_arrival: false,
-            ..Default::default()
         });
         let first: Vec<_> = (0..4).map(|i| h.packet(i, 100)).collect();
         for &id in &first {
@@ -156,7 +151,7 @@ mod tests {
     fn with_the_arrival_as_a_candidate_it_is_drawn_one_time_in_n_plus_one() {
         let mut h = Harness::new();
         let mut q = RandomDrop::new(RandomDropConfig {
-            limit: 4,
+            limit: Limit::packets(4),
             ..Default::default()
         });
         for i in 0..4 {

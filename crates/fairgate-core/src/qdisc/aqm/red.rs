@@ -21,13 +21,15 @@
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
-use super::{check_open_unit, later, notify, uniform, watched, Buffer, Watched};
+use super::{check_open_unit, later, notify_because, uniform, watched, Watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
+use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// What RED's queue length and thresholds count.
@@ -61,58 +63,54 @@ pub enum IdleDecay {
     Floyd93,
 }
 
-/// RED's parameters; also embedded by the disciplines built on RED (CHOKe, SRED, RED-PD).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct RedConfig {
-    /// Physical buffer in packets.
-    pub limit: u64,
-    /// Optional physical buffer in bytes.
-    pub limit_bytes: Option<u64>,
-    /// Minimum threshold (packets, or bytes in byte mode).
-    pub min_th: f64,
-    /// Maximum threshold (packets, or bytes in byte mode).
-    pub max_th: f64,
-    /// Maximum early-notification probability (p_b at max_th).
-    pub max_p: f64,
-    /// Weight of the exponential average.
-    pub w_q: f64,
-    pub gentle: bool,
-    pub mode: QueueUnit,
-    /// Bytes of a typical packet: idle decay and byte-mode scaling.
-    pub mean_packet_size: u32,
-    /// Count-based spacing of notifications (p_a = p_b / (1 - count p_b)).
-    pub count_spacing: bool,
-    /// Uniform spacing between 1/p_b and 2/p_b arrivals (ns-2 `wait_`, ns-3 `Wait`).
-    pub wait: bool,
-    /// No RED drop or mark while at most one packet is queued (ns-2 and ns-3 `qlen > 1`).
-    pub skip_short_queue: bool,
-    pub count_rule: CountRule,
-    pub idle_decay: IdleDecay,
-    /// Mark ECN-capable packets instead of dropping them.
-    pub ecn: bool,
-    /// With `ecn`, also mark (not drop) in the forced region.
-    pub mark_forced: bool,
-    /// Adaptive RED: adjust max_p every `adapt_interval`.
-    pub adaptive: bool,
-    pub adapt_interval: Duration,
-    /// Additive increase of max_p (capped at max_p / 4).
-    pub adapt_alpha: f64,
-    /// Multiplicative decrease of max_p.
-    pub adapt_beta: f64,
-    /// Target band of the average, as fractions of (max_th - min_th) above min_th.
-    pub adapt_target_low: f64,
-    pub adapt_target_high: f64,
-    /// max_p is raised only while at most `adapt_top`, lowered only while at least `adapt_bottom`.
-    pub adapt_top: f64,
-    pub adapt_bottom: f64,
+limited_config! {
+    /// RED's parameters; also embedded by the disciplines built on RED (CHOKe, SRED, RED-PD).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct RedConfig {
+        /// Minimum threshold (packets, or bytes in byte mode).
+        pub min_th: f64,
+        /// Maximum threshold (packets, or bytes in byte mode).
+        pub max_th: f64,
+        /// Maximum early-notification probability (p_b at max_th).
+        pub max_p: f64,
+        /// Weight of the exponential average.
+        pub w_q: f64,
+        pub gentle: bool,
+        pub mode: QueueUnit,
+        /// Bytes of a typical packet: idle decay and byte-mode scaling.
+        pub mean_packet_size: u32,
+        /// Count-based spacing of notifications (p_a = p_b / (1 - count p_b)).
+        pub count_spacing: bool,
+        /// Uniform spacing between 1/p_b and 2/p_b arrivals (ns-2 `wait_`, ns-3 `Wait`).
+        pub wait: bool,
+        /// No RED drop or mark while at most one packet is queued (ns-2 and ns-3 `qlen > 1`).
+        pub skip_short_queue: bool,
+        pub count_rule: CountRule,
+        pub idle_decay: IdleDecay,
+        /// Mark ECN-capable packets instead of dropping them.
+        pub ecn: bool,
+        /// With `ecn`, also mark (not drop) in the forced region.
+        pub mark_forced: bool,
+        /// Adaptive RED: adjust max_p every `adapt_interval`.
+        pub adaptive: bool,
+        pub adapt_interval: Duration,
+        /// Additive increase of max_p (capped at max_p / 4).
+        pub adapt_alpha: f64,
+        /// Multiplicative decrease of max_p.
+        pub adapt_beta: f64,
+        /// Target band of the average, as fractions of (max_th - min_th) above min_th.
+        pub adapt_target_low: f64,
+        pub adapt_target_high: f64,
+        /// max_p is raised only while at most `adapt_top`, lowered only while at least `adapt_bottom`.
+        pub adapt_top: f64,
+        pub adapt_bottom: f64,
+    }
 }
 
 impl Default for RedConfig {
     fn default() -> Self {
         RedConfig {
-            limit: 25,
-            limit_bytes: None,
+            limit: Limit::packets(25),
             min_th: 5.0,
             max_th: 15.0,
             max_p: 0.02,
@@ -144,7 +142,7 @@ impl RedConfig {
     /// geometric spacing from count -1, fractional idle decay, drops at any queue length.
     pub fn floyd93() -> Self {
         RedConfig {
-            limit: 50,
+            limit: Limit::packets(50),
             gentle: false,
             wait: false,
             skip_short_queue: false,
@@ -154,11 +152,8 @@ impl RedConfig {
         }
     }
 
-    pub fn buffer(&self) -> Buffer {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+    pub fn buffer(&self) -> Limit {
+        self.limit
     }
 
     pub fn check(&self, path: &str) -> Result<(), ScenarioError> {
@@ -225,10 +220,16 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn reason(self) -> Option<DropReason> {
+        self.notification().map(|(reason, _)| reason)
+    }
+
+    /// The reason and the cause RED names in the results (`red_early`, `red_forced`) of a
+    /// notification; `None` for an accepted arrival.
+    pub fn notification(self) -> Option<(DropReason, Cause)> {
         match self {
             Verdict::Accept => None,
-            Verdict::Early => Some(DropReason::Early),
-            Verdict::Forced => Some(DropReason::Forced),
+            Verdict::Early => Some((DropReason::Early, "red_early")),
+            Verdict::Forced => Some((DropReason::Forced, "red_forced")),
         }
     }
 }
@@ -481,7 +482,7 @@ impl RedCore {
 /// A RED queue.
 pub struct Red {
     pub(super) core: RedCore,
-    buffer: Buffer,
+    buffer: Limit,
     pub(super) queue: PacketFifo,
 }
 
@@ -503,9 +504,9 @@ impl Red {
         let size = ctx.size(packet);
         let u = uniform(ctx);
         let verdict = self.core.decide(size, u);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification() {
             let may_mark = self.core.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify_because(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -164,7 +164,7 @@ fn adaptive_red_moves_max_p_toward_the_target_band() {
 fn instant(limit: u64, ecn: bool, mark_forced: bool) -> Red {
     Red::new(
         RedConfig {
-            limit,
+            limit: Limit::packets(limit),
             min_th: 1.0,
             max_th: 2.0,
             w_q: 1.0,
@@ -203,7 +203,13 @@ fn queue_drops_in_the_forced_region() {
 #[test]
 fn a_full_buffer_overflows_below_the_thresholds() {
     let mut h = Harness::new();
-    let mut q = Red::new(RedConfig { limit: 2, ..cfg() }, 10_000_000);
+    let mut q = Red::new(
+        RedConfig {
+            limit: Limit::packets(2),
+            ..cfg()
+        },
+        10_000_000,
+    );
     let ids: Vec<_> = (0..3).map(|_| h.packet(0, 500)).collect();
     for &id in &ids {
         h.enqueue(&mut q, id); // avg stays near 0: only the buffer limit acts

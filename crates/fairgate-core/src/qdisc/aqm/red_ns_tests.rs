@@ -25,7 +25,7 @@ fn arrive(core: &mut RedCore, packets: usize, avg: f64, u: f64) -> Verdict {
 #[test]
 fn defaults_are_the_ns3_attributes() {
     let c = RedConfig::default();
-    assert_eq!(c.limit, 25); // MaxSize "25p"
+    assert_eq!(c.limit.packets, 25); // MaxSize "25p"
     assert_eq!((c.min_th, c.max_th, c.w_q), (5.0, 15.0, 0.002)); // MinTh, MaxTh, QW
     assert_eq!(c.max_p, 1.0 / 50.0); // 1 / LInterm
     assert!(c.gentle && c.wait && c.skip_short_queue); // Gentle, Wait, `nQueued > 1`

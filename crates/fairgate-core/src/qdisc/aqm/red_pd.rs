@@ -18,13 +18,14 @@
 //! are `filter` drops and stay out of the history.
 
 use super::red::{RedConfig, RedCore};
-use super::{check_open_unit, later, notify, uniform, watched, Buffer, FlowMap};
+use super::{check_open_unit, later, notify_because, uniform, watched, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{secs, to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -50,7 +51,7 @@ impl Default for RedPdConfig {
     fn default() -> Self {
         RedPdConfig {
             red: RedConfig {
-                limit: 500,
+                limit: Limit::packets(500),
                 min_th: 50.0,
                 max_th: 300.0,
                 max_p: 0.15,
@@ -126,7 +127,7 @@ pub struct Monitored {
 pub struct RedPd {
     cfg: RedPdConfig,
     red: RedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     drop_lists: VecDeque<FlowMap<()>>,
     current_drops: FlowMap<()>,
@@ -265,7 +266,7 @@ impl Qdisc for RedPd {
         let size = ctx.size(packet);
         let flow = self.cfg.key.id(ctx.packets.get(packet));
         if self.filtered(flow, ctx) {
-            ctx.drop(packet, DropReason::Filter);
+            ctx.drop_because(packet, DropReason::Filter, "red_pd_filter");
             return;
         }
         self.epoch_arrivals += 1;
@@ -273,11 +274,11 @@ impl Qdisc for RedPd {
         self.red.update_average(&seen, ctx.now);
         let u = uniform(ctx);
         let verdict = self.red.decide(size, u);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification() {
             self.epoch_red_drops += 1;
             self.current_drops.insert(flow, ());
             let may_mark = self.red.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify_because(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }
@@ -347,7 +348,7 @@ mod tests {
         RedPd::new(
             RedPdConfig {
                 red: RedConfig {
-                    limit: 100,
+                    limit: Limit::packets(100),
                     min_th: 1.0,
                     max_th: 2.0,
                     w_q: 1.0,

@@ -180,12 +180,13 @@ mod tests {
     use super::*;
     use crate::engine::secs;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::Limit;
 
     fn instant() -> RedFc {
         RedFc::new(
             RedFcConfig {
                 red: RedConfig {
-                    limit: 10,
+                    limit: Limit::packets(10),
                     min_th: 1.0,
                     max_th: 2.0,
                     w_q: 1.0,

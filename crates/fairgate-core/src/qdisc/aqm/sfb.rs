@@ -23,44 +23,43 @@
 //! - `congestion_probability()` is the mean p over the deciding set's bins.
 
 use super::blue::BlueProbability;
-use super::{later, notify, uniform, Buffer};
+use super::{later, notify, uniform};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Most levels a configuration may ask for.
 pub const MAX_LEVELS: usize = 8;
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct SfbConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub levels: u32,
-    pub bins: u32,
-    /// Packets a bin may hold before its p rises (default ceil(limit / bins)).
-    pub bin_size: Option<u64>,
-    pub increment: f64,
-    pub decrement: f64,
-    pub freeze_time: Duration,
-    pub penalty_threshold: f64,
-    pub penalty_time: Duration,
-    pub rehash_interval: Duration,
-    pub key: FlowKey,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct SfbConfig {
+        pub levels: u32,
+        pub bins: u32,
+        /// Packets a bin may hold before its p rises (default ceil(limit / bins)).
+        pub bin_size: Option<u64>,
+        pub increment: f64,
+        pub decrement: f64,
+        pub freeze_time: Duration,
+        pub penalty_threshold: f64,
+        pub penalty_time: Duration,
+        pub rehash_interval: Duration,
+        pub key: FlowKey,
+        pub ecn: bool,
+    }
 }
 
 impl Default for SfbConfig {
     fn default() -> Self {
         SfbConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             levels: 3,
             bins: 20,
             bin_size: None,
@@ -77,16 +76,13 @@ impl Default for SfbConfig {
 }
 
 impl SfbConfig {
-    fn buffer(&self) -> Buffer {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
+    fn buffer(&self) -> Limit {
+        self.limit
     }
 
     fn bin_size(&self) -> u64 {
         self.bin_size
-            .unwrap_or_else(|| self.limit.div_ceil(self.bins.max(1) as u64))
+            .unwrap_or_else(|| self.limit.packets.div_ceil(self.bins.max(1) as u64))
     }
 }
 
@@ -149,7 +145,7 @@ pub struct Sfb {
     cfg: SfbConfig,
     levels: usize,
     bin_size: u64,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     footprints: VecDeque<Footprint>,
     sets: [BinSet; 2],
@@ -301,7 +297,7 @@ impl Qdisc for Sfb {
             if self.penalty_admits(ctx.now) {
                 self.admit(packet, size, fp, ctx);
             } else {
-                ctx.drop(packet, DropReason::Filter);
+                ctx.drop_because(packet, DropReason::Filter, "sfb_penalty");
             }
             return;
         }
@@ -369,7 +365,7 @@ mod tests {
 
     fn small() -> SfbConfig {
         SfbConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             levels: 2,
             bins: 4,
             bin_size: Some(1),

@@ -22,11 +22,12 @@
 //! - The original's queue is this discipline's own (or the monitored port's) in packets.
 
 use super::red::{RedConfig, RedCore, Verdict};
-use super::{check_open_unit, notify, uniform, watched, Buffer};
+use super::{check_open_unit, notify, uniform, watched};
 use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +43,7 @@ pub enum SredVariant {
 #[serde(deny_unknown_fields, default)]
 pub struct SredConfig {
     pub variant: SredVariant,
-    /// Buffer B of the original (packets); the modified variant uses `red.limit`.
+    /// Limit B of the original (packets); the modified variant uses `red.limit`.
     pub limit: u64,
     pub p_max: f64,
     /// Zombie list size M (default 1000 original, 500 modified).
@@ -68,7 +69,7 @@ impl Default for SredConfig {
             lookups: 1,
             replace_probability: 0.25,
             red: RedConfig {
-                limit: 500,
+                limit: Limit::packets(500),
                 min_th: 60.0,
                 max_th: 120.0,
                 w_q: 0.1,
@@ -151,7 +152,7 @@ pub fn p_zap(p_sred: f64, hit: bool, p_hit: f64) -> f64 {
 pub struct Sred {
     cfg: SredConfig,
     red: RedCore,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub zombie_list: Vec<u64>,
     capacity: usize,
@@ -165,7 +166,7 @@ pub struct Sred {
 impl Sred {
     pub fn new(cfg: SredConfig, link_rate_bps: u64) -> Self {
         let buffer = match cfg.variant {
-            SredVariant::Original => Buffer::with_limit(cfg.limit),
+            SredVariant::Original => Limit::packets(cfg.limit),
             SredVariant::Modified => cfg.red.buffer(),
         };
         Sred {
@@ -332,7 +333,7 @@ mod tests {
         let mut h = Harness::new();
         let mut cfg = three_zombies(SredVariant::Modified);
         cfg.red = RedConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             min_th: 1.0,
             max_th: 11.0,
             w_q: 1.0,

@@ -19,36 +19,35 @@
 //!   printed order (decide on the length left by the previous arrival, then drain).
 //! - Drops above max_th are `forced`, probabilistic ones `early` (marks ECT with `ecn`).
 
-use super::{later, notify, uniform, Buffer, FlowMap};
+use super::{later, notify, uniform, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct VqRedConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Per-flow thresholds in bytes.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub period: Duration,
-    pub inactivity: Duration,
-    pub drain_first: bool,
-    pub key: FlowKey,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct VqRedConfig {
+        /// Per-flow thresholds in bytes.
+        pub min_th: f64,
+        pub max_th: f64,
+        pub period: Duration,
+        pub inactivity: Duration,
+        pub drain_first: bool,
+        pub key: FlowKey,
+        pub ecn: bool,
+    }
 }
 
 impl Default for VqRedConfig {
     fn default() -> Self {
         VqRedConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             min_th: 5000.0,
             max_th: 15000.0,
             period: Duration::from_secs(0.1),
@@ -62,11 +61,7 @@ impl Default for VqRedConfig {
 
 impl QdiscConfig for VqRedConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check::non_negative(path, "min_th", self.min_th)?;
         check::ordered(path, "min_th", self.min_th, "max_th", self.max_th)?;
         check::positive(path, "period", self.period.secs())?;
@@ -86,7 +81,7 @@ pub struct VirtualQueue {
 
 pub struct VqRed {
     cfg: VqRedConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub vqs: FlowMap<VirtualQueue>,
     /// Drain rate of every virtual queue (bytes/s).
@@ -96,10 +91,7 @@ pub struct VqRed {
 impl VqRed {
     pub fn new(cfg: VqRedConfig, link_rate_bps: u64) -> Self {
         VqRed {
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             vqs: FlowMap::default(),
             rate: link_rate_bps as f64 / 8.0,

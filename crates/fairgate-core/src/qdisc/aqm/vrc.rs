@@ -15,35 +15,34 @@
 //!   beta 0.1, alpha = 1 / C (p is the excess rate relative to the capacity) unless given.
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
-use super::{later, notify, uniform, watched, Buffer};
+use super::{later, notify, uniform, watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::to_secs;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct VrcConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub interval: Duration,
-    pub q_ref: f64,
-    pub gamma: f64,
-    pub beta: f64,
-    /// Gain in 1 / (packets/s); default 1 / C.
-    pub alpha: Option<f64>,
-    pub mean_packet_size: u32,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct VrcConfig {
+        pub interval: Duration,
+        pub q_ref: f64,
+        pub gamma: f64,
+        pub beta: f64,
+        /// Gain in 1 / (packets/s); default 1 / C.
+        pub alpha: Option<f64>,
+        pub mean_packet_size: u32,
+        pub ecn: bool,
+    }
 }
 
 impl Default for VrcConfig {
     fn default() -> Self {
         VrcConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             interval: Duration::from_secs(0.01),
             q_ref: 50.0,
             gamma: 10.0,
@@ -57,11 +56,7 @@ impl Default for VrcConfig {
 
 impl QdiscConfig for VrcConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check::positive(path, "interval", self.interval.secs())?;
         check::non_negative(path, "q_ref", self.q_ref)?;
         check::non_negative(path, "gamma", self.gamma)?;
@@ -78,7 +73,7 @@ impl QdiscConfig for VrcConfig {
 
 pub struct Vrc {
     cfg: VrcConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub p: f64,
     /// The integrator dx_v (packets/s).
@@ -91,10 +86,7 @@ pub struct Vrc {
 impl Vrc {
     pub fn new(cfg: VrcConfig) -> Self {
         Vrc {
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             p: 0.0,
             integral: 0.0,

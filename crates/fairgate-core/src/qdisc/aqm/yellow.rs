@@ -17,38 +17,37 @@
 //! - z = 0 (no arrivals) lowers p by d (d / z is unbounded); p is clamped to [0, 1].
 //! - Arrivals are notified (marked with `ecn`, else dropped; `early`) with probability p.
 
-use super::{check_at_least, check_open_unit, later, notify, uniform, watched, Buffer};
+use super::{check_at_least, check_open_unit, later, notify, uniform, watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{to_secs, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct YellowConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub gamma: f64,
-    pub alpha: f64,
-    pub beta: f64,
-    /// Queue drain limit factor: the minimum of f(q).
-    pub odlf: f64,
-    pub q_ref: f64,
-    pub d: f64,
-    pub delta: f64,
-    pub freeze_time: Duration,
-    pub interval: Duration,
-    pub ecn: bool,
+limited_config! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct YellowConfig {
+        pub gamma: f64,
+        pub alpha: f64,
+        pub beta: f64,
+        /// Queue drain limit factor: the minimum of f(q).
+        pub odlf: f64,
+        pub q_ref: f64,
+        pub d: f64,
+        pub delta: f64,
+        pub freeze_time: Duration,
+        pub interval: Duration,
+        pub ecn: bool,
+    }
 }
 
 impl Default for YellowConfig {
     fn default() -> Self {
         YellowConfig {
-            limit: 500,
-            limit_bytes: None,
+            limit: Limit::packets(500),
             gamma: 0.98,
             alpha: 1.2,
             beta: 1.05,
@@ -65,11 +64,7 @@ impl Default for YellowConfig {
 
 impl QdiscConfig for YellowConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Buffer {
-            limit: self.limit,
-            limit_bytes: self.limit_bytes,
-        }
-        .validate(path)?;
+        self.limit.validate(path)?;
         check_open_unit(path, "gamma", self.gamma)?;
         check_at_least(path, "alpha", self.alpha, 1.0)?;
         check_at_least(path, "beta", self.beta, 1.0)?;
@@ -99,7 +94,7 @@ impl YellowConfig {
 
 pub struct Yellow {
     cfg: YellowConfig,
-    buffer: Buffer,
+    buffer: Limit,
     queue: PacketFifo,
     pub p: f64,
     pub z: f64,
@@ -110,10 +105,7 @@ pub struct Yellow {
 impl Yellow {
     pub fn new(cfg: YellowConfig) -> Self {
         Yellow {
-            buffer: Buffer {
-                limit: cfg.limit,
-                limit_bytes: cfg.limit_bytes,
-            },
+            buffer: cfg.limit,
             queue: PacketFifo::default(),
             p: 0.0,
             z: 0.0,

@@ -9,48 +9,31 @@
 //! own queue: that flow learns of the loss one queue-drain time earlier, as in the FIFO case,
 //! and the choice is O(1). (The head of the longest queue is LQD.)
 
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
-use crate::config::{check, ScenarioError};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
+use crate::config::ScenarioError;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, QdiscCtx};
-use serde::{Deserialize, Serialize};
 
-/// `buffer = { kind = "drop_from_front", limit = 50 }`.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DropFromFrontConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for DropFromFrontConfig {
-    fn default() -> Self {
-        DropFromFrontConfig {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
+limited_config! {
+    /// `buffer = { kind = "drop_from_front", limit = 50 }`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct DropFromFrontConfig {}
 }
 
 impl BufferConfig for DropFromFrontConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
-        Ok(())
+        self.limit.validate(path)
     }
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(DropFromFront {
-            capacity: Capacity {
-                packets: self.limit,
-                bytes: self.limit_bytes,
-            },
+            capacity: self.limit,
         })
     }
 }
 
 pub struct DropFromFront {
-    pub capacity: Capacity,
+    pub capacity: Limit,
 }
 
 impl BufferManager for DropFromFront {
@@ -67,6 +50,7 @@ impl BufferManager for DropFromFront {
             queue: arrival_queue,
             end: End::Head,
             reason: DropReason::Front,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {
@@ -84,8 +68,7 @@ mod tests {
     fn overflow_discards_the_head_of_the_arrivals_queue() {
         let mut h = Harness::new();
         let mut m = DropFromFrontConfig {
-            limit: 4,
-            limit_bytes: None,
+            limit: Limit::packets(4),
         }
         .build();
         assert!(!m.over_capacity(&TestQueues::new(&[3, 1])));
@@ -97,7 +80,8 @@ mod tests {
             Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Front
+                reason: DropReason::Front,
+                cause: None,
             }
         );
     }

@@ -1,44 +1,30 @@
 //! Drop-tail buffer management for per-flow schedulers: when the shared buffer is full the
 //! arrival is refused. The baseline every source work compares against.
 
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
-use crate::config::{check, ScenarioError};
-use crate::qdisc::{DropReason, QdiscCtx};
-use serde::{Deserialize, Serialize};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
+use crate::config::ScenarioError;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::{DropReason, Limit, QdiscCtx};
 
-/// `buffer = { kind = "droptail", limit = 50 }` (packets; `limit_bytes` optional).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DropTailConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for DropTailConfig {
-    fn default() -> Self {
-        DropTailConfig {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
+limited_config! {
+    /// `buffer = { kind = "droptail", limit = 50 }` (packets; `limit_bytes` optional).
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct DropTailConfig {}
 }
 
 impl BufferConfig for DropTailConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)
+        self.limit.validate(path)
     }
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(DropTail {
-            capacity: Capacity {
-                packets: self.limit,
-                bytes: self.limit_bytes,
-            },
+            capacity: self.limit,
         })
     }
 }
 
 pub struct DropTail {
-    pub capacity: Capacity,
+    pub capacity: Limit,
 }
 
 impl BufferManager for DropTail {
@@ -55,6 +41,7 @@ impl BufferManager for DropTail {
             queue: arrival_queue,
             end: End::Tail,
             reason: DropReason::Overflow,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {

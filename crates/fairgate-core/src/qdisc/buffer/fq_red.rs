@@ -17,33 +17,31 @@
 //!   hook runs); a full buffer refuses the arrival as drop-tail does.
 
 use super::droptail::DropTail;
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::{check, ScenarioError};
 use crate::qdisc::aqm::red::{RedConfig, RedCore, Verdict};
 use crate::qdisc::aqm::Watched;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::QdiscCtx;
-use serde::{Deserialize, Serialize};
 
-/// `buffer = { kind = "red", limit = 50, min_th = 0.2, max_th = 0.6, max_p = 0.02 }`.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct FqRedConfig {
-    /// B in packets.
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Minimum threshold as a fraction of B.
-    pub min_th: f64,
-    /// Maximum threshold as a fraction of B.
-    pub max_th: f64,
-    pub max_p: f64,
-    pub w_q: f64,
+limited_config! {
+    /// `buffer = { kind = "red", limit = 50, min_th = 0.2, max_th = 0.6, max_p = 0.02 }`.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct FqRedConfig {
+        /// Minimum threshold as a fraction of B.
+        pub min_th: f64,
+        /// Maximum threshold as a fraction of B.
+        pub max_th: f64,
+        pub max_p: f64,
+        pub w_q: f64,
+    }
 }
 
 impl Default for FqRedConfig {
     fn default() -> Self {
         FqRedConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             min_th: 0.2,
             max_th: 0.6,
             max_p: 0.02,
@@ -55,10 +53,9 @@ impl Default for FqRedConfig {
 impl FqRedConfig {
     /// The RED parameters in packets for this buffer.
     pub fn red(&self) -> RedConfig {
-        let b = self.limit as f64;
+        let b = self.limit.packets as f64;
         RedConfig {
             limit: self.limit,
-            limit_bytes: self.limit_bytes,
             min_th: self.min_th * b,
             max_th: self.max_th * b,
             max_p: self.max_p,
@@ -70,10 +67,7 @@ impl FqRedConfig {
 
 impl BufferConfig for FqRedConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
+        self.limit.validate(path)?;
         check::in_range(path, "min_th", self.min_th, 0.0, 1.0)?;
         check::in_range(path, "max_th", self.max_th, 0.0, 1.0)?;
         check::positive(path, "max_th", self.max_th)?;
@@ -83,10 +77,7 @@ impl BufferConfig for FqRedConfig {
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(FqRed {
             full: DropTail {
-                capacity: Capacity {
-                    packets: self.limit,
-                    bytes: self.limit_bytes,
-                },
+                capacity: self.limit,
             },
             red: self.red(),
             core: None,
@@ -145,6 +136,7 @@ impl BufferManager for FqRed {
             queue: arrival_queue,
             end: End::Tail,
             reason,
+            cause: None,
         })
     }
     fn name(&self) -> &'static str {
@@ -161,7 +153,7 @@ mod tests {
 
     fn manager(max_p: f64) -> Box<dyn BufferManager> {
         FqRedConfig {
-            limit: 10,
+            limit: Limit::packets(10),
             max_p,
             w_q: 1.0,
             ..Default::default()
@@ -172,7 +164,7 @@ mod tests {
     #[test]
     fn thresholds_are_fractions_of_the_buffer() {
         let red = FqRedConfig {
-            limit: 100,
+            limit: Limit::packets(100),
             ..Default::default()
         }
         .red();
@@ -204,7 +196,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Tail,
-                reason: DropReason::Forced
+                reason: DropReason::Forced,
+                cause: None,
             })
         );
     }

@@ -11,28 +11,27 @@
 //! the RTT-proportional shares of `soft_threshold.rs`, as for PFD.
 
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::units::Duration;
-use crate::config::{check, ScenarioError};
+use crate::config::ScenarioError;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, QdiscCtx};
-use serde::{Deserialize, Serialize};
 
-/// `buffer = { kind = "lqd", limit = 50 }`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct LqdConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub thresholds: Thresholds,
-    pub rtts: Vec<Duration>,
-    pub default_rtt: Duration,
+limited_config! {
+    /// `buffer = { kind = "lqd", limit = 50 }`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LqdConfig {
+        pub thresholds: Thresholds,
+        pub rtts: Vec<Duration>,
+        pub default_rtt: Duration,
+    }
 }
 
 impl Default for LqdConfig {
     fn default() -> Self {
         LqdConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             thresholds: Thresholds::Equal,
             rtts: Vec::new(),
             default_rtt: default_rtt(),
@@ -42,25 +41,19 @@ impl Default for LqdConfig {
 
 impl BufferConfig for LqdConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
+        self.limit.validate(path)?;
         SoftThresholds::validate(path, self.thresholds, &self.rtts, self.default_rtt)
     }
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(Lqd {
-            capacity: Capacity {
-                packets: self.limit,
-                bytes: self.limit_bytes,
-            },
+            capacity: self.limit,
             shares: SoftThresholds::new(self.thresholds, &self.rtts, self.default_rtt),
         })
     }
 }
 
 pub struct Lqd {
-    pub capacity: Capacity,
+    pub capacity: Limit,
     pub shares: SoftThresholds,
 }
 
@@ -78,6 +71,7 @@ impl BufferManager for Lqd {
             queue: self.shares.most_occupied(queues).unwrap_or(arrival_queue),
             end: End::Head,
             reason: DropReason::PushOut,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {
@@ -95,7 +89,7 @@ mod tests {
     fn overflow_takes_the_head_of_the_longest_queue_first_on_ties() {
         let mut h = Harness::new();
         let mut m = LqdConfig {
-            limit: 8,
+            limit: Limit::packets(8),
             ..Default::default()
         }
         .build();
@@ -107,14 +101,14 @@ mod tests {
             Victim {
                 queue: 0,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: None,
             }
         );
         assert!(!m.over_capacity(&TestQueues::new(&[3, 1, 2, 2])));
         // A byte limit also counts: 4 packets of 100 B exceed 350 B.
         let bytes = LqdConfig {
-            limit: 8,
-            limit_bytes: Some(350),
+            limit: Limit::packets_and_bytes(8, 350),
             ..Default::default()
         }
         .build();

@@ -35,7 +35,7 @@ pub(crate) mod testing;
 
 pub use registry::BufferSpec;
 
-use super::{DropReason, QdiscCtx};
+use super::{Cause, DropReason, QdiscCtx};
 use crate::config::ScenarioError;
 
 /// Which end of a flow queue a victim is taken from.
@@ -51,6 +51,8 @@ pub struct Victim {
     pub queue: u32,
     pub end: End,
     pub reason: DropReason,
+    /// The manager's own name for the drop (`pfd_pushout`), reported beside `reason`.
+    pub cause: Option<Cause>,
 }
 
 /// The scheduler's per-flow queues as a buffer manager sees them. Queue indices are the
@@ -100,19 +102,4 @@ pub trait BufferConfig {
         Ok(())
     }
     fn build(&self) -> Box<dyn BufferManager>;
-}
-
-/// The hard capacity every manager takes: packets, and optionally bytes.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Capacity {
-    pub packets: u64,
-    pub bytes: Option<u64>,
-}
-
-impl Capacity {
-    pub fn exceeded(&self, queues: &dyn FlowQueues) -> bool {
-        queues.total_packets() as u64 > self.packets
-            || self.bytes.is_some_and(|b| queues.total_bytes() > b)
-    }
 }

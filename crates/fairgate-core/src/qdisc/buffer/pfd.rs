@@ -22,36 +22,35 @@
 //! - At most one early push-out per arrival; the coin is drawn only between thresh*B and B.
 
 use super::soft_threshold::{default_rtt, SoftThresholds, Thresholds};
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Cause;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, QdiscCtx};
 use rand::Rng as _;
-use serde::{Deserialize, Serialize};
 
-/// `buffer = { kind = "pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct PfdConfig {
-    /// B in packets.
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Early-drop threshold as a fraction of B. [Vaidyanathan99]: 0.2.
-    pub thresh: f64,
-    /// Early-drop probability. [Vaidyanathan99]: 0.02.
-    pub p: f64,
-    pub thresholds: Thresholds,
-    /// RTT of each flow id, for `thresholds = "rtt"`.
-    pub rtts: Vec<Duration>,
-    /// RTT of a queue whose flow is not in `rtts`.
-    pub default_rtt: Duration,
+limited_config! {
+    /// `buffer = { kind = "pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct PfdConfig {
+        /// Early-drop threshold as a fraction of B. [Vaidyanathan99]: 0.2.
+        pub thresh: f64,
+        /// Early-drop probability. [Vaidyanathan99]: 0.02.
+        pub p: f64,
+        pub thresholds: Thresholds,
+        /// RTT of each flow id, for `thresholds = "rtt"`.
+        pub rtts: Vec<Duration>,
+        /// RTT of a queue whose flow is not in `rtts`.
+        pub default_rtt: Duration,
+    }
 }
 
 impl Default for PfdConfig {
     fn default() -> Self {
         PfdConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             thresh: 0.2,
             p: 0.02,
             thresholds: Thresholds::Equal,
@@ -63,20 +62,14 @@ impl Default for PfdConfig {
 
 impl PfdConfig {
     pub fn check(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
+        self.limit.validate(path)?;
         check::in_range(path, "thresh", self.thresh, 0.0, 1.0)?;
         check::probability(path, "p", self.p)?;
         SoftThresholds::validate(path, self.thresholds, &self.rtts, self.default_rtt)
     }
 
-    pub fn capacity(&self) -> Capacity {
-        Capacity {
-            packets: self.limit,
-            bytes: self.limit_bytes,
-        }
+    pub fn capacity(&self) -> Limit {
+        self.limit
     }
 
     pub fn soft_thresholds(&self) -> SoftThresholds {
@@ -96,7 +89,7 @@ impl BufferConfig for PfdConfig {
 /// The early-drop region test shared with quasi-pushout PFD.
 #[derive(Clone, Copy, Debug)]
 pub struct EarlyRegion {
-    pub capacity: Capacity,
+    pub capacity: Limit,
     pub thresh: f64,
     pub p: f64,
 }
@@ -141,6 +134,15 @@ impl Pfd {
             queue: self.shares.most_occupied(queues).unwrap_or(arrival_queue),
             end: End::Head,
             reason,
+            cause: Some(Self::cause(reason)),
+        }
+    }
+
+    /// `pfd_early` for a push-out in the early region, `pfd_pushout` for one at overflow.
+    fn cause(reason: DropReason) -> Cause {
+        match reason {
+            DropReason::Early => "pfd_early",
+            _ => "pfd_pushout",
         }
     }
 }
@@ -183,7 +185,7 @@ mod tests {
 
     fn pfd(limit: u64, p: f64) -> Pfd {
         Pfd::new(&PfdConfig {
-            limit,
+            limit: Limit::packets(limit),
             p,
             ..Default::default()
         })
@@ -202,7 +204,8 @@ mod tests {
             Victim {
                 queue: 2,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: Some("pfd_pushout"),
             }
         );
     }
@@ -215,7 +218,7 @@ mod tests {
         // would choose queue 2).
         let mut h = Harness::new();
         let config = PfdConfig {
-            limit: 20,
+            limit: Limit::packets(20),
             thresholds: Thresholds::Rtt,
             rtts: [0.02, 0.04, 0.2].map(Duration::from_secs).to_vec(),
             ..Default::default()
@@ -244,7 +247,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Early
+                reason: DropReason::Early,
+                cause: Some("pfd_early"),
             })
         );
         // Above B the early test stays out: overflow handles it.
@@ -282,7 +286,10 @@ p = 0.05"#;
             panic!("not pfd")
         };
         assert_eq!(config.rtts, [0.02, 0.04].map(Duration::from_secs).to_vec());
-        assert_eq!((config.p, config.thresh, config.limit), (0.05, 0.2, 50));
+        assert_eq!(
+            (config.p, config.thresh, config.limit.packets),
+            (0.05, 0.2, 50)
+        );
     }
 
     #[test]
@@ -304,7 +311,7 @@ p = 0.05"#;
             ),
             (
                 PfdConfig {
-                    limit: 0,
+                    limit: Limit::packets(0),
                     ..Default::default()
                 },
                 "b.limit",

@@ -26,6 +26,7 @@ use super::soft_threshold::{SoftThresholds, Thresholds};
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::units::Duration;
 use crate::config::ScenarioError;
+use crate::qdisc::limit::limited_config;
 use crate::qdisc::{DropReason, QdiscCtx};
 use serde::{Deserialize, Serialize};
 
@@ -38,18 +39,17 @@ pub enum Fallback {
     Scan,
 }
 
-/// `buffer = { kind = "quasi_pushout_pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct QuasiPushoutConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub thresh: f64,
-    pub p: f64,
-    pub thresholds: Thresholds,
-    pub rtts: Vec<Duration>,
-    pub default_rtt: Duration,
-    pub fallback: Fallback,
+limited_config! {
+    /// `buffer = { kind = "quasi_pushout_pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct QuasiPushoutConfig {
+        pub thresh: f64,
+        pub p: f64,
+        pub thresholds: Thresholds,
+        pub rtts: Vec<Duration>,
+        pub default_rtt: Duration,
+        pub fallback: Fallback,
+    }
 }
 
 impl Default for QuasiPushoutConfig {
@@ -57,7 +57,6 @@ impl Default for QuasiPushoutConfig {
         let pfd = PfdConfig::default();
         QuasiPushoutConfig {
             limit: pfd.limit,
-            limit_bytes: pfd.limit_bytes,
             thresh: pfd.thresh,
             p: pfd.p,
             thresholds: pfd.thresholds,
@@ -72,7 +71,6 @@ impl QuasiPushoutConfig {
     fn pfd(&self) -> PfdConfig {
         PfdConfig {
             limit: self.limit,
-            limit_bytes: self.limit_bytes,
             thresh: self.thresh,
             p: self.p,
             thresholds: self.thresholds,
@@ -144,6 +142,10 @@ impl QuasiPushout {
             queue,
             end: End::Head,
             reason,
+            cause: Some(match reason {
+                DropReason::Early => "quasi_pushout_early",
+                _ => "quasi_pushout",
+            }),
         }
     }
 
@@ -201,10 +203,11 @@ mod tests {
     use super::*;
     use crate::qdisc::buffer::testing::TestQueues;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::Limit;
 
     fn manager(limit: u64, p: f64, fallback: Fallback) -> QuasiPushout {
         QuasiPushout::new(&QuasiPushoutConfig {
-            limit,
+            limit: Limit::packets(limit),
             p,
             fallback,
             ..Default::default()
@@ -288,7 +291,8 @@ mod tests {
             Victim {
                 queue: 2,
                 end: End::Head,
-                reason: DropReason::PushOut
+                reason: DropReason::PushOut,
+                cause: Some("quasi_pushout"),
             }
         );
         assert_eq!(q.packets, vec![2, 2, 2]);
@@ -328,7 +332,8 @@ mod tests {
             Some(Victim {
                 queue: 1,
                 end: End::Head,
-                reason: DropReason::Early
+                reason: DropReason::Early,
+                cause: Some("quasi_pushout_early"),
             })
         );
     }

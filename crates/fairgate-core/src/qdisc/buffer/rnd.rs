@@ -10,49 +10,32 @@
 //! packets, the longest queue is taken (LQD's choice).
 
 use super::soft_threshold::longest;
-use super::{BufferConfig, BufferManager, Capacity, End, FlowQueues, Victim};
-use crate::config::{check, ScenarioError};
+use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
+use crate::config::ScenarioError;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{DropReason, QdiscCtx};
 use rand::Rng as _;
-use serde::{Deserialize, Serialize};
 
-/// `buffer = { kind = "rnd", limit = 50 }`.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct RndConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for RndConfig {
-    fn default() -> Self {
-        RndConfig {
-            limit: 50,
-            limit_bytes: None,
-        }
-    }
+limited_config! {
+    /// `buffer = { kind = "rnd", limit = 50 }`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct RndConfig {}
 }
 
 impl BufferConfig for RndConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
-        Ok(())
+        self.limit.validate(path)
     }
     fn build(&self) -> Box<dyn BufferManager> {
         Box::new(Rnd {
-            capacity: Capacity {
-                packets: self.limit,
-                bytes: self.limit_bytes,
-            },
+            capacity: self.limit,
         })
     }
 }
 
 pub struct Rnd {
-    pub capacity: Capacity,
+    pub capacity: Limit,
 }
 
 impl Rnd {
@@ -98,6 +81,7 @@ impl BufferManager for Rnd {
             queue,
             end: End::Head,
             reason: DropReason::PushOut,
+            cause: None,
         }
     }
     fn name(&self) -> &'static str {
@@ -117,7 +101,7 @@ mod tests {
         // 2 (3, exactly at its share) are not. Each of 1 and 3 is drawn half of the time.
         let mut h = Harness::new();
         let mut m = Rnd {
-            capacity: Capacity {
+            capacity: Limit {
                 packets: 12,
                 bytes: None,
             },
@@ -138,7 +122,7 @@ mod tests {
     fn byte_overflow_without_a_non_conformant_queue_takes_the_longest() {
         let mut h = Harness::new();
         let mut m = Rnd {
-            capacity: Capacity {
+            capacity: Limit {
                 packets: 100,
                 bytes: Some(500),
             },

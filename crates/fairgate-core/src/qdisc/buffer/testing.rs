@@ -90,7 +90,7 @@ impl MiniScheduler {
         };
         if let Some(p) = packet {
             self.lens.remove(v.queue);
-            ctx.drop(p, v.reason);
+            ctx.drop_with(p, v.reason, v.cause);
             self.manager.on_change(v.queue, &self.lens);
         }
     }

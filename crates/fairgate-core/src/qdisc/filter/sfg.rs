@@ -357,7 +357,7 @@ impl Qdisc for Sfg {
         self.epoch_stats.arrivals += 1;
         if self.on && p > 0.0 && ctx.rng.random::<f64>() < p {
             self.epoch_stats.filter_drops += 1;
-            ctx.drop(packet, DropReason::Filter);
+            ctx.drop_because(packet, DropReason::Filter, "sfg_filter");
             return;
         }
         self.epoch_stats.passed += 1;

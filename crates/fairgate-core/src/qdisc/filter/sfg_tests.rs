@@ -4,6 +4,7 @@ use super::*;
 use crate::engine::secs;
 use crate::qdisc::fifo::{Fifo, FifoConfig};
 use crate::qdisc::testing::Harness;
+use crate::qdisc::Limit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -83,8 +84,7 @@ fn init(h: &mut Harness, q: &mut dyn Qdisc) {
 fn fifo() -> Box<dyn Qdisc> {
     Box::new(Fifo::new(
         FifoConfig {
-            limit: 100_000,
-            limit_bytes: None,
+            limit: Limit::packets(100_000),
         },
         false,
     ))

@@ -18,16 +18,18 @@
 //! counts as `overflow`, any other as `pushout`; buffer use is measured in bytes; ties between
 //! equally long conversations go to the lowest index ([`FlowTable::longest`]).
 
-use crate::config::{check, ScenarioError};
+use crate::config::ScenarioError;
 use crate::net::packet::{flags, PacketId};
 use crate::qdisc::buffer::{BufferManager, BufferSpec, End, Victim};
 use crate::qdisc::classify::FlowKey;
+use crate::qdisc::limit::limited_config;
 use crate::qdisc::structures::flow_table::{
     apply_buffer_manager, validate_weights, FlowTable, Managed,
 };
 use crate::qdisc::structures::round_number::RoundNumber;
 use crate::qdisc::structures::tagged::TaggedQueues;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::Limit;
+use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// Which packet FQ drops when its buffer is full.
@@ -58,28 +60,26 @@ pub enum FqVictim {
     BeforeAdmission,
 }
 
-/// `queue = { kind = "fq", limit = 50, delta = 0.0, drop = "longest_tail", ... }`
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FqConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    /// Promptness parameter in bits (0 in every [Keshav91] simulation).
-    pub delta: f64,
-    pub drop: FqDrop,
-    /// When the victim is chosen (see [`FqVictim`]).
-    pub victim: FqVictim,
-    pub charge_dropped: bool,
-    pub classify: FlowKey,
-    pub weights: Vec<f64>,
-    pub buffer: BufferSpec,
+limited_config! {
+    /// `queue = { kind = "fq", limit = 50, delta = 0.0, drop = "longest_tail", ... }`
+    #[derive(Clone, Debug)]
+    pub struct FqConfig {
+        /// Promptness parameter in bits (0 in every [Keshav91] simulation).
+        pub delta: f64,
+        pub drop: FqDrop,
+        /// When the victim is chosen (see [`FqVictim`]).
+        pub victim: FqVictim,
+        pub charge_dropped: bool,
+        pub classify: FlowKey,
+        pub weights: Vec<f64>,
+        pub buffer: BufferSpec,
+    }
 }
 
 impl Default for FqConfig {
     fn default() -> Self {
         FqConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             delta: 0.0,
             drop: FqDrop::default(),
             victim: FqVictim::default(),
@@ -93,10 +93,7 @@ impl Default for FqConfig {
 
 impl FqConfig {
     pub(crate) fn check(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "limit", self.limit)?;
-        if let Some(b) = self.limit_bytes {
-            check::positive_int(path, "limit_bytes", b)?;
-        }
+        self.limit.validate(path)?;
         if self.delta.is_nan() || self.delta < 0.0 {
             return Err(ScenarioError::new(
                 format!("{path}.delta"),
@@ -185,10 +182,11 @@ impl Fq {
     fn exceeds_limit(&self, packets: u64, bytes: u64) -> bool {
         let table = &self.queues.table;
         use crate::qdisc::buffer::FlowQueues;
-        table.total_packets() as u64 + packets > self.config.limit
+        table.total_packets() as u64 + packets > self.config.limit.packets
             || self
                 .config
-                .limit_bytes
+                .limit
+                .bytes
                 .is_some_and(|b| table.total_bytes() + bytes > b)
     }
 
@@ -199,7 +197,14 @@ impl Fq {
         }
     }
 
-    fn drop_packet(&mut self, q: u32, end: End, reason: DropReason, ctx: &mut QdiscCtx) {
+    /// Drops the packet at `end` of queue `q` for `why`: the reason, and the cause if named.
+    fn drop_packet(
+        &mut self,
+        q: u32,
+        end: End,
+        why: (DropReason, Option<Cause>),
+        ctx: &mut QdiscCtx,
+    ) {
         let Some(packet) = self.queues.take(q, end, ctx) else {
             return;
         };
@@ -207,7 +212,7 @@ impl Fq {
             let bits = self.queues.tag_of(packet).aux;
             self.round.uncharge(q, bits, self.now);
         }
-        ctx.drop(packet, reason);
+        ctx.drop_with(packet, why.0, why.1);
     }
 
     /// `victim = "before_admission"`: pushes out queued tails until an arrival of `size` bytes
@@ -216,7 +221,9 @@ impl Fq {
     fn make_room(&mut self, q: u32, size: u32, bid: f64, ctx: &mut QdiscCtx) -> bool {
         while self.exceeds_limit(1, size as u64) {
             match self.victim_before_admission(q, bid) {
-                Some(victim) => self.drop_packet(victim, End::Tail, DropReason::PushOut, ctx),
+                Some(victim) => {
+                    self.drop_packet(victim, End::Tail, (DropReason::PushOut, None), ctx)
+                }
                 None => return false,
             }
         }
@@ -258,7 +265,7 @@ impl Fq {
             } else {
                 DropReason::PushOut
             };
-            self.drop_packet(q, End::Tail, reason, ctx);
+            self.drop_packet(q, End::Tail, (reason, None), ctx);
         }
     }
 
@@ -268,7 +275,7 @@ impl Fq {
         };
         use crate::qdisc::buffer::FlowQueues;
         let table = &self.queues.table;
-        let fair_share = self.config.limit as f64 / table.backlogged().len().max(1) as f64;
+        let fair_share = self.config.limit.packets as f64 / table.backlogged().len().max(1) as f64;
         if table.queue(q).len() as f64 > fraction * fair_share {
             ctx.mark_flag(packet, flags::DECBIT, DropReason::Early);
         }
@@ -280,7 +287,8 @@ impl Managed for Fq {
         (self.manager.as_mut(), &self.queues.table)
     }
     fn discard(&mut self, victim: Victim, ctx: &mut QdiscCtx) {
-        self.drop_packet(victim.queue, victim.end, victim.reason, ctx);
+        let why = (victim.reason, victim.cause);
+        self.drop_packet(victim.queue, victim.end, why, ctx);
     }
 }
 
@@ -289,7 +297,7 @@ impl Qdisc for Fq {
         self.now = ctx.now as f64;
         let p = ctx.packets.get(packet);
         let size = p.size;
-        if self.config.limit_bytes.is_some_and(|b| size as u64 > b) {
+        if self.config.limit.bytes.is_some_and(|b| size as u64 > b) {
             ctx.drop(packet, DropReason::Overflow);
             return;
         }
@@ -430,7 +438,10 @@ mod tests {
             let mut h = Harness::new();
             let mut q = fq(
                 FqConfig {
-                    limit_bytes: Some(1200),
+                    limit: Limit {
+                        bytes: Some(1200),
+                        ..FqConfig::default().limit
+                    },
                     drop,
                     charge_dropped,
                     ..FqConfig::default()
@@ -458,8 +469,10 @@ mod tests {
 
     fn victim_config(victim: FqVictim, drop: FqDrop, limit: u64, bytes: Option<u64>) -> FqConfig {
         FqConfig {
-            limit,
-            limit_bytes: bytes,
+            limit: Limit {
+                packets: limit,
+                bytes,
+            },
             drop,
             victim,
             ..FqConfig::default()

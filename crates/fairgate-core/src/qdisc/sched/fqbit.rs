@@ -14,23 +14,22 @@ use super::fq::{FqConfig, FqDrop, FqVictim};
 use crate::config::{check, ScenarioError};
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::classify::FlowKey;
+use crate::qdisc::limit::limited_config;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-/// `queue = { kind = "fqbit", limit = 25, fraction = 0.3333 }` plus every FQ key.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FqbitConfig {
-    pub fraction: f64,
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub delta: f64,
-    pub drop: FqDrop,
-    pub victim: FqVictim,
-    pub charge_dropped: bool,
-    pub classify: FlowKey,
-    pub weights: Vec<f64>,
-    pub buffer: BufferSpec,
+limited_config! {
+    /// `queue = { kind = "fqbit", limit = 25, fraction = 0.3333 }` plus every FQ key.
+    #[derive(Clone, Debug)]
+    pub struct FqbitConfig {
+        pub fraction: f64,
+        pub delta: f64,
+        pub drop: FqDrop,
+        pub victim: FqVictim,
+        pub charge_dropped: bool,
+        pub classify: FlowKey,
+        pub weights: Vec<f64>,
+        pub buffer: BufferSpec,
+    }
 }
 
 impl Default for FqbitConfig {
@@ -40,7 +39,6 @@ impl Default for FqbitConfig {
         FqbitConfig {
             fraction: 1.0 / 3.0,
             limit: fq.limit,
-            limit_bytes: fq.limit_bytes,
             delta: fq.delta,
             drop: fq.drop,
             victim: fq.victim,
@@ -56,7 +54,6 @@ impl FqbitConfig {
     fn as_fq(&self) -> FqConfig {
         FqConfig {
             limit: self.limit,
-            limit_bytes: self.limit_bytes,
             delta: self.delta,
             drop: self.drop,
             victim: self.victim,
@@ -84,6 +81,7 @@ mod tests {
     use crate::net::packet::flags;
     use crate::qdisc::testing::Harness;
     use crate::qdisc::DropReason;
+    use crate::qdisc::Limit;
 
     #[test]
     fn bit_set_above_a_third_of_the_fair_share() {
@@ -91,7 +89,7 @@ mod tests {
         // packet of conversation 0 (queue length 3 > 2) gets the bit; the first two do not.
         let mut h = Harness::new();
         let config = FqbitConfig {
-            limit: 12,
+            limit: Limit::packets(12),
             ..toml::from_str("").unwrap()
         };
         let env = QdiscEnv {

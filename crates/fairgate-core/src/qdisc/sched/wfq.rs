@@ -21,27 +21,26 @@ use super::fq::{FqConfig, FqDrop, FqVictim};
 use crate::config::ScenarioError;
 use crate::qdisc::buffer::BufferSpec;
 use crate::qdisc::classify::FlowKey;
+use crate::qdisc::limit::limited_config;
+use crate::qdisc::Limit;
 use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
-use serde::{Deserialize, Serialize};
 
-/// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WfqConfig {
-    pub limit: u64,
-    pub limit_bytes: Option<u64>,
-    pub drop: FqDrop,
-    pub charge_dropped: bool,
-    pub classify: FlowKey,
-    pub weights: Vec<f64>,
-    pub buffer: BufferSpec,
+limited_config! {
+    /// `queue = { kind = "wfq", limit = 50, weights = [1.0, 2.0] }`
+    #[derive(Clone, Debug)]
+    pub struct WfqConfig {
+        pub drop: FqDrop,
+        pub charge_dropped: bool,
+        pub classify: FlowKey,
+        pub weights: Vec<f64>,
+        pub buffer: BufferSpec,
+    }
 }
 
 impl Default for WfqConfig {
     fn default() -> Self {
         WfqConfig {
-            limit: 50,
-            limit_bytes: None,
+            limit: Limit::packets(50),
             drop: FqDrop::LargestBid,
             charge_dropped: false,
             classify: FlowKey::Flow,
@@ -55,7 +54,6 @@ impl WfqConfig {
     pub fn as_fq(&self) -> FqConfig {
         FqConfig {
             limit: self.limit,
-            limit_bytes: self.limit_bytes,
             delta: 0.0,
             drop: self.drop,
             victim: FqVictim::AfterAdmission,

@@ -106,7 +106,7 @@ impl Managed for Wrr {
     }
     fn discard(&mut self, victim: Victim, ctx: &mut QdiscCtx) {
         if let Some(packet) = self.table.take(victim.queue, victim.end, ctx) {
-            ctx.drop(packet, victim.reason);
+            ctx.drop_with(packet, victim.reason, victim.cause);
         }
     }
 }

@@ -116,6 +116,6 @@ impl Managed for VirtualTimeCore {
         if victim.end == End::Tail {
             self.last_finish[victim.queue as usize] = self.queues.tag_of(packet).aux;
         }
-        ctx.drop(packet, victim.reason);
+        ctx.drop_with(packet, victim.reason, victim.cause);
     }
 }

@@ -10,6 +10,42 @@ use crate::stats::window::{Snapshot, Window};
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
+        let first = self.now == 0;
+        let lengths = self.series_lengths();
+        self.push_sample();
+        if first {
+            self.reserve_remaining_samples(lengths);
+        }
+        if let Some(interval) = self.sample_interval {
+            let next = self.now + interval;
+            if next <= self.end {
+                self.events.schedule(next, Event::Sample);
+            }
+        }
+    }
+
+    fn series_lengths(&self) -> [usize; 3] {
+        [
+            self.queue_series.time.len(),
+            self.flow_series.time.len(),
+            self.traces.len(),
+        ]
+    }
+
+    /// After the first sample, room for as many rows again at every sample still to come
+    /// (a 100,000-flow run would otherwise copy its growing series at every doubling).
+    fn reserve_remaining_samples(&mut self, before: [usize; 3]) {
+        let Some(interval) = self.sample_interval else {
+            return;
+        };
+        let remaining = ((self.end - self.now) / interval) as usize;
+        let [queue, flows, traces] = self.series_lengths();
+        self.queue_series.reserve((queue - before[0]) * remaining);
+        self.flow_series.reserve((flows - before[1]) * remaining);
+        self.traces.reserve((traces - before[2]) * remaining);
+    }
+
+    fn push_sample(&mut self) {
         let t = to_secs(self.now);
         let samples = self.ports.iter().enumerate().map(|(i, port)| PortSample {
             port: i as u32,
@@ -40,12 +76,6 @@ impl Simulation {
         for slot in &self.agents {
             for (name, value) in slot.agent.sample() {
                 self.traces.push(t, slot.flow, name, value);
-            }
-        }
-        if let Some(interval) = self.sample_interval {
-            let next = self.now + interval;
-            if next <= self.end {
-                self.events.schedule(next, Event::Sample);
             }
         }
     }

@@ -20,7 +20,7 @@ use crate::net::packet::PacketArena;
 use crate::net::packet::{Packet, PacketId};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::sched::fq::{FqConfig, FqDrop};
-use crate::qdisc::{Effects, Qdisc, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Effects, Limit, Qdisc, QdiscCtx, QdiscEnv};
 use crate::scenario::{Scenario, ScenarioError};
 use std::sync::{Arc, Mutex};
 
@@ -118,7 +118,7 @@ pub fn fq_trace(
     link_rate_bps: u64,
 ) -> (Vec<HeapOp>, Vec<u64>, Vec<u64>) {
     let config = FqConfig {
-        limit: capacity,
+        limit: Limit::packets(capacity),
         drop: FqDrop::LargestBid,
         charge_dropped: true,
         classify,
@@ -173,6 +173,7 @@ pub fn fq_trace(
             drops.push(arrival_of[dropped as usize]);
             packets.free(dropped);
         }
+        effects.drop_causes.clear();
     }
     (ops, departures, drops)
 }
@@ -347,7 +348,7 @@ count = {n}
 src = "s{{i}}"
 dst = "sink"
 start = {{ dist = "uniform", min = "0s", max = "1s" }}
-source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transmit = false, max_retries = 1000000 }}
+source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transmit = false, max_retries = 1000000, timestamps = false, delayed_ack = false, granularity = "10ms" }}
 "#
     );
     let mut scenario_text = text.replace(

@@ -76,13 +76,16 @@ pub struct TcpConfig {
     pub rwnd: u64,
     /// RFC 7323 shift; the advertised window can reach 65535 << window_scale.
     pub window_scale: u8,
+    /// Delayed ACKs (RFC 1122, RFC 5681 §4.2): one ACK per `ack_every` full segments or after
+    /// `delack_timeout`; on, 2 and 200 ms by default as ns-3's `DelAckCount` and `DelAckTimeout`.
     pub delayed_ack: bool,
     pub ack_every: u32,
     pub delack_timeout: Duration,
     pub initial_rto: Duration,
     pub min_rto: Duration,
     pub max_rto: Duration,
-    /// Timer granularity G of RFC 6298 (the RTO is a whole number of ticks).
+    /// Timer granularity G of RFC 6298 (the RTO is a whole number of ticks); 1 ms as ns-3's
+    /// `TcpSocketBase::ClockGranularity`.
     pub granularity: Duration,
     pub dupthresh: u32,
     /// Appropriate Byte Counting limit L in segments (RFC 3465); 1 = RFC 5681.
@@ -97,7 +100,7 @@ pub struct TcpConfig {
     /// duplicate ACKs. On by default, as in ns-3 and Linux.
     pub limited_transmit: bool,
     /// The timestamps option (RFC 7323): 12 option bytes on every segment and an RTT sample
-    /// from every ACK of new data. Off by default (ns-3 has it on; see the TCP model page).
+    /// from every ACK of new data. On by default, as ns-3's `TcpSocketBase::Timestamp`.
     pub timestamps: bool,
     /// First retransmission timeout of the SYN (ns-3 `ConnTimeout` 3 s; RFC 6298 says 1 s).
     pub syn_rto: Duration,
@@ -130,13 +133,13 @@ impl Default for TcpConfig {
             initial_window: 1,
             rwnd: 65_535,
             window_scale: 0,
-            delayed_ack: false,
+            delayed_ack: true,
             ack_every: 2,
             delack_timeout: Duration::from_secs(0.2),
             initial_rto: Duration::from_secs(1.0),
             min_rto: Duration::from_secs(1.0),
             max_rto: Duration::from_secs(60.0),
-            granularity: Duration::from_secs(0.01),
+            granularity: Duration::from_secs(0.001),
             dupthresh: 3,
             abc_limit: 1,
             max_sack_blocks: 3,
@@ -144,7 +147,7 @@ impl Default for TcpConfig {
             rate_cap: None,
             handshake: false,
             limited_transmit: true,
-            timestamps: false,
+            timestamps: true,
             syn_rto: Duration::from_secs(3.0),
             max_retries: 6,
             rescue_retransmit: false,
@@ -266,6 +269,28 @@ impl SourceConfig for TcpConfig {
     }
 }
 
+/// The TOML body `config` with the options the unit tests' hand-checked packet sequences
+/// assume added where it does not set them: one ACK per segment, no option bytes, 10 ms ticks
+/// (fairgate's defaults before they became ns-3's).
+#[cfg(test)]
+pub(crate) fn classic(config: &str) -> String {
+    let pinned = [
+        ("timestamps", "false"),
+        ("delayed_ack", "false"),
+        ("granularity", "\"10ms\""),
+    ];
+    let mut body = config.to_string();
+    for (key, value) in pinned {
+        let set = config
+            .lines()
+            .any(|line| line.trim_start().starts_with(&format!("{key} ")));
+        if !set {
+            body.push_str(&format!("\n{key} = {value}"));
+        }
+    }
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,7 +303,13 @@ mod tests {
     #[test]
     fn reference_options_have_ns3_defaults_and_are_checked() {
         let cfg: TcpConfig = toml::from_str("").unwrap();
-        assert!(cfg.limited_transmit && !cfg.timestamps && !cfg.rescue_retransmit);
+        assert!(cfg.limited_transmit && cfg.timestamps && !cfg.rescue_retransmit);
+        assert!(cfg.delayed_ack && cfg.ack_every == 2);
+        assert_eq!(
+            (cfg.delack_timeout.secs(), cfg.granularity.secs()),
+            (0.2, 0.001)
+        );
+        assert_eq!((cfg.initial_rto.secs(), cfg.min_rto.secs()), (1.0, 1.0));
         assert!(cfg.keep_sack_on_rto);
         assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
         assert_eq!(cfg.send_buffer, None);

@@ -434,9 +434,13 @@ impl TcpSender {
         }
     }
 
+    /// The retransmit timer after an ACK; during an ECN hold it keeps running even when
+    /// everything is acknowledged, since its expiry is what ends the hold.
     fn rearm(&mut self, duplicate: bool, reaction: &Reaction, ctx: &mut AgentCtx) {
         if self.state.snd_una >= self.state.snd_max {
-            self.rto_timer.cancel();
+            if !self.ecn_hold {
+                self.rto_timer.cancel();
+            }
         } else if !duplicate && !reaction.keep_timer {
             self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
         }
@@ -641,9 +645,13 @@ pub(crate) fn test_sender(config: &str) -> TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::test_sender as sender;
     use super::*;
     use crate::transport::testing::AgentHarness;
+
+    /// A test sender with the options the hand-checked sequences below assume.
+    fn sender(config: &str) -> TcpSender {
+        test_sender(&super::super::config::classic(config))
+    }
 
     fn ack(ack: u64, rwnd: u64, ece: bool) -> Packet {
         Packet {

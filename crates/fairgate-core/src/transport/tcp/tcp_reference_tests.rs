@@ -4,8 +4,10 @@
 //!
 //! The wire: 8 Mb/s data path (a 1000-byte segment takes 1 ms), 10 ms each way, so a segment
 //! sent at t is ACKed at t + 21 ms. MSS 960 + 40 header bytes; segment n is bytes
-//! [960 n, 960 (n + 1)).
+//! [960 n, 960 (n + 1)). Options not set by a test are those of `config::classic` (one ACK
+//! per segment, no option bytes, 10 ms ticks), which the sequences were checked with.
 
+use super::config::classic;
 use super::tcp_wire::Wire;
 
 const RATE: u64 = 8_000_000;
@@ -14,7 +16,7 @@ fn wire(cc: &str, extra: &str) -> Wire {
     let config = format!(
         "cc = \"{cc}\"\nmss = 960\ninitial_window = 4\nrwnd = 960000\napp = {{ kind = \"file\", size = 19200 }}\n{extra}"
     );
-    Wire::new(&config, RATE, 10.0)
+    Wire::new(&classic(&config), RATE, 10.0)
 }
 
 /// Runs to 20 s and returns the sender's transmissions from `from_ms` on.
@@ -276,7 +278,7 @@ fn data_rto_after_a_lost_syn() {
         let config = format!(
             "cc = \"newreno\"\nmss = 960\nhandshake = true\nlost_syn_rto = \"{rule}\"\napp = {{ kind = \"file\", size = 960 }}"
         );
-        let w = Wire::new(&config, RATE, 10.0)
+        let w = Wire::new(&classic(&config), RATE, 10.0)
             .lose_syn(0)
             .lose_segment(0, 1);
         let (w, sent) = run_from(w, 0.0);
@@ -285,4 +287,26 @@ fn data_rto_after_a_lost_syn() {
         assert_eq!(sent[..4], lines(&expected), "{rule}");
         assert_eq!(w.stats().timeouts, 2, "{rule}");
     }
+}
+
+/// fairgate's defaults (ns-3's): timestamps and delayed ACKs together. Segments of 1012 B
+/// take 1.012 ms; the receiver ACKs every second one (ACK 2 when segment 1 arrives at
+/// 12.024 ms); with one segment per ACK in slow start the window grows 1.5 times per round
+/// trip (3 segments sent per ACK of 2); every ACK gives an RTT sample (10), the first
+/// 22.024 ms: ACK 2 echoes segment 0, sent at 0. Segment 19 completes the last pair, so no
+/// 200 ms timer: done at 77.084 + 10 ms.
+#[test]
+fn ns3_defaults_delay_acks_and_carry_timestamps() {
+    let config = "cc = \"sack\"\nmss = 960\ninitial_window = 4\nrwnd = 960000\napp = { kind = \"file\", size = 19200 }";
+    let mut w = Wire::new(config, RATE, 10.0);
+    w.run(20.0);
+    let acks = w.lines("ack");
+    let expected = "12.024 ack 2\n14.048 ack 4\n34.048 ack 6\n36.072 ack 8\n38.096 ack 10";
+    assert_eq!(acks[..5], lines(expected));
+    assert_eq!(acks.last().unwrap(), "77.084 ack 20");
+    let expected = "22.024 data 4\n22.024 data 5\n22.024 data 6\n24.048 data 7\n24.048 data 8";
+    assert_eq!(w.sent_from(20.0)[..5], lines(expected));
+    assert_eq!(w.stats().rtt_count, 10);
+    assert!((w.stats().rtt_min - 0.022024).abs() < 1e-12);
+    assert_eq!(outcome(&w), (0, 0, 0, 87.084));
 }

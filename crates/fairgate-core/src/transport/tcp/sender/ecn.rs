@@ -104,6 +104,49 @@ mod tests {
         assert_eq!((h.flows[0].timeouts, h.flows[0].retransmits), (0, 0));
     }
 
+    /// A hold that starts with data outstanding outlives the ACK of the rest: the timer is not
+    /// cancelled when nothing is left in flight, and its expiry reopens sending (before, the
+    /// sender waited for a timer that no longer ran, for good). Path: after a timeout (cwnd
+    /// 1 MSS, ECN reactions deferred to 2000) the original ACK of 2000 arrives late, 2000
+    /// leaves; the duplicate ACK of the retransmission lets 3000 leave (Limited Transmit);
+    /// the ECE on the ACK of 3000 finds cwnd at 1 MSS with 3000 still out.
+    #[test]
+    fn hold_survives_the_ack_of_everything_outstanding() {
+        let mut h = AgentHarness::new(2);
+        let mut s = sender("ecn = true\ninitial_window = 2\necn_floor = \"one_segment\"");
+        h.call(|ctx| s.start(ctx));
+        h.now = secs(1.0);
+        let sent = h.call(|ctx| s.on_timer(RTO, ctx));
+        assert!(
+            sent.len() == 1 && sent[0].seq == 0,
+            "timeout: segment 0 again"
+        );
+        h.now = secs(1.1);
+        let sent = h.call(|ctx| s.on_packet(&ece_ack(2000), ctx));
+        assert!(sent.len() == 1 && sent[0].seq == 2000, "{sent:?}");
+        let plain = |ack| Packet {
+            flags: 0,
+            ..ece_ack(ack)
+        };
+        h.now = secs(1.15);
+        let sent = h.call(|ctx| s.on_packet(&plain(2000), ctx));
+        assert!(sent.len() == 1 && sent[0].seq == 3000, "{sent:?}");
+        h.now = secs(1.2);
+        assert!(h.call(|ctx| s.on_packet(&ece_ack(3000), ctx)).is_empty());
+        assert_eq!(s.state().cwnd, 1000);
+        let (deadline, kind) = *h.timers.last().unwrap();
+        assert_eq!(kind, RTO);
+        h.now = secs(1.3);
+        assert!(h.call(|ctx| s.on_packet(&plain(4000), ctx)).is_empty());
+        h.now = deadline;
+        let sent = h.call(|ctx| s.on_timer(RTO, ctx));
+        assert!(sent.first().is_some_and(|p| p.seq == 4000), "{sent:?}");
+        assert_eq!(
+            h.flows[0].timeouts, 1,
+            "the expiry ends the hold, no second timeout"
+        );
+    }
+
     /// The default (ns-3, Linux): cwnd never goes below 2 MSS and nothing waits.
     #[test]
     fn two_segment_floor_keeps_sending() {
