@@ -96,7 +96,7 @@ fn web_and_http_runs_with_losses_keep_every_connection_law() {
     for flows in [WEB, HTTP] {
         let r = run(&scenario(r#"{ kind = "fifo", limit = 8 }"#, "60s", flows));
         let dropped: u64 = u64s(&r.flows, "dropped_pkts").iter().sum();
-        assert!(dropped > 50, "too few losses to matter: {dropped}");
+        assert!(dropped > 10, "too few losses to matter: {dropped}");
         let retransmits: u64 = u64s(&r.transfers, "retransmits").iter().sum();
         assert!(retransmits > 0, "no connection recovered a loss");
         assert_eq!(r.summary["valid"], true);
