@@ -199,7 +199,7 @@ GAPS = mostly(
 SIZES = mostly(st.integers(min_value=40, max_value=9000), st.sampled_from([0, -5, 2e6, math.nan]))
 QUEUES = st.builds(
     lambda kind, limit: fg.queue(kind, limit=limit) if kind == "fifo" else fg.queue(kind),
-    st.sampled_from(sorted(set(fg.registry()["qdisc"]) - {"test_leak"})),
+    st.sampled_from(sorted(set(fg.registry()["qdisc"]) - {"test_leak", "test_corrupt"})),
     st.integers(min_value=-1, max_value=500),
 )
 

@@ -8,6 +8,7 @@
 pub mod aqm;
 pub mod buffer;
 pub mod classify;
+pub mod corrupt;
 pub mod fifo;
 pub mod filter;
 pub mod leak;

@@ -85,6 +85,7 @@ qdisc_registry! {
     "wrr" => Wrr(super::sched::wrr::WrrConfig),
     "nagle" => Nagle(super::sched::nagle::NagleConfig),
     "test_leak" => TestLeak(super::leak::LeakConfig),
+    "test_corrupt" => TestCorrupt(super::corrupt::CorruptConfig),
 }
 
 impl Default for QdiscSpec {

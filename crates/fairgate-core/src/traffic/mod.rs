@@ -1,6 +1,7 @@
 //! Applications and traffic sources, and the registry that makes each selectable from a
 //! scenario (`source = { kind = "...", ... }`).
 
+pub mod conn_ledger;
 pub mod http;
 pub mod open_loop;
 pub mod pool;

@@ -7,6 +7,7 @@
 //! stray packet or timer of a retired object finds no state and is ignored. Slots are reused,
 //! so memory follows the number of open objects.
 
+use super::conn_ledger::{ConnLedger, LegBytes};
 use super::pool::{pick, Pools};
 use super::SourceEnv;
 use crate::engine::rng::Rng;
@@ -75,6 +76,8 @@ pub struct ConnTable {
     env: SourceEnv,
     pools: Pools,
     finished: TransferTable,
+    /// Byte-accounting violations of retired connections.
+    ledger: ConnLedger,
 }
 
 impl ConnTable {
@@ -105,6 +108,7 @@ impl ConnTable {
             env: env.clone(),
             pools: pools.clone(),
             finished: TransferTable::default(),
+            ledger: ConnLedger::default(),
         }
     }
 
@@ -316,6 +320,9 @@ impl ConnTable {
         if !(done || o.row.aborted) {
             return;
         }
+        let closed = done && !o.row.aborted;
+        self.ledger
+            .check(self.env.flow, o.row.conn, o.legs(), closed);
         let o = self.slots[slot].take().expect("checked");
         self.index.remove(&o.row.conn);
         self.free.push(slot);
@@ -326,7 +333,34 @@ impl ConnTable {
     }
 }
 
+impl ConnTable {
+    /// Broken byte-accounting laws: of the retired connections, and of the open ones now.
+    pub fn violations(&self) -> Vec<String> {
+        let mut now = ConnLedger::default();
+        for o in self.slots.iter().flatten() {
+            now.check(self.env.flow, o.row.conn, o.legs(), false);
+        }
+        let mut out = self.ledger.sentences();
+        out.extend(now.sentences());
+        out
+    }
+}
+
 impl ObjectConn {
+    /// The byte counts of the request and of the response.
+    fn legs(&self) -> [(&'static str, LegBytes); 2] {
+        [
+            (
+                "request",
+                LegBytes::of(Some(&self.request_tx), &self.request_rx),
+            ),
+            (
+                "response",
+                LegBytes::of(self.response_tx.as_ref(), &self.response_rx),
+            ),
+        ]
+    }
+
     /// Records first byte, last byte, completion and abortion; returns the session when the
     /// client has just received the last byte, or the object was just given up unreceived.
     fn note_progress(&mut self, now: Time) -> Option<u32> {

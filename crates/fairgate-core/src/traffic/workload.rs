@@ -161,6 +161,13 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
         })
     }
 
+    fn violations(&self) -> Vec<String> {
+        if !self.primary {
+            return Vec::new();
+        }
+        self.with(|s| s.conns.violations())
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
