@@ -168,7 +168,9 @@ impl Pi {
 impl Qdisc for Pi {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
-        if uniform(ctx) < self.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < self.p
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "pi_early")
+        {
             return;
         }
         if self.buffer.overflows(&self.queue, size) {

@@ -21,7 +21,7 @@
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
-use super::{check_open_unit, later, notify_because, uniform, watched, Watched};
+use super::{check_open_unit, later, notify, uniform, watched, Watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
@@ -226,10 +226,16 @@ impl Verdict {
     /// The reason and the cause RED names in the results (`red_early`, `red_forced`) of a
     /// notification; `None` for an accepted arrival.
     pub fn notification(self) -> Option<(DropReason, Cause)> {
+        self.notification_as(["red_early", "red_forced"])
+    }
+
+    /// The reason and the cause of a notification, for a discipline that names its early and
+    /// forced regions itself (`["sred_early", "sred_forced"]`); `None` for an accepted arrival.
+    pub fn notification_as(self, [early, forced]: [Cause; 2]) -> Option<(DropReason, Cause)> {
         match self {
             Verdict::Accept => None,
-            Verdict::Early => Some((DropReason::Early, "red_early")),
-            Verdict::Forced => Some((DropReason::Forced, "red_forced")),
+            Verdict::Early => Some((DropReason::Early, early)),
+            Verdict::Forced => Some((DropReason::Forced, forced)),
         }
     }
 }
@@ -506,7 +512,7 @@ impl Red {
         let verdict = self.core.decide(size, u);
         if let Some((reason, cause)) = verdict.notification() {
             let may_mark = self.core.may_mark(verdict);
-            if !notify_because(ctx, packet, may_mark, reason, cause) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -243,9 +243,9 @@ impl Qdisc for Sred {
             self.update_hit_frequency(h);
         }
         let verdict = self.verdict(hit == Some(true), size, ctx);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification_as(["sred_early", "sred_forced"]) {
             let may_mark = self.cfg.ecn && verdict == Verdict::Early;
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -19,7 +19,7 @@
 use super::droptail::DropTail;
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::{check, ScenarioError};
-use crate::qdisc::aqm::red::{RedConfig, RedCore, Verdict};
+use crate::qdisc::aqm::red::{RedConfig, RedCore};
 use crate::qdisc::aqm::Watched;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
@@ -128,15 +128,14 @@ impl BufferManager for FqRed {
         };
         core.update_average(&before, ctx.now);
         let u = crate::qdisc::aqm::uniform(ctx);
-        let reason = match core.decide(0, u) {
-            Verdict::Accept => return None,
-            verdict => verdict.reason()?,
-        };
+        let (reason, cause) = core
+            .decide(0, u)
+            .notification_as(["fq_red_early", "fq_red_forced"])?;
         Some(Victim {
             queue: arrival_queue,
             end: End::Tail,
             reason,
-            cause: None,
+            cause: Some(cause),
         })
     }
     fn name(&self) -> &'static str {
@@ -197,7 +196,7 @@ mod tests {
                 queue: 1,
                 end: End::Tail,
                 reason: DropReason::Forced,
-                cause: None,
+                cause: Some("fq_red_forced"),
             })
         );
     }

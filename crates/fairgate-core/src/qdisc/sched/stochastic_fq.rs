@@ -132,12 +132,11 @@ impl StochasticFq {
             let Some(victim) = self.take(bucket, end) else {
                 return;
             };
-            let reason = if victim == arrival {
-                DropReason::Overflow
+            if victim == arrival {
+                ctx.drop(victim, DropReason::Overflow);
             } else {
-                DropReason::PushOut
-            };
-            ctx.drop(victim, reason);
+                ctx.drop_because(victim, DropReason::PushOut, "sfq_steal");
+            }
         }
     }
 
