@@ -6,7 +6,7 @@
 //! the same probability.
 //!
 //! Discrete controller, sampled every 1/f_s:
-//!   p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref),  p clamped to [0, 1]
+//!   `p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref)`,  p clamped to [0, 1]
 //! with b = K_p and a = K_p + K_i / f_s (`ki_unit = "per_second"`, Hollot's
 //! C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i (`ki_unit = "per_sample"`).
 //!

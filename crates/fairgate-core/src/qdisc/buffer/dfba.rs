@@ -1,6 +1,6 @@
 //! DFBA — Differential Fair Buffer Allocation for GFR virtual circuits.
 //!
-//! Source: [Goyal98], the DFBA section (regions figure, drop probability, pseudo-code).
+//! Source: \[Goyal98], the DFBA section (regions figure, drop probability, pseudo-code).
 //!
 //! At the first cell of a frame of VC i (CLP bit `clp`), with X the buffer occupancy, X_i the
 //! VC's, fair share X * W_i / W:
@@ -56,7 +56,7 @@ pub struct DfbaConfig {
     pub low: f64,
     /// H as a fraction of K.
     pub high: f64,
-    /// Weight of the fairness term against the efficiency term. [Goyal98]: 0.5.
+    /// Weight of the fairness term against the efficiency term. \[Goyal98]: 0.5.
     pub alpha: f64,
     /// MCR of each VC id.
     pub mcrs: Vec<Rate>,

@@ -2,17 +2,17 @@
 //! shared buffer decides, per arrival, whether the arrival itself is discarded.
 //!
 //! Source: [Vaidyanathan99, §3.2] (RED among the buffer managers compared under start-time FQ,
-//! §3.5) and [Floyd93] (the average, p_b and count spacing, reused from `aqm/red.rs`).
+//! §3.5) and \[Floyd93] (the average, p_b and count spacing, reused from `aqm/red.rs`).
 //!
 //! Decisions (docs/models/fq_red.md gives the reasons):
 //! - Global, not per queue: the thesis calls RED a scheme "with a global threshold", credits
 //!   its fairness to "the random choice of flow" and its behaviour at large buffers to the
 //!   low *average queue occupancy*: one average over the total backlog, in packets.
 //! - The victim is the arrival (tail of its own queue): "the dropping of the incoming packet"
-//!   [Vaidyanathan99, §3.2]; early and forced decisions as in [Floyd93] (no gentle region).
+//!   [Vaidyanathan99, §3.2]; early and forced decisions as in \[Floyd93] (no gentle region).
 //! - min_th and max_th are fractions of B, so they follow a buffer sweep: min_th = 0.2 B
-//!   (where PFD's early region starts), max_th = 0.6 B (max_th = 3 min_th [Floyd93]),
-//!   max_p = 0.02 (PFD's p), w_q = 0.002 [Floyd93].
+//!   (where PFD's early region starts), max_th = 0.6 B (max_th = 3 min_th \[Floyd93]),
+//!   max_p = 0.02 (PFD's p), w_q = 0.002 \[Floyd93].
 //! - The average sees the backlog before the arrival (the arrival is already queued when the
 //!   hook runs); a full buffer refuses the arrival as drop-tail does.
 

@@ -1,5 +1,5 @@
 //! The shared FIFO buffer with per-VC accounting and frame-level decisions under the frame
-//! disciplines of [Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
+//! disciplines of \[Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
 //! [`FramePolicy`] in its own file that decides once per frame, at its first cell.
 //!
 //! Source: [Goyal98, §2-3].

@@ -1,4 +1,4 @@
-//! Fair Queueing [Demers89] as [Keshav91, ch. 2] models it (bit-by-bit round robin, bid
+//! Fair Queueing \[Demers89] as [Keshav91, ch. 2] models it (bit-by-bit round robin, bid
 //! numbers with promptness delta) and [Keshav91, §3.2] implements it.
 //!
 //! Per arrival of P bits of conversation a at t: update R(t) by iterated deletion
@@ -68,7 +68,7 @@ limited_config! {
     /// `queue = { kind = "fq", limit = 50, delta = 0.0, drop = "longest_tail", ... }`
     #[derive(Clone, Debug)]
     pub struct FqConfig {
-        /// Promptness parameter in bits (0 in every [Keshav91] simulation).
+        /// Promptness parameter in bits (0 in every \[Keshav91] simulation).
         pub delta: f64,
         pub drop: FqDrop,
         /// When the victim is chosen (see [`FqVictim`]).

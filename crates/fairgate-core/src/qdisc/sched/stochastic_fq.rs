@@ -1,6 +1,6 @@
 //! Stochastic Fairness Queueing, P. E. McKenney, "Stochastic fairness queueing", INFOCOM 1990;
 //! [Vaidyanathan99, §2.2 and 2.3] (called "Stochastic FQ" there;
-//! "SFQ" in [Vaidyanathan99] is start-time FQ). [Keshav91, ch. 2] mentions it as ref [93].
+//! "SFQ" in \[Vaidyanathan99] is start-time FQ). [Keshav91, ch. 2] mentions it as ref. 93.
 //!
 //! A keyed hash of the flow key picks one of `buckets` FIFO queues (colliding flows share a
 //! queue); the key of the hash (the salt) is changed every `perturb` seconds. Backlogged
