@@ -198,6 +198,54 @@ fn many_connections_on_a_few_legs() {
 }
 
 #[test]
+fn at_most_n_connections_per_leg() {
+    let mut s = sim(&[
+        "flows[0].count=24",
+        "flows[0].source.app={kind=\"file\",size=60000}",
+        "nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=5}",
+        "links[1].rate=\"10Mbps\"",
+        "simulation.duration=\"20s\"",
+    ]);
+    s.run();
+    conserved(&s);
+    for flow in 0..24 {
+        assert_eq!(s.flow_stats()[flow].goodput_bytes, 60_000, "flow {flow}");
+    }
+    // No leg ever carries more than 5; the first fills up; 24 connections need at least 5.
+    let most = |leg: u32| {
+        let riding = trace_all(&s, &format!("gw1.leg{leg}.connections"));
+        riding.iter().map(|c| c.2).fold(0.0, f64::max)
+    };
+    assert_eq!(most(0), 5.0);
+    for leg in 0..5 {
+        assert!((1.0..=5.0).contains(&most(leg)), "leg {leg}: {}", most(leg));
+    }
+}
+
+#[test]
+fn a_closed_connection_frees_its_place_on_a_full_leg() {
+    // 6 slots, 2 per leg: a page opening after another closed takes its place, so the
+    // population never needs more than 3 legs however many pages it fetches.
+    let http = "flows[0].source={kind=\"http\",connections=6,ramp_batch=6,think=\"1s\",\
+                page_size={dist=\"uniform\",min=20000,max=60000}}";
+    let mut s = sim(&[
+        "flows[0].count=1",
+        http,
+        "nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=2}",
+        "links[1].rate=\"10Mbps\"",
+        "simulation.duration=\"30s\"",
+    ]);
+    s.run();
+    conserved(&s);
+    let opened = last(&series(&s, "gw1.splits_opened", 0));
+    assert!(opened > 18.0, "{opened}");
+    for leg in 0..3 {
+        assert!(!trace_all(&s, &format!("gw1.leg{leg}.records")).is_empty());
+    }
+    assert!(trace_all(&s, "gw1.leg3.records").is_empty());
+}
+
+#[test]
 fn a_bounded_send_buffer_holds_for_each_connection_on_the_leg() {
     let limit = 100_000.0;
     let mut s = sim(&[
@@ -298,5 +346,13 @@ fn a_peer_that_is_not_a_gateway_or_no_legs_is_refused_with_its_path() {
     assert_eq!(
         err_path("nodes[1].gateway.multiplex={legs=2}"),
         "nodes[1].gateway.multiplex"
+    );
+    assert_eq!(
+        err_path("nodes[1].gateway.multiplex.connections_per_leg=3"),
+        "nodes[1].gateway.multiplex.connections_per_leg"
+    );
+    assert_eq!(
+        err_path("nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=0}"),
+        "nodes[1].gateway.multiplex.connections_per_leg"
     );
 }

@@ -108,7 +108,7 @@ impl Gateway {
         peer: Option<Peer>,
     ) -> Self {
         let legs_out = match (&spec.multiplex, peer) {
-            (Some(m), Some(peer)) => Some(LegsOut::new(peer, m.legs)),
+            (Some(m), Some(peer)) => Some(LegsOut::new(peer, m.assignment())),
             _ => None,
         };
         Gateway {
