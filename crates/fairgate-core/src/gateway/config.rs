@@ -121,6 +121,18 @@ pub struct FlowControlSpec {
     /// Fraction of `buffer` added per unmarked arrival.
     pub incr: f64,
     pub freeze: Duration,
+    /// Whose buffer `buffer` is: each connection's, or each user's (destination host's),
+    /// shared by its connections [Byun07, §6.1].
+    pub pool: PoolKind,
+}
+
+/// `pool = "connection"` (default) or `"user"`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolKind {
+    #[default]
+    Connection,
+    User,
 }
 
 /// The five parameter sets of [Byun07, Table 3.2]; they differ in `decr` only.
@@ -155,6 +167,7 @@ impl Default for FlowControlSpec {
             decr: None,
             incr: 0.01,
             freeze: Duration::from_secs(0.2),
+            pool: PoolKind::Connection,
         }
     }
 }

@@ -9,10 +9,13 @@
 //! its flow's totals, its state is freed and its slot reused.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
-use super::config::GatewaySpec;
+use super::config::{GatewaySpec, PoolKind};
+use super::flow_control::BufferFlowControl;
 use super::legs::{LegsIn, LegsOut, LEG_TOKENS};
 use super::mux::Framing;
+use super::pool::{PoolShare, UserPool};
 use super::split::{SlotId, SplitConnection, MAX_SLOTS};
 use super::two_server::RateServer;
 use crate::engine::Time;
@@ -83,6 +86,8 @@ pub struct Gateway {
     pub(super) legs_out: Option<LegsOut>,
     /// The legs other gateways multiplex onto this one.
     pub(super) legs_in: LegsIn,
+    /// Per user (destination node), its PEP buffer pool, with `flow_control.pool = "user"`.
+    pools: BTreeMap<u32, Arc<Mutex<UserPool>>>,
 }
 
 /// Where a multiplexing gateway's legs go: the peer gateway's node and agent.
@@ -128,6 +133,7 @@ impl Gateway {
             framing,
             legs_out,
             legs_in: LegsIn::default(),
+            pools: BTreeMap::new(),
         }
     }
 
@@ -189,6 +195,7 @@ impl Gateway {
             c.on_downstream(p, spec, ctx);
         }
         self.write_to_leg(conn, ctx);
+        self.wake_partners(conn, ctx);
         self.retire_if_finished(conn);
     }
 
@@ -210,7 +217,9 @@ impl Gateway {
         if let (Some(share), Some(out)) = (c.leg_share(), self.legs_out.as_mut()) {
             out.leave(share.leg, index);
         }
-        self.conns[index] = None;
+        if let Some(mut c) = self.conns[index].take() {
+            c.leave_pool();
+        }
         self.free.push(index);
         self.retired_count += 1;
     }
@@ -254,9 +263,35 @@ impl Gateway {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
         let slot = self.next_slot()?;
         let leg = self.join_leg(slot.index, ack_flow, p, ctx);
-        let conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
+        let mut conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
+        if let Some(fc) = self
+            .spec
+            .flow_control
+            .as_ref()
+            .filter(|fc| fc.pool == PoolKind::User)
+        {
+            let pool = self
+                .pools
+                .entry(p.dst)
+                .or_insert_with(|| Arc::new(Mutex::new(UserPool::new(BufferFlowControl::new(fc)))));
+            conn.share_pool(PoolShare::join(pool.clone(), slot.index));
+        }
         self.register(conn);
         Some(slot.index)
+    }
+
+    /// After connection `index` acted: the other connections of its user's pool may offer a
+    /// window that its falling holding has opened.
+    fn wake_partners(&mut self, index: usize, ctx: &mut AgentCtx) {
+        let partners = match self.conns.get(index) {
+            Some(Some(c)) => c.pool_partners(),
+            _ => return,
+        };
+        for m in partners {
+            if let Some(Some(c)) = self.conns.get_mut(m) {
+                c.update_window(&self.spec, ctx);
+            }
+        }
     }
 
     /// The slot of the next connection: a retired one's, else a new one (None, and a
@@ -309,6 +344,7 @@ impl Gateway {
             }
         }
         self.trace_legs(ctx);
+        self.trace_pools(ctx);
         let mut per_flow = self.retired.clone();
         let mut open_in = BTreeMap::new();
         for conn in self.conns.iter().flatten() {
@@ -374,6 +410,7 @@ impl Agent for Gateway {
         if let Some(Some(c)) = self.conns.get_mut(slot.index) {
             if c.slot == slot {
                 c.on_timer(local, &self.spec, ctx);
+                self.wake_partners(slot.index, ctx);
                 self.retire_if_finished(slot.index);
             }
         }
@@ -394,6 +431,23 @@ impl Agent for Gateway {
 
     fn name(&self) -> &'static str {
         "gateway"
+    }
+}
+
+impl Gateway {
+    /// Per user pool, under flow 0: `<gw>.user<node>.pep_limit`, `.pep_buffer`, `.fc_marks`.
+    fn trace_pools(&self, ctx: &mut AgentCtx) {
+        for (user, pool) in &self.pools {
+            let (limit, held, marks) = pool.lock().unwrap_or_else(|e| e.into_inner()).levels();
+            let values = [
+                ("pep_limit", limit),
+                ("pep_buffer", held as f64),
+                ("fc_marks", marks as f64),
+            ];
+            for (var, value) in values {
+                ctx.trace(0, &format!("{}.user{user}.{var}", self.name), value);
+            }
+        }
     }
 }
 
