@@ -113,6 +113,34 @@ fn without_a_fin_the_pep_keeps_every_split() {
 }
 
 #[test]
+fn the_first_connections_are_traced_one_by_one() {
+    let o = [
+        "simulation.duration=\"40s\"".to_string(),
+        "nodes[2].gateway.trace_connections=5".to_string(),
+    ];
+    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    let names = &sim.traces().names;
+    let held: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("pep.conn") && n.ends_with(".pep_buffer"))
+        .collect();
+    let of_flow = trace_all(&sim, "pep.pep_buffer");
+    let mut traced = std::collections::BTreeSet::new();
+    for name in &held {
+        for (t, flow, bytes) in trace_all(&sim, name) {
+            traced.insert((flow, name.to_string()));
+            let flow_held = of_flow
+                .iter()
+                .find(|s| s.1 == flow && (s.0 - t).abs() < 1e-9);
+            assert!(bytes <= flow_held.unwrap().2, "{name} at {t} s");
+        }
+    }
+    assert_eq!(traced.len(), 5, "{traced:?}");
+}
+
+#[test]
 fn the_same_seed_gives_the_same_run() {
     let a = run(30.0, 10.0);
     let b = run(30.0, 10.0);

@@ -45,6 +45,9 @@ pub struct GatewaySpec {
     pub two_server: Option<super::two_server::TwoServerSpec>,
     /// Several end-to-end connections on one leg to a peer gateway; absent = one RHS each.
     pub multiplex: Option<MultiplexSpec>,
+    /// Trace the first this many connections the gateway opens one by one (web and HTTP
+    /// flows carry many per flow), beside the per-flow sums; 0 = none.
+    pub trace_connections: u32,
 }
 
 /// `multiplex = { peer = "gw2", legs = 1 }`: every connection the gateway splits is relayed

@@ -46,6 +46,8 @@ const TRACED: [&str; 10] = [
 const CUMULATIVE: [usize; 4] = [5, 6, 7, 9];
 /// The index of `pep_limit` in [`TRACED`] (NaN while the flow has no open connection).
 const PEP_LIMIT: usize = 8;
+/// How many of [`TRACED`] (from the first) are traced per connection.
+const PER_CONNECTION: usize = 6;
 
 /// Which flows the gateway may split: TCP data flows and their ACK flows.
 #[derive(Clone, Debug, Default)]
@@ -358,6 +360,7 @@ impl Gateway {
                 self.violations.extend(found);
             }
         }
+        self.trace_each_connection(ctx);
         for (flow, mut values) in per_flow {
             if !open_in.contains_key(&flow) {
                 values[PEP_LIMIT] = f64::NAN;
@@ -435,6 +438,23 @@ impl Agent for Gateway {
 }
 
 impl Gateway {
+    /// With `trace_connections = N`, per open connection among the first N opened, under its
+    /// flow: `<gw>.conn<conn>.pep_buffer`, ... (the levels of [`TRACED`] and `relayed_bytes`).
+    fn trace_each_connection(&self, ctx: &mut AgentCtx) {
+        let first = self.spec.trace_connections as u64;
+        let traced = self.conns.iter().flatten();
+        for c in traced.filter(|c| (c.slot.serial as u64) < first) {
+            let values = traced_values(c);
+            for (var, value) in TRACED.iter().zip(values).take(PER_CONNECTION) {
+                ctx.trace(
+                    c.flow,
+                    &format!("{}.conn{}.{var}", self.name, c.conn),
+                    value,
+                );
+            }
+        }
+    }
+
     /// Per user pool, under flow 0: `<gw>.user<node>.pep_limit`, `.pep_buffer`, `.fc_marks`.
     fn trace_pools(&self, ctx: &mut AgentCtx) {
         for (user, pool) in &self.pools {
