@@ -175,12 +175,13 @@ fn unsplit(overrides: &[&str]) -> Simulation {
     build(&scenario).unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[test]
-fn many_connections_on_a_few_legs() {
+/// 24 transfers of 60 KB over a 10 Mb/s leg with multiplexing set by `mux`; each gets its
+/// bytes once.
+fn files_on_legs(mux: &str) -> Simulation {
     let mut s = sim(&[
         "flows[0].count=24",
         "flows[0].source.app={kind=\"file\",size=60000}",
-        "nodes[1].gateway.multiplex.legs=5",
+        mux,
         "links[1].rate=\"10Mbps\"",
         "simulation.duration=\"20s\"",
     ]);
@@ -189,12 +190,45 @@ fn many_connections_on_a_few_legs() {
     for flow in 0..24 {
         assert_eq!(s.flow_stats()[flow].goodput_bytes, 60_000, "flow {flow}");
     }
+    s
+}
+
+#[test]
+fn many_connections_on_a_few_legs() {
+    let s = files_on_legs("nodes[1].gateway.multiplex.legs=5");
     // Connection k rides leg k mod 5: legs 0-4 exist, each led by its first connection's flow.
     for leg in 0..5u32 {
         let records = series(&s, &format!("gw1.leg{leg}.records"), leg);
         assert!(last(&records) > 0.0, "leg {leg}");
     }
     assert!(trace_all(&s, "gw1.leg5.records").is_empty());
+}
+
+#[test]
+fn at_most_n_connections_per_leg() {
+    let s = files_on_legs("nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=5}");
+    // No leg ever carries more than 5; the first fills up; 24 connections need at least 5.
+    let most = |leg: u32| {
+        let riding = trace_all(&s, &format!("gw1.leg{leg}.connections"));
+        riding.iter().map(|c| c.2).fold(0.0, f64::max)
+    };
+    assert_eq!(most(0), 5.0);
+    for leg in 0..5 {
+        assert!((1.0..=5.0).contains(&most(leg)), "leg {leg}: {}", most(leg));
+    }
+}
+
+#[test]
+fn a_closed_connection_frees_its_place_on_a_full_leg() {
+    // 6 slots, 2 per leg: a page opening after another closed takes its place, so the
+    // population never needs more than 3 legs however many pages it fetches.
+    let s = http_population(&["nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=2}"]);
+    let opened = last(&series(&s, "gw1.splits_opened", 0));
+    assert!(opened > 18.0, "{opened}");
+    for leg in 0..3 {
+        assert!(!trace_all(&s, &format!("gw1.leg{leg}.records")).is_empty());
+    }
+    assert!(trace_all(&s, "gw1.leg3.records").is_empty());
 }
 
 #[test]
@@ -223,18 +257,27 @@ fn a_bounded_send_buffer_holds_for_each_connection_on_the_leg() {
     }
 }
 
-#[test]
-fn an_http_population_rides_one_leg() {
+/// An HTTP population of 6 slots (1 s think, 20-60 KB pages) over a 10 Mb/s leg for 30 s,
+/// run with conservation checked.
+fn http_population(extra: &[&str]) -> Simulation {
     let http = "flows[0].source={kind=\"http\",connections=6,ramp_batch=6,think=\"1s\",\
                 page_size={dist=\"uniform\",min=20000,max=60000}}";
-    let mut s = sim(&[
+    let mut overrides = vec![
         "flows[0].count=1",
         http,
         "links[1].rate=\"10Mbps\"",
         "simulation.duration=\"30s\"",
-    ]);
+    ];
+    overrides.extend_from_slice(extra);
+    let mut s = sim(&overrides);
     s.run();
     conserved(&s);
+    s
+}
+
+#[test]
+fn an_http_population_rides_one_leg() {
+    let s = http_population(&[]);
     // Every slot fetched several pages, each on a connection of its own (`conn`), all on the
     // one leg and each demultiplexed to its own connection at gateway 2; the FIN on each
     // page's last segment retires the connection at both gateways, so the leg carries at
@@ -298,5 +341,13 @@ fn a_peer_that_is_not_a_gateway_or_no_legs_is_refused_with_its_path() {
     assert_eq!(
         err_path("nodes[1].gateway.multiplex={legs=2}"),
         "nodes[1].gateway.multiplex"
+    );
+    assert_eq!(
+        err_path("nodes[1].gateway.multiplex.connections_per_leg=3"),
+        "nodes[1].gateway.multiplex.connections_per_leg"
+    );
+    assert_eq!(
+        err_path("nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=0}"),
+        "nodes[1].gateway.multiplex.connections_per_leg"
     );
 }

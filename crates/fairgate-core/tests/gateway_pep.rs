@@ -146,3 +146,48 @@ fn back_pressure_keeps_a_small_transmit_queue_lossless() {
     );
     assert!(rate > 0.95 * 20e6, "the regulator stays busy: {rate}");
 }
+
+/// The most bytes the PEP held for all flows together at one sample.
+fn most_held(sim: &Simulation) -> f64 {
+    let mut per_sample = std::collections::BTreeMap::new();
+    for (t, _, held) in trace(sim, "pep.pep_buffer") {
+        *per_sample.entry((t * 1e6) as u64).or_insert(0.0) += held;
+    }
+    per_sample.values().copied().fold(0.0, f64::max)
+}
+
+#[test]
+fn a_users_connections_share_one_pep_buffer_pool() {
+    // The 8 transfers go to one client host (node 4): one user [Byun07, §6.1], 625 KB for all.
+    let marking = ["links[1].queue.ecn=true", "links[1].queue.mark_forced=true"];
+    let pooled_fc = "nodes[2].gateway.flow_control={preset=\"fc3\",pool=\"user\"}";
+    let pooled = run(&[pooled_fc, marking[0], marking[1]]);
+    let own = run(&[FC3, marking[0], marking[1]]);
+    let user = trace(&pooled, "pep.user4.pep_buffer");
+    let limit = trace(&pooled, "pep.user4.pep_limit");
+    let marks = trace(&pooled, "pep.user4.fc_marks");
+    assert!(
+        user.len() > 100,
+        "the pool is traced per user: {}",
+        user.len()
+    );
+    assert!(marks.last().unwrap().2 > 0.0, "RED never marked");
+    assert!(limit.iter().any(|l| l.2 < 0.5 * 625_000.0), "B never fell");
+    // Windows already advertised may overshoot the pool by one MaxRcvWind per connection.
+    for (t, _, held) in &user {
+        assert!(
+            *held <= 625_000.0 + 8.0 * 16_000.0,
+            "{held} B held at {t} s"
+        );
+    }
+    let summed = most_held(&pooled);
+    let most_user = user.iter().map(|u| u.2).fold(0.0, f64::max);
+    assert!((summed - most_user).abs() < 1.0, "{summed} {most_user}");
+    eprintln!(
+        "most held: per-user pool {most_user:.0} B, per-connection buffers {:.0} B",
+        most_held(&own)
+    );
+    for w in trace(&pooled, "pep.advertised_window") {
+        assert!(w.2 <= 16_000.0, "window {} at {} s", w.2, w.0);
+    }
+}

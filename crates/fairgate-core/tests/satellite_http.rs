@@ -31,6 +31,15 @@ fn run(duration: f64, window: f64) -> (Simulation, f64) {
     (sim, (after - before) as f64 * 8.0 / window)
 }
 
+/// The scenario run to its end with `overrides`.
+fn run_with(overrides: &[&str]) -> Simulation {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    sim
+}
+
 /// The sum over flows of trace `name` at time `at`.
 fn total_at(sim: &Simulation, name: &str, at: f64) -> f64 {
     let samples = trace_all(sim, name);
@@ -82,13 +91,7 @@ fn the_pep_splits_every_http_connection_and_red_drops_only_before_it() {
 
 #[test]
 fn every_split_is_retired_once_the_population_stops() {
-    let o = [
-        "simulation.duration=\"150s\"".to_string(),
-        "flows[0].stop=\"60s\"".to_string(),
-    ];
-    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
+    let sim = run_with(&["simulation.duration=\"150s\"", "flows[0].stop=\"60s\""]);
     let violations = sim.conservation_violations();
     assert!(violations.is_empty(), "{violations:?}");
     let last = |name: &str| trace(&sim, name).last().unwrap().1;
@@ -100,16 +103,38 @@ fn every_split_is_retired_once_the_population_stops() {
 
 #[test]
 fn without_a_fin_the_pep_keeps_every_split() {
-    let o = [
-        "simulation.duration=\"40s\"".to_string(),
-        "flows[0].source.fin=\"none\"".to_string(),
-    ];
-    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
+    let sim = run_with(&[
+        "simulation.duration=\"40s\"",
+        "flows[0].source.fin=\"none\"",
+    ]);
     let last = |name: &str| trace(&sim, name).last().unwrap().1;
     assert!(last("pep.splits_opened") > 40.0);
     assert_eq!(last("pep.splits_retired"), 0.0);
+}
+
+#[test]
+fn the_first_connections_are_traced_one_by_one() {
+    let sim = run_with(&[
+        "simulation.duration=\"40s\"",
+        "nodes[2].gateway.trace_connections=5",
+    ]);
+    let names = &sim.traces().names;
+    let held: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("pep.conn") && n.ends_with(".pep_buffer"))
+        .collect();
+    let of_flow = trace_all(&sim, "pep.pep_buffer");
+    let mut traced = std::collections::BTreeSet::new();
+    for name in &held {
+        for (t, flow, bytes) in trace_all(&sim, name) {
+            traced.insert((flow, name.to_string()));
+            let flow_held = of_flow
+                .iter()
+                .find(|s| s.1 == flow && (s.0 - t).abs() < 1e-9);
+            assert!(bytes <= flow_held.unwrap().2, "{name} at {t} s");
+        }
+    }
+    assert_eq!(traced.len(), 5, "{traced:?}");
 }
 
 #[test]

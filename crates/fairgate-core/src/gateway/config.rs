@@ -45,20 +45,63 @@ pub struct GatewaySpec {
     pub two_server: Option<super::two_server::TwoServerSpec>,
     /// Several end-to-end connections on one leg to a peer gateway; absent = one RHS each.
     pub multiplex: Option<MultiplexSpec>,
+    /// Trace the first this many connections the gateway opens one by one (web and HTTP
+    /// flows carry many per flow), beside the per-flow sums; 0 = none.
+    pub trace_connections: u32,
 }
 
 /// `multiplex = { peer = "gw2", legs = 1 }`: every connection the gateway splits is relayed
-/// over one of `legs` connections to the gateway node `peer`, which demultiplexes them.
+/// over one of `legs` connections to the gateway node `peer`, which demultiplexes them; or
+/// `multiplex = { peer = "gw2", connections_per_leg = N }`: at most N connections ride one
+/// leg at once, and a connection that finds every leg full opens another.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MultiplexSpec {
     pub peer: String,
-    #[serde(default = "one_leg")]
-    pub legs: u32,
+    /// Legs to the peer, connection k riding leg k mod `legs` (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub legs: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_per_leg: Option<u32>,
 }
 
-fn one_leg() -> u32 {
-    1
+/// How a multiplexing gateway assigns connections to legs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LegAssignment {
+    /// Connection k (in the order they open) rides leg k mod this many legs.
+    RoundRobin(u32),
+    /// A connection rides the first leg carrying fewer than this many connections.
+    Fill(u32),
+}
+
+impl MultiplexSpec {
+    pub fn assignment(&self) -> LegAssignment {
+        match self.connections_per_leg {
+            Some(n) => LegAssignment::Fill(n),
+            None => LegAssignment::RoundRobin(self.legs.unwrap_or(1)),
+        }
+    }
+
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        if let (Some(_), Some(_)) = (self.legs, self.connections_per_leg) {
+            return Err(ScenarioError::new(
+                join(path, "connections_per_leg"),
+                "got both `legs` and `connections_per_leg`, expected one of them",
+            ));
+        }
+        if let Some(n) = self.connections_per_leg {
+            check::positive_int(path, "connections_per_leg", n as u64)?;
+        }
+        let legs = self.legs.unwrap_or(1);
+        check::positive_int(path, "legs", legs as u64)?;
+        if legs > MAX_LEGS {
+            return Err(ScenarioError::new(
+                join(path, "legs"),
+                format!("got {legs}, expected at most {MAX_LEGS}"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The most legs one gateway may open to its peer.
@@ -81,6 +124,18 @@ pub struct FlowControlSpec {
     /// Fraction of `buffer` added per unmarked arrival.
     pub incr: f64,
     pub freeze: Duration,
+    /// Whose buffer `buffer` is: each connection's, or each user's (destination host's),
+    /// shared by its connections [Byun07, §6.1].
+    pub pool: PoolKind,
+}
+
+/// `pool = "connection"` (default) or `"user"`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolKind {
+    #[default]
+    Connection,
+    User,
 }
 
 /// The five parameter sets of [Byun07, Table 3.2]; they differ in `decr` only.
@@ -115,6 +170,7 @@ impl Default for FlowControlSpec {
             decr: None,
             incr: 0.01,
             freeze: Duration::from_secs(0.2),
+            pool: PoolKind::Connection,
         }
     }
 }
@@ -167,14 +223,7 @@ impl GatewaySpec {
             fc.validate(&join(path, "flow_control"))?;
         }
         if let Some(m) = &self.multiplex {
-            let m_path = join(path, "multiplex");
-            check::positive_int(&m_path, "legs", m.legs as u64)?;
-            if m.legs > MAX_LEGS {
-                return Err(ScenarioError::new(
-                    join(&m_path, "legs"),
-                    format!("got {}, expected at most {MAX_LEGS}", m.legs),
-                ));
-            }
+            m.validate(&join(path, "multiplex"))?;
         }
         match &self.two_server {
             Some(ts) => ts.validate(&join(path, "two_server")),

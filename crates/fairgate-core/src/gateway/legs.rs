@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::config::{LegAssignment, MAX_LEGS};
 use super::mux::{Leg, LegReceiver, RecordKind, RECORD_HEADER};
 use super::node::{Gateway, Peer};
 use super::relay::{Hosting, PortGate};
@@ -23,21 +24,41 @@ const RESUME: u64 = 16;
 /// The legs a multiplexing gateway sends on.
 pub(crate) struct LegsOut {
     peer: Peer,
-    count: u32,
-    /// Connections opened so far (connection k goes onto leg k mod `count`).
+    assignment: LegAssignment,
+    /// Connections opened so far.
     opened: u64,
     legs: Vec<Leg>,
     gates: Vec<PortGate>,
 }
 
 impl LegsOut {
-    pub fn new(peer: Peer, count: u32) -> Self {
+    pub fn new(peer: Peer, assignment: LegAssignment) -> Self {
         LegsOut {
             peer,
-            count,
+            assignment,
             opened: 0,
             legs: Vec::new(),
             gates: Vec::new(),
+        }
+    }
+
+    /// The leg the next connection rides (`legs.len()`: a new one).
+    fn next_leg(&mut self) -> usize {
+        let k = self.opened;
+        self.opened += 1;
+        match self.assignment {
+            LegAssignment::RoundRobin(count) => (k % count as u64) as usize,
+            LegAssignment::Fill(per_leg) => {
+                let room = self
+                    .legs
+                    .iter()
+                    .position(|l| l.members.len() < per_leg as usize);
+                match room {
+                    Some(leg) => leg,
+                    None if self.legs.len() < MAX_LEGS as usize => self.legs.len(),
+                    None => (k % self.legs.len() as u64) as usize,
+                }
+            }
         }
     }
 
@@ -80,8 +101,7 @@ impl Gateway {
         ctx: &mut AgentCtx,
     ) -> Option<u32> {
         let out = self.legs_out.as_mut()?;
-        let leg = (out.opened % out.count as u64) as usize;
-        out.opened += 1;
+        let leg = out.next_leg();
         if leg == out.legs.len() {
             let env = SourceEnv {
                 flow: p.flow,

@@ -7,6 +7,7 @@ pub mod flow_control;
 mod legs;
 pub mod mux;
 pub mod node;
+mod pool;
 mod relay;
 pub mod split;
 pub mod two_server;

@@ -9,10 +9,13 @@
 //! its flow's totals, its state is freed and its slot reused.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
-use super::config::GatewaySpec;
+use super::config::{GatewaySpec, PoolKind};
+use super::flow_control::BufferFlowControl;
 use super::legs::{LegsIn, LegsOut, LEG_TOKENS};
 use super::mux::Framing;
+use super::pool::{PoolShare, UserPool};
 use super::split::{SlotId, SplitConnection, MAX_SLOTS};
 use super::two_server::RateServer;
 use crate::engine::Time;
@@ -43,6 +46,8 @@ const TRACED: [&str; 10] = [
 const CUMULATIVE: [usize; 4] = [5, 6, 7, 9];
 /// The index of `pep_limit` in [`TRACED`] (NaN while the flow has no open connection).
 const PEP_LIMIT: usize = 8;
+/// How many of [`TRACED`] (from the first) are traced per connection.
+const PER_CONNECTION: usize = 6;
 
 /// Which flows the gateway may split: TCP data flows and their ACK flows.
 #[derive(Clone, Debug, Default)]
@@ -83,6 +88,8 @@ pub struct Gateway {
     pub(super) legs_out: Option<LegsOut>,
     /// The legs other gateways multiplex onto this one.
     pub(super) legs_in: LegsIn,
+    /// Per user (destination node), its PEP buffer pool, with `flow_control.pool = "user"`.
+    pools: BTreeMap<u32, Arc<Mutex<UserPool>>>,
 }
 
 /// Where a multiplexing gateway's legs go: the peer gateway's node and agent.
@@ -108,7 +115,7 @@ impl Gateway {
         peer: Option<Peer>,
     ) -> Self {
         let legs_out = match (&spec.multiplex, peer) {
-            (Some(m), Some(peer)) => Some(LegsOut::new(peer, m.legs)),
+            (Some(m), Some(peer)) => Some(LegsOut::new(peer, m.assignment())),
             _ => None,
         };
         Gateway {
@@ -128,6 +135,7 @@ impl Gateway {
             framing,
             legs_out,
             legs_in: LegsIn::default(),
+            pools: BTreeMap::new(),
         }
     }
 
@@ -189,6 +197,7 @@ impl Gateway {
             c.on_downstream(p, spec, ctx);
         }
         self.write_to_leg(conn, ctx);
+        self.wake_partners(conn, ctx);
         self.retire_if_finished(conn);
     }
 
@@ -210,7 +219,9 @@ impl Gateway {
         if let (Some(share), Some(out)) = (c.leg_share(), self.legs_out.as_mut()) {
             out.leave(share.leg, index);
         }
-        self.conns[index] = None;
+        if let Some(mut c) = self.conns[index].take() {
+            c.leave_pool();
+        }
         self.free.push(index);
         self.retired_count += 1;
     }
@@ -254,9 +265,35 @@ impl Gateway {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
         let slot = self.next_slot()?;
         let leg = self.join_leg(slot.index, ack_flow, p, ctx);
-        let conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
+        let mut conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
+        if let Some(fc) = self
+            .spec
+            .flow_control
+            .as_ref()
+            .filter(|fc| fc.pool == PoolKind::User)
+        {
+            let pool = self
+                .pools
+                .entry(p.dst)
+                .or_insert_with(|| Arc::new(Mutex::new(UserPool::new(BufferFlowControl::new(fc)))));
+            conn.share_pool(PoolShare::join(pool.clone(), slot.index));
+        }
         self.register(conn);
         Some(slot.index)
+    }
+
+    /// After connection `index` acted: the other connections of its user's pool may offer a
+    /// window that its falling holding has opened.
+    fn wake_partners(&mut self, index: usize, ctx: &mut AgentCtx) {
+        let partners = match self.conns.get(index) {
+            Some(Some(c)) => c.pool_partners(),
+            _ => return,
+        };
+        for m in partners {
+            if let Some(Some(c)) = self.conns.get_mut(m) {
+                c.update_window(&self.spec, ctx);
+            }
+        }
     }
 
     /// The slot of the next connection: a retired one's, else a new one (None, and a
@@ -309,6 +346,7 @@ impl Gateway {
             }
         }
         self.trace_legs(ctx);
+        self.trace_pools(ctx);
         let mut per_flow = self.retired.clone();
         let mut open_in = BTreeMap::new();
         for conn in self.conns.iter().flatten() {
@@ -322,6 +360,7 @@ impl Gateway {
                 self.violations.extend(found);
             }
         }
+        self.trace_each_connection(ctx);
         for (flow, mut values) in per_flow {
             if !open_in.contains_key(&flow) {
                 values[PEP_LIMIT] = f64::NAN;
@@ -374,6 +413,7 @@ impl Agent for Gateway {
         if let Some(Some(c)) = self.conns.get_mut(slot.index) {
             if c.slot == slot {
                 c.on_timer(local, &self.spec, ctx);
+                self.wake_partners(slot.index, ctx);
                 self.retire_if_finished(slot.index);
             }
         }
@@ -394,6 +434,40 @@ impl Agent for Gateway {
 
     fn name(&self) -> &'static str {
         "gateway"
+    }
+}
+
+impl Gateway {
+    /// With `trace_connections = N`, per open connection among the first N opened, under its
+    /// flow: `<gw>.conn<conn>.pep_buffer`, ... (the levels of [`TRACED`] and `relayed_bytes`).
+    fn trace_each_connection(&self, ctx: &mut AgentCtx) {
+        let first = self.spec.trace_connections as u64;
+        let traced = self.conns.iter().flatten();
+        for c in traced.filter(|c| (c.slot.serial as u64) < first) {
+            let values = traced_values(c);
+            for (var, value) in TRACED.iter().zip(values).take(PER_CONNECTION) {
+                ctx.trace(
+                    c.flow,
+                    &format!("{}.conn{}.{var}", self.name, c.conn),
+                    value,
+                );
+            }
+        }
+    }
+
+    /// Per user pool, under flow 0: `<gw>.user<node>.pep_limit`, `.pep_buffer`, `.fc_marks`.
+    fn trace_pools(&self, ctx: &mut AgentCtx) {
+        for (user, pool) in &self.pools {
+            let (limit, held, marks) = pool.lock().unwrap_or_else(|e| e.into_inner()).levels();
+            let values = [
+                ("pep_limit", limit),
+                ("pep_buffer", held as f64),
+                ("fc_marks", marks as f64),
+            ];
+            for (var, value) in values {
+                ctx.trace(0, &format!("{}.user{user}.{var}", self.name), value);
+            }
+        }
     }
 }
 

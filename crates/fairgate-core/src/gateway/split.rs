@@ -19,6 +19,7 @@
 use super::config::{GatewaySpec, SynAck};
 use super::flow_control::BufferFlowControl;
 use super::mux::LegShare;
+use super::pool::{FlowControl, PoolShare};
 use super::relay::{Hosting, PortGate};
 use crate::engine::Time;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
@@ -123,7 +124,7 @@ pub struct SplitConnection {
     advertised: u64,
     /// The furthest sequence number any advertisement allowed.
     right_edge: u64,
-    flow_control: Option<BufferFlowControl>,
+    flow_control: Option<FlowControl>,
     pub leg: LegCounters,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
@@ -225,7 +226,10 @@ impl SplitConnection {
             flush_armed: false,
             advertised: rwnd,
             right_edge: rwnd,
-            flow_control: spec.flow_control.as_ref().map(BufferFlowControl::new),
+            flow_control: spec
+                .flow_control
+                .as_ref()
+                .map(|fc| FlowControl::Own(BufferFlowControl::new(fc))),
             leg: LegCounters::default(),
             syn_acked_at: None,
             rhs_trace_prefix: format!("{gateway}.rhs_"),
@@ -285,8 +289,28 @@ impl SplitConnection {
         self.advertised
     }
 
-    pub fn flow_control(&self) -> Option<&BufferFlowControl> {
+    pub fn flow_control(&self) -> Option<&FlowControl> {
         self.flow_control.as_ref()
+    }
+
+    /// Makes the connection's flow control a share of its user's pool.
+    pub(crate) fn share_pool(&mut self, share: PoolShare) {
+        self.flow_control = Some(FlowControl::Pool(share));
+    }
+
+    /// Leaves its user's pool, if it shares one (it is retired).
+    pub(crate) fn leave_pool(&mut self) {
+        if let Some(FlowControl::Pool(share)) = &mut self.flow_control {
+            share.leave();
+        }
+    }
+
+    /// The other connections of its user's pool.
+    pub(crate) fn pool_partners(&self) -> Vec<usize> {
+        match &self.flow_control {
+            Some(FlowControl::Pool(share)) => share.others(),
+            _ => Vec::new(),
+        }
     }
 
     /// Whether the upstream side has closed and every byte it sent was delivered downstream:
@@ -478,7 +502,8 @@ impl SplitConnection {
         (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
     }
 
-    fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+    pub(crate) fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        self.report_held();
         if !self.lhs_open {
             return;
         }
@@ -490,8 +515,17 @@ impl SplitConnection {
         }
     }
 
+    /// Reports the bytes held to the user's pool, if the connection shares one.
+    fn report_held(&mut self) {
+        let held = self.occupancy().held();
+        if let Some(fc) = &mut self.flow_control {
+            fc.report(held);
+        }
+    }
+
     /// Writes the current window into the LHS packets sent since `mark`.
     fn stamp_window(&mut self, mark: (usize, usize), spec: &GatewaySpec, ctx: &mut AgentCtx) {
+        self.report_held();
         let window = self.window(spec);
         let ack_flow = self.ack_flow;
         let mut stamped = false;
