@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT_DIRS = ["crates", "python", "docs", "scenarios", "tests"]
-PRODUCT_FILES = ["README.md", "Makefile", "Cargo.toml", "pyproject.toml"]
+PRODUCT_FILES = ["README.md", "DEVELOPERS.md", "Makefile", "Cargo.toml", "pyproject.toml"]
 SUFFIXES = {".rs", ".py", ".md", ".toml", ".csv", ".txt", ".json"}
 SKIP_PARTS = {"target", ".venv", "__pycache__", ".pytest_cache"}
 

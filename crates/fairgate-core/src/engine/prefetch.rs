@@ -17,15 +17,16 @@ pub fn prefetch_at<T>(slice: &[T], index: usize) {
     }
 }
 
-/// [`prefetch`] of every cache line of `value` up to its first `max_bytes`: a record of
+/// [`prefetch`] of every cache line holding `value`'s first `max_bytes`: a record of
 /// several lines, or the object behind a `Box<dyn Trait>` (whose size its vtable knows).
 #[inline(always)]
 pub fn prefetch_lines<T: ?Sized>(value: &T, max_bytes: usize) {
     const LINE: usize = 64;
     let start = (value as *const T).cast::<u8>();
     let bytes = std::mem::size_of_val(value).min(max_bytes);
-    for offset in (0..bytes).step_by(LINE) {
-        prefetch_address(start.wrapping_add(offset));
+    let into_first_line = start as usize % LINE;
+    for offset in (0..into_first_line + bytes).step_by(LINE) {
+        prefetch_address(start.wrapping_add(offset).wrapping_sub(into_first_line));
     }
 }
 

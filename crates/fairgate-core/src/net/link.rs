@@ -250,11 +250,13 @@ enum LossModel {
     },
 }
 
-/// A simplex link as the engine runs it.
+/// A simplex link as the engine runs it. `repr(C)` keeps what every packet reads (the rate,
+/// the loss model's kind, the delay model's kind and a fixed delay) in its first cache line.
+#[repr(C)]
 pub struct Link {
     pub rate_bps: u64,
-    delay: DelayModel,
     loss: LossModel,
+    delay: DelayModel,
     rng: Rng,
 }
 

@@ -76,18 +76,11 @@ impl FlowStats {
     }
 }
 
-/// Per-port counters with exact time integrals of the queue length.
+/// Per-port counters with exact time integrals of the queue length. `repr(C)` keeps the
+/// counters every packet updates first and the per-reason arrays last.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct PortStats {
-    pub arrivals_pkts: u64,
-    pub arrivals_bytes: u64,
-    pub departures_pkts: u64,
-    pub departures_bytes: u64,
-    pub drops_pkts: [u64; DropReason::COUNT],
-    pub drops_bytes: [u64; DropReason::COUNT],
-    pub marks: [u64; DropReason::COUNT],
-    /// Packets that left on the link and reached the far node.
-    pub delivered_pkts: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -95,16 +88,28 @@ pub struct PortStats {
     pub queue_byte_ps: u128,
     /// Sum over time of the device queue's length, in packet-ps.
     pub device_pkt_ps: u128,
-    pub max_device_pkts: u64,
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
+    pub last_change: Time,
+    pub arrivals_pkts: u64,
+    pub arrivals_bytes: u64,
+    pub departures_pkts: u64,
+    pub departures_bytes: u64,
+    /// Packets that left on the link and reached the far node.
+    pub delivered_pkts: u64,
     pub max_queue_pkts: u64,
     pub max_queue_bytes: u64,
-    pub last_change: Time,
+    pub max_device_pkts: u64,
+    pub drops_pkts: [u64; DropReason::COUNT],
+    pub drops_bytes: [u64; DropReason::COUNT],
+    pub marks: [u64; DropReason::COUNT],
 }
 
 impl PortStats {
+    /// Bytes at the start that every packet updates (the time integrals and counters).
+    pub const HOT_BYTES: usize = std::mem::offset_of!(PortStats, drops_pkts);
+
     /// Advances the time integrals to `now` with the lengths that held since the last change.
     pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, device: usize) {
         let dt = (now - self.last_change) as u128;
