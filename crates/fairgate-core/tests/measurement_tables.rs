@@ -320,3 +320,40 @@ fn without_edges_the_whole_run_is_one_phase_and_bad_edges_are_named() {
         assert_eq!(e.path, format!("simulation.phase_edges[{index}]"));
     }
 }
+
+/// CBR at twice the link rate into a 10-packet drop-tail buffer: once the buffer is full, every
+/// other arriving packet is dropped.
+const DOUBLE_RATE: &str = r#"
+name = "double"
+[simulation]
+duration = "1s"
+record_drops = "all"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+delay = "1ms"
+duplex = false
+queue = { kind = "fifo", limit = 10 }
+[[flows]]
+name = "c"
+src = "a"
+dst = "b"
+source = { kind = "cbr", rate = "20Mbps", size = 1000 }
+"#;
+
+#[test]
+fn drops_on_arrival_carry_the_index_of_the_dropped_arrival() {
+    let r = run(DOUBLE_RATE, &[]);
+    let index = u64s(&r.drops, "arrival_index");
+    let arrivals = u64s(&r.ports, "arrivals_pkts")[0];
+    assert!(index.len() > 1000, "only {} drops", index.len());
+    assert!(index[0] > 10, "first drop at arrival {}", index[0]);
+    assert!(*index.last().unwrap() <= arrivals);
+    let steps: Vec<u64> = index.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(steps.iter().all(|&s| s == 2), "{:?}", &steps[..10]);
+}

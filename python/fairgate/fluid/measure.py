@@ -1,10 +1,11 @@
 """Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.6].
 
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
-transmit queue, then fits Fourier series. Here: ω from the delivered data bytes per interval
-(actual over mean), d from the gateway's PEP buffer by Little's law (bytes held over bytes
-delivered per unit time), υ from the connections opened in each interval (births of an HTTP
-population, else flow starts) over m.
+transmit queue, then fits Fourier series. Here: ω from the bytes the gateway accepts from
+upstream per interval (actual over mean; without a gateway, the data bytes delivered), d from
+the gateway's send buffers by Little's law (bytes waiting to be sent over the satellite over
+the rate bytes enter the PEP), υ from the connections opened in each interval (births of an
+HTTP population, else flow starts) over m.
 Decisions: docs/models/fluid.md.
 """
 
@@ -37,29 +38,46 @@ def delivered_rate(results: Results) -> pd.Series:
 
 
 def offered_load_ratio(
-    results: Results, start_s: float = 0.0, points: int | None = None
+    results: Results, start_s: float = 0.0, points: int | None = None, gateway: str | None = None
 ) -> pd.Series:
-    """ω samples: the interval's delivered data rate over its mean across the fit window
-    (``points`` samples from ``start_s``; default the whole series), so ω has mean 1 there."""
-    rate = delivered_rate(results)
+    """ω samples: the interval's offered rate over its mean across the fit window (``points``
+    samples from ``start_s``; default the whole series), so ω has mean 1 there. The offered rate
+    is what ``gateway`` accepted from upstream when one is named (the load offered to it; its
+    flows' delivered bytes count each split leg), else the data bytes delivered."""
+    rate = delivered_rate(results) if gateway is None else relayed_rate(results, gateway)
     window = rate[rate.index >= start_s]
     mean = (window if points is None else window.iloc[:points]).mean()
     if not mean > 0:
-        raise ScenarioError("results.flow_series: no data bytes delivered, so ω is undefined")
+        raise ScenarioError("results: no data bytes offered in the fit window, so ω is undefined")
     return (rate / mean).rename("omega")
 
 
-def pep_delay(results: Results, gateway: str) -> pd.Series:
-    """d samples in model units: PEP-buffered bytes over the delivered rate (Little's law)."""
+def _gateway_sum(results: Results, gateway: str, var: str) -> pd.Series:
     traces = results.traces
-    held = traces[traces["var"].astype(str) == f"{gateway}.pep_buffer"]
-    if held.empty:
+    rows = traces[traces["var"].astype(str) == f"{gateway}.{var}"]
+    if rows.empty:
         raise ScenarioError(
-            f"results.traces: no '{gateway}.pep_buffer' samples; is '{gateway}' a gateway?"
+            f"results.traces: no '{gateway}.{var}' samples; is '{gateway}' a gateway?"
         )
-    buffered = held.groupby("time_s", observed=True)["value"].sum()
-    rate = delivered_rate(results)
-    aligned = buffered.reindex(rate.index).fillna(0.0)
+    return rows.groupby("time_s", observed=True)["value"].sum().sort_index()
+
+
+def relayed_rate(results: Results, gateway: str) -> pd.Series:
+    """Bytes per second the gateway accepted from upstream in each sample interval."""
+    relayed = _gateway_sum(results, gateway, "relayed_bytes")
+    times = relayed.index.to_numpy(dtype=float)
+    rate = np.diff(relayed.to_numpy(dtype=float)) / np.diff(times)
+    return pd.Series(rate, index=pd.Index(times[1:], name="time_s"), name="bytes_per_s")
+
+
+def pep_delay(results: Results, gateway: str) -> pd.Series:
+    """d samples in model units: how long a byte waits in the PEP between the receive queue and
+    the transmit queue, by Little's law: bytes in the send buffers (accepted, not yet sent over
+    the satellite) over the rate bytes enter the PEP. Bytes already sent and awaiting the
+    satellite's acknowledgement have passed the transmit queue, so they do not count."""
+    waiting = _gateway_sum(results, gateway, "send_buffer")
+    rate = relayed_rate(results, gateway)
+    aligned = waiting.reindex(rate.index).fillna(0.0)
     seconds = aligned / rate.where(rate > 0)
     return (seconds.fillna(0.0) / UNIT_S).rename("delay")
 
@@ -134,7 +152,7 @@ def measure_inputs(
 ) -> dict[str, FourierSeries]:
     """Fits ω, υ and (with a gateway) d from one run; keys ``omega``, ``upsilon``, ``delay``."""
     fitted = {
-        "omega": fit_window(offered_load_ratio(results, start_s, points), start_s, points),
+        "omega": fit_window(offered_load_ratio(results, start_s, points, gateway), start_s, points),
         "upsilon": fit_window(new_connection_fraction(results, connections), start_s, points),
     }
     if gateway is not None:
