@@ -143,6 +143,7 @@ def scenario(
     ramp = QUICK_RAMP_S if quick else RAMP_S
     doc["simulation"]["duration"] = f"{ramp + measure_s:g}s"
     doc["simulation"]["record_drops"] = "all"
+    doc["simulation"]["phase_edges"] = [ramp]
     flow = _tcp_flow(doc)
     flow["count"] = connections // PER_FLOW
     flow["source"]["record_transfers"] = udp
