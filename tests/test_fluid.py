@@ -12,6 +12,7 @@ import pytest
 import fairgate as fg
 from fairgate import fluid
 from fairgate.fluid import FluidInputs, FluidParams, FourierSeries
+from fairgate.fluid.model import delayed_clock
 
 
 def test_fit_recovers_known_coefficients_exactly() -> None:
@@ -230,3 +231,19 @@ def test_the_rest_point_drops_about_the_emulations_fraction() -> None:
 def test_a_bad_start_names_the_field() -> None:
     with pytest.raises(fg.ScenarioError, match=r"fluid\.start"):
         fluid.solve("red", FluidParams(start="cold"))
+
+
+def test_the_delayed_clock_never_runs_backwards() -> None:
+    times = np.array([0.0, 1.0, 2.0, 3.0])
+    late = delayed_clock(times, np.array([0.0, 2.0, 0.5, -1.0]))
+    assert late.tolist() == [0.0, 0.0, 1.5, 3.0]
+
+
+def test_before_the_delay_has_passed_the_queue_holds_its_rest_point() -> None:
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.3,), (0.2,)), delay=FourierSeries.constant(5.0)
+    )
+    sol = fluid.solve("avqred", FluidParams(horizon=8.0), inputs)
+    early = sol[sol["t"] <= 5.0]
+    assert np.allclose(early["q"], 90.0, atol=1e-9)
+    assert not np.allclose(sol["q"].iloc[-1], 90.0, atol=1e-3)

@@ -3,9 +3,9 @@
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
 transmit queue, then fits Fourier series. Here: ω from the bytes the gateway accepts from
 upstream per interval (actual over mean; without a gateway, the data bytes delivered), d from
-the gateway's send buffers by Little's law (bytes waiting to be sent over the satellite over
-the rate bytes enter the PEP), υ from the connections opened in each interval (births of an
-HTTP population, else flow starts) over m.
+the gateway's send buffers (how long the bytes it passes on waited, first in, first out), υ
+from the connections opened in each interval (births of an HTTP population, else flow starts)
+over m.
 Decisions: docs/models/fluid.md.
 """
 
@@ -70,16 +70,31 @@ def relayed_rate(results: Results, gateway: str) -> pd.Series:
     return pd.Series(rate, index=pd.Index(times[1:], name="time_s"), name="bytes_per_s")
 
 
+def entry_times(accepted: np.ndarray, times: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """When the cumulative count ``accepted`` (non-decreasing, sampled at ``times``) first
+    reached each ``level``, by linear interpolation; levels below the first sample map to it."""
+    upper = np.clip(np.searchsorted(accepted, level, side="left"), 1, len(accepted) - 1)
+    lower = upper - 1
+    span = accepted[upper] - accepted[lower]
+    share = np.divide(level - accepted[lower], span, out=np.ones_like(span), where=span > 0)
+    return times[lower] + np.clip(share, 0.0, 1.0) * (times[upper] - times[lower])
+
+
 def pep_delay(results: Results, gateway: str) -> pd.Series:
-    """d samples in model units: how long a byte waits in the PEP between the receive queue and
-    the transmit queue, by Little's law: bytes in the send buffers (accepted, not yet sent over
-    the satellite) over the rate bytes enter the PEP. Bytes already sent and awaiting the
-    satellite's acknowledgement have passed the transmit queue, so they do not count."""
-    waiting = _gateway_sum(results, gateway, "send_buffer")
-    rate = relayed_rate(results, gateway)
-    aligned = waiting.reindex(rate.index).fillna(0.0)
-    seconds = aligned / rate.where(rate > 0)
-    return (seconds.fillna(0.0) / UNIT_S).rename("delay")
+    """d samples in model units: how long the bytes the PEP passes on at each sample waited in
+    its send buffers, reading them first in, first out. The bytes sent by t are those accepted,
+    A(t), less those still waiting, S(t); they entered by t' with A(t') = A(t) − S(t), so
+    d(t) = t − t'. Bytes sent and awaiting the satellite's acknowledgement have passed the
+    transmit queue and do not count; with nothing waiting, d = 0. t − d(t) never runs
+    backwards, as for any FIFO delay."""
+    accepted = _gateway_sum(results, gateway, "relayed_bytes")
+    waiting = _gateway_sum(results, gateway, "send_buffer").reindex(accepted.index).fillna(0.0)
+    times = accepted.index.to_numpy(dtype=float)
+    total = np.maximum.accumulate(accepted.to_numpy(dtype=float))
+    sent = np.maximum.accumulate(np.clip(total - waiting.to_numpy(), total[0], None))
+    delay = np.where(waiting.to_numpy() > 0, times - entry_times(total, times, sent), 0.0)
+    delay /= UNIT_S
+    return pd.Series(delay[1:], index=pd.Index(times[1:], name="time_s"), name="delay")
 
 
 def cumulative_births(results: Results) -> pd.Series | None:

@@ -122,6 +122,13 @@ class _History:
         return float(self.values[low] * (1.0 - frac) + self.values[low + 1] * frac)
 
 
+def delayed_clock(times: np.ndarray, delay: np.ndarray) -> np.ndarray:
+    """t − d(t) with d ≥ 0, made non-decreasing: what reaches the transmit queue at t left the
+    receive queue at this time, and a FIFO delay never delivers out of order (a fitted series
+    may swing faster than one unit per unit)."""
+    return np.maximum.accumulate(times - np.maximum(delay, 0.0))
+
+
 def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
     if scheme not in SCHEMES:
         raise ScenarioError(f"fluid.scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
@@ -146,9 +153,11 @@ def solve(
     _check(scheme, chapter, prm)
     steps = int(math.floor(prm.horizon / prm.step + 1e-9))
     times = np.arange(steps + 1) * prm.step
-    delay = np.maximum(inp.delay(times), 0.0)
+    late = delayed_clock(times, inp.delay(times))
+    delay = times - late
     omega = np.maximum(inp.omega(times), 0.0)
-    omega_late = np.maximum(inp.omega(times - delay), 0.0)
+    before = max(inp.omega.a0, 0.0)
+    omega_late = np.where(late < 0.0, before, np.maximum(inp.omega(late), 0.0))
     floor_upsilon = 1.0 - 1.0 / prm.connections
     upsilon = (
         np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
