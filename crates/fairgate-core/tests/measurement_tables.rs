@@ -321,34 +321,18 @@ fn without_edges_the_whole_run_is_one_phase_and_bad_edges_are_named() {
     }
 }
 
-/// CBR at twice the link rate into a 10-packet drop-tail buffer: once the buffer is full, every
-/// other arriving packet is dropped.
-const DOUBLE_RATE: &str = r#"
-name = "double"
-[simulation]
-duration = "1s"
-record_drops = "all"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-from = "a"
-to = "b"
-rate = "10Mbps"
-delay = "1ms"
-duplex = false
-queue = { kind = "fifo", limit = 10 }
-[[flows]]
-name = "c"
-src = "a"
-dst = "b"
-source = { kind = "cbr", rate = "20Mbps", size = 1000 }
-"#;
-
+/// One CBR flow at twice the link rate into a 10-packet drop-tail buffer: once the buffer is
+/// full, every other arriving packet is dropped.
 #[test]
 fn drops_on_arrival_carry_the_index_of_the_dropped_arrival() {
-    let r = run(DOUBLE_RATE, &[]);
+    let double_rate = [
+        "simulation.duration=\"1s\"",
+        "simulation.record_drops=\"all\"",
+        "links[0].queue={ kind = \"fifo\", limit = 10 }",
+        "flows[0].count=1",
+        "flows[0].source={ kind = \"cbr\", rate = \"20Mbps\", size = 1000 }",
+    ];
+    let r = run(OVERLOAD, &double_rate);
     let index = u64s(&r.drops, "arrival_index");
     let arrivals = u64s(&r.ports, "arrivals_pkts")[0];
     assert!(index.len() > 1000, "only {} drops", index.len());
