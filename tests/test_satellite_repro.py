@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairgate import fluid
 from fairgate.repro import satellite
+from fairgate.repro.satellite_fluid import model_vs_simulation
 from fairgate.repro.satellite_measure import (
     arrivals_before,
     clustering,
@@ -122,3 +124,23 @@ def test_full_reproduction(tmp_path: Path) -> None:
     checks = frame[frame["experiment"].str.endswith("check")]
     assert {m.split(":")[0] for m in checks["metric"]} == {str(k) for k in range(1, 16)}
     assert (frame["verdict"] == "PASS").sum() > 0
+
+
+def test_the_chapter6_model_sits_beside_the_runs_and_the_paper(tmp_path: Path) -> None:
+    ablation = pd.DataFrame(
+        {
+            "scheme": ["red", "red", "avqred", "avqred"],
+            "upsilon": ["measured", "zero"] * 2,
+            "q_mean": [500.0, 490.0, 80.0, 79.0],
+            "q_std": [300.0, 290.0, 20.0, 19.0],
+        }
+    )
+    runs = {"RED FC 2": {"q_mean": 160.0, "q_std": 120.0}}
+    table = model_vs_simulation(ablation, runs)
+    red = table[table["scheme"] == "RED FC 2"].set_index("statistic")
+    assert red.loc["mean"].tolist()[1:] == [119.59, 160.0, 500.0]
+    assert red.loc["std"].tolist()[1:] == [90.48, 120.0, 300.0]
+    avqred = table[table["scheme"] == "AVQRED FC 2"].set_index("statistic")
+    assert np.isnan(avqred.loc["mean", "simulation"]) and avqred.loc["mean", "model"] == 80.0
+    fig = fluid.model_simulation_figure(table, tmp_path / "bars.png")
+    assert len(fig.axes) == 2 and (tmp_path / "bars.png").stat().st_size > 0

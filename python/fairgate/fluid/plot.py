@@ -72,7 +72,8 @@ def model_simulation_figure(table: pd.DataFrame, path: str | Path | None = None)
         rows = table[table["statistic"] == stat].reset_index(drop=True)
         for offset, (column, label) in enumerate(SOURCES):
             positions = [i + offset * width for i in range(len(rows))]
-            ax.bar(positions, rows[column].fillna(0.0), width, label=label)
+            bars = ax.bar(positions, rows[column].fillna(0.0), width, label=label)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7)
         ax.set_xticks([i + width for i in range(len(rows))], rows["scheme"])
         ax.set_ylabel(f"transmit queue {stat} (packets)")
         ax.set_yscale("symlog", linthresh=100.0)
