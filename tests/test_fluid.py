@@ -247,3 +247,16 @@ def test_before_the_delay_has_passed_the_queue_holds_its_rest_point() -> None:
     early = sol[sol["t"] <= 5.0]
     assert np.allclose(early["q"], 90.0, atol=1e-9)
     assert not np.allclose(sol["q"].iloc[-1], 90.0, atol=1e-3)
+
+
+def test_the_delay_sweep_replaces_only_the_delay() -> None:
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.2,), (0.0,)),
+        delay=FourierSeries(50.0, 8.0, (2.0,), (0.0,)),
+    )
+    prm = FluidParams(horizon=80.0)
+    sweep = fluid.delay_sweep("red", [0.0, 3.0], prm, inputs)
+    assert sweep["delay_units"].tolist() == [0.0, 3.0]
+    fixed = FluidInputs(omega=inputs.omega, delay=FourierSeries.constant(3.0))
+    expected = fluid.queue_stats(fluid.solve("red", prm, fixed))
+    assert sweep.loc[1, "q_mean"] == expected["mean"] and sweep.loc[1, "q_std"] == expected["std"]

@@ -7,6 +7,7 @@
 
 from fairgate.fluid.compare import (
     PAPER_IMPROVEMENT,
+    delay_sweep,
     improvement,
     improvement_table,
     model_improvement,
@@ -30,6 +31,7 @@ __all__ = [
     "FluidInputs",
     "FluidParams",
     "FourierSeries",
+    "delay_sweep",
     "fit_fourier",
     "improvement",
     "improvement_figure",

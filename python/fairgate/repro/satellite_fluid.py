@@ -4,7 +4,8 @@ The inputs ω, d, υ are fitted (``fairgate.fluid``) to the 500 samples after th
 testbed run without AQM and without a bottlenecking transmit queue, stored beside the results
 as ``fluid_inputs_ch4.json`` / ``fluid_inputs_ch6.json``. Chapter 4: RED 4, AVQRED and AVQ; the
 AVQRED-over-RED queue improvement of the model beside the packet-level simulation's and the
-paper's (acceptance item 14: same sign). Chapter 6: RED FC 2 and AVQRED FC 2 with the measured
+paper's (acceptance item 14: same sign), and RED with constant PEP delays beside the measured
+one; the chapter-6 model beside the FC 2 runs and the paper (Figs 6.35-6.36). Chapter 6: RED FC 2 and AVQRED FC 2 with the measured
 υ and with υ ≡ 0 (item 15: removing new-connection bursts lowers the queue's variation but
 does not remove it, read as: the std with υ ≡ 0 stays at least a quarter of that with υ).
 """
@@ -25,6 +26,9 @@ from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row
 
 REMAINS = 0.25
 """Item 15: the υ ≡ 0 queue std at least this fraction of the measured-υ one ("remains")."""
+SWEPT_DELAYS = (0.0, 2.0, 5.0, 10.0, 20.0)
+"""Constant PEP delays (units) the chapter-4 RED model is also solved with: the measured d(t)
+of the no-AQM run (about 4 s) decides whether the model's RED oscillates or swings wildly."""
 EMULATION_NOTE = "paper column: the emulation; the source prints no model values"
 
 
@@ -45,6 +49,9 @@ def chapter4_model(
     for name, st in stats.items():
         emulation = paper.CH4_QUEUE[{"RED": "RED 4"}.get(name, name)]
         _model_rows(report, f"ch4 model {name}", st, emulation)
+    for row in fluid.delay_sweep("red", SWEPT_DELAYS, params, inputs).itertuples():
+        exp = f"ch4 model RED, constant d = {row.delay_units:g} units"
+        _model_rows(report, exp, {"mean": row.q_mean, "std": row.q_std}, paper.CH4_QUEUE["RED 4"])
     start = solutions["AVQRED"]["p"].iloc[0]
     report.add(
         Row(
