@@ -5,9 +5,10 @@ testbed run without AQM and without a bottlenecking transmit queue, stored besid
 as ``fluid_inputs_ch4.json`` / ``fluid_inputs_ch6.json``. Chapter 4: RED 4, AVQRED and AVQ; the
 AVQRED-over-RED queue improvement of the model beside the packet-level simulation's and the
 paper's (acceptance item 14: same sign), and RED with constant PEP delays beside the measured
-one; the chapter-6 model beside the FC 2 runs and the paper (Figs 6.35-6.36). Chapter 6: RED FC 2 and AVQRED FC 2 with the measured
-υ and with υ ≡ 0 (item 15: removing new-connection bursts lowers the queue's variation but
-does not remove it, read as: the std with υ ≡ 0 stays at least a quarter of that with υ).
+one. Chapter 6: RED FC 2 and AVQRED FC 2 with the measured υ and with υ ≡ 0 (item 15: removing
+new-connection bursts lowers the queue's variation but does not remove it, read as: the std
+with υ ≡ 0 stays at least a quarter of that with υ), and the model beside the FC 2 runs and
+the paper (Figs 6.35-6.36).
 """
 
 from __future__ import annotations
