@@ -12,6 +12,7 @@ import pytest
 import fairgate as fg
 from fairgate import fluid
 from fairgate.fluid import FluidInputs, FluidParams, FourierSeries
+from fairgate.fluid.model import delayed_clock
 
 
 def test_fit_recovers_known_coefficients_exactly() -> None:
@@ -87,7 +88,7 @@ def _equilibrium_marking(prm: FluidParams) -> float:
 
 
 def test_avqred_settles_at_the_hand_computed_equilibrium() -> None:
-    prm = FluidParams(horizon=100.0)
+    prm = FluidParams(horizon=100.0, rtt=0.6, start="empty")
     sol = fluid.solve("avqred", prm)
     p_star = _equilibrium_marking(prm)
     lam_star = prm.connections / prm.rtt * math.sqrt(2.0 * (1.0 - p_star) / p_star)
@@ -98,7 +99,7 @@ def test_avqred_settles_at_the_hand_computed_equilibrium() -> None:
 
 
 def test_red_settles_at_the_hand_computed_equilibrium() -> None:
-    prm = FluidParams(connections=100, horizon=200.0)
+    prm = FluidParams(connections=100, horizon=200.0, rtt=0.6, start="empty")
     sol = fluid.solve("red", prm)
     p_star = _equilibrium_marking(prm)
     end = sol.iloc[-1]
@@ -194,3 +195,68 @@ def test_figures_are_returned_and_saved_only_when_asked(tmp_path) -> None:
     table = fluid.improvement_table({"mean": -30.0, "std": -10.0})
     fluid.improvement_figure(table, tmp_path / "bars.png")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bars.png", "queue.png"]
+
+
+@pytest.mark.parametrize(
+    ("scheme", "chapter"), [("red", 4), ("avqred", 4), ("red", 6), ("avqred", 6)]
+)
+def test_the_equilibrium_start_is_a_rest_point_of_the_equations(scheme: str, chapter: int) -> None:
+    prm = FluidParams(connections=400, horizon=20.0)
+    inputs = FluidInputs(delay=FourierSeries.constant(5.0), upsilon=FourierSeries.constant(0.1))
+    sol = fluid.solve(scheme, prm, inputs, chapter)
+    for column in ("lam", "q", "v", "w", "p"):
+        values = sol[column].to_numpy()
+        assert np.allclose(values, values[0], rtol=1e-9, atol=1e-9), column
+    mu, m, rtt = prm.service_rate, prm.connections, prm.rtt
+    p, lam = sol["p"].iloc[0], sol["lam"].iloc[0]
+    if chapter == 4:
+        assert (1.0 - p) * lam == pytest.approx(mu, rel=1e-9)
+        assert (1.0 - p) * m / rtt**2 == pytest.approx(p * lam**2 / (2.0 * m), rel=1e-9)
+    else:
+        old = 0.9 * m
+        assert lam == pytest.approx(mu)
+        assert (1.0 - p) * old / rtt**2 == pytest.approx(p * prm.decrease * lam**2 / old)
+        assert sol["n"].iloc[-1] == pytest.approx(0.1 * m * prm.max_rcv_win)
+
+
+def test_the_rest_point_drops_about_the_emulations_fraction() -> None:
+    """R = 6 units: the chapter-4 rest point drops 16.3 % of arrivals, the emulation 18.5 %
+    [Byun07, Table 4.3]; R = 0.6 units would drop 70 %."""
+    start = fluid.solve("avqred", FluidParams(horizon=0.01))
+    assert start["p"].iloc[0] == pytest.approx(0.163, abs=0.001)
+    dimensional = fluid.solve("avqred", FluidParams(horizon=0.01, rtt=0.6))
+    assert dimensional["p"].iloc[0] == pytest.approx(0.70, abs=0.01)
+
+
+def test_a_bad_start_names_the_field() -> None:
+    with pytest.raises(fg.ScenarioError, match=r"fluid\.start"):
+        fluid.solve("red", FluidParams(start="cold"))
+
+
+def test_the_delayed_clock_never_runs_backwards() -> None:
+    times = np.array([0.0, 1.0, 2.0, 3.0])
+    late = delayed_clock(times, np.array([0.0, 2.0, 0.5, -1.0]))
+    assert late.tolist() == [0.0, 0.0, 1.5, 3.0]
+
+
+def test_before_the_delay_has_passed_the_queue_holds_its_rest_point() -> None:
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.3,), (0.2,)), delay=FourierSeries.constant(5.0)
+    )
+    sol = fluid.solve("avqred", FluidParams(horizon=8.0), inputs)
+    early = sol[sol["t"] <= 5.0]
+    assert np.allclose(early["q"], 90.0, atol=1e-9)
+    assert not np.allclose(sol["q"].iloc[-1], 90.0, atol=1e-3)
+
+
+def test_the_delay_sweep_replaces_only_the_delay() -> None:
+    inputs = FluidInputs(
+        omega=FourierSeries(50.0, 1.0, (0.2,), (0.0,)),
+        delay=FourierSeries(50.0, 8.0, (2.0,), (0.0,)),
+    )
+    prm = FluidParams(horizon=80.0)
+    sweep = fluid.delay_sweep("red", [0.0, 3.0], prm, inputs)
+    assert sweep["delay_units"].tolist() == [0.0, 3.0]
+    fixed = FluidInputs(omega=inputs.omega, delay=FourierSeries.constant(3.0))
+    expected = fluid.queue_stats(fluid.solve("red", prm, fixed))
+    assert sweep.loc[1, "q_mean"] == expected["mean"] and sweep.loc[1, "q_std"] == expected["std"]

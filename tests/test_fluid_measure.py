@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import fairgate as fg
 from conftest import SCENARIOS
 from fairgate import fluid
-from fairgate.fluid.measure import delivered_rate
+from fairgate.fluid.measure import entry_times
 
 # The satellite PEP scenario sampled every 100 ms for a little over 500 samples, as the source does.
 SAMPLED = ['simulation.sample_interval="100ms"', 'simulation.duration="51s"']
@@ -34,18 +35,31 @@ def test_offered_load_ratio_has_mean_one_over_the_fitted_window(satellite_run) -
     assert not whole[whole.index >= 10.0].iloc[:50].mean() == pytest.approx(1.0)
 
 
-def test_pep_delay_follows_littles_law(satellite_run) -> None:
+def test_entry_times_invert_a_cumulative_count() -> None:
+    accepted = np.array([0.0, 100.0, 100.0, 300.0])
+    times = np.array([0.0, 1.0, 2.0, 3.0])
+    level = np.array([-5.0, 50.0, 100.0, 200.0, 300.0])
+    assert entry_times(accepted, times, level).tolist() == [0.0, 0.5, 1.0, 2.5, 3.0]
+
+
+def test_pep_delay_is_the_fifo_wait_in_the_send_buffers(satellite_run) -> None:
     delay = fluid.pep_delay(satellite_run, "pep")
-    rate = delivered_rate(satellite_run)
     traces = satellite_run.traces
-    held = (
-        traces[traces["var"].astype(str) == "pep.pep_buffer"]
-        .groupby("time_s", observed=True)["value"]
-        .sum()
-    )
-    when = rate.index[len(rate) // 2]
-    assert delay[when] == pytest.approx(held.get(when, 0.0) / rate[when] / 0.1)
-    assert (delay >= 0).all()
+
+    def summed(var: str) -> pd.Series:
+        rows = traces[traces["var"].astype(str) == f"pep.{var}"]
+        return rows.groupby("time_s", observed=True)["value"].sum().reindex(delay.index)
+
+    accepted, waiting = summed("relayed_bytes"), summed("send_buffer")
+    times = delay.index.to_numpy()
+    entered = times - delay.to_numpy() * 0.1
+    assert (delay >= 0).all() and delay.max() > 0
+    assert (np.diff(entered) >= -1e-9).all()
+    assert (delay[waiting.to_numpy() == 0] == 0).all()
+    busy = (waiting.to_numpy() > 0) & ((accepted - waiting).to_numpy() >= accepted.iloc[0])
+    reached = np.interp(entered[busy], times, accepted.to_numpy())
+    expected = (accepted - waiting).to_numpy()[busy]
+    assert np.allclose(reached, expected, rtol=1e-6, atol=1.0)
 
 
 def test_new_connection_fraction_counts_every_start_once(satellite_run) -> None:
@@ -68,7 +82,7 @@ def test_measure_inputs_fits_and_stores_every_input(satellite_run, tmp_path) -> 
 
 
 def test_measuring_needs_the_gateway_and_enough_samples(satellite_run) -> None:
-    with pytest.raises(fg.ScenarioError, match="no 'nowhere.pep_buffer' samples"):
+    with pytest.raises(fg.ScenarioError, match="no 'nowhere.relayed_bytes' samples"):
         fluid.pep_delay(satellite_run, "nowhere")
     with pytest.raises(fg.ScenarioError, match="expected 500 samples from 40"):
         fluid.measure_inputs(satellite_run, start_s=40.0)

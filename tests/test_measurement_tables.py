@@ -37,6 +37,7 @@ def test_drops_table_has_one_row_per_drop_and_round_trips(tmp_path: Path) -> Non
         "size",
         "seq",
         "cause",
+        "arrival_index",
     ]
     assert drops["cause"].astype(str).tolist() == drops["reason"].astype(str).tolist()
     assert set(drops["reason"]) == {"overflow"} and set(drops["action"]) == {"drop"}

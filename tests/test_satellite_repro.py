@@ -12,16 +12,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairgate import fluid
 from fairgate.repro import satellite
+from fairgate.repro.satellite_fluid import model_vs_simulation
 from fairgate.repro.satellite_measure import (
-    CONSECUTIVE_S,
+    arrivals_before,
     clustering,
+    index_runs,
     marking_probability,
-    run_lengths,
 )
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
-from fairgate.repro.satellite_setup import scenario, scenario_text
-from fairgate.runner import validate_text
+from fairgate.repro.satellite_setup import QUICK_RAMP_S, RECEIVE, scenario, scenario_text
+from fairgate.runner import run_text, validate_text
 
 
 def test_every_scheme_builds_a_valid_scenario_with_the_texts_tcp_options() -> None:
@@ -58,21 +60,37 @@ def test_each_chapter_has_its_cases() -> None:
     assert fc2.args[0] == "AVQRED" and fc2.args[5] == 2 and fc2.args[3] == 900.0
 
 
-def test_runs_of_consecutive_drops() -> None:
-    gap = CONSECUTIVE_S
-    times = np.array([0.0, 0.5 * gap, 0.9 * gap, 10 * gap, 20 * gap, 20.5 * gap])
-    assert run_lengths(times).tolist() == [3, 1, 2]
-    assert run_lengths(np.array([])).tolist() == []
+def test_runs_of_consecutive_arrivals() -> None:
+    assert index_runs(np.array([3, 4, 5, 9, 20, 21])).tolist() == [3, 1, 2]
+    assert index_runs(np.array([], dtype=int)).tolist() == []
 
 
-def test_clustering_places_drops_by_arrivals_and_stops_at_1000_packets() -> None:
-    arrivals = pd.Series([500.0, 500.0, 500.0], index=[10.1, 10.2, 10.3])
+def test_clustering_places_drops_by_their_arrival_index_and_stops_at_1000_packets() -> None:
     events = pd.DataFrame(
-        {"time_s": [10.05, 10.15, 10.25], "action": ["drop", "drop", "mark"], "flow": "f"}
+        {
+            "time_s": [10.05, 10.06, 10.15, 10.2, 10.25],
+            "action": ["drop", "drop", "drop", "mark", "drop"],
+            "flow": "f",
+            "arrival_index": [5_001, 5_002, 5_400, 5_401, 6_001],
+        }
     )
-    cl = clustering(events, arrivals, 10.0)
-    assert cl["raster"] == [250, 750]
-    assert cl["mean_run"] == 1.0 and cl["longest_run"] == 1
+    cl = clustering(events, arrived_before=5_000)
+    assert cl["raster"] == [0, 1, 399]
+    assert cl["mean_run"] == 1.5 and cl["longest_run"] == 2
+
+
+def test_the_raster_starts_at_the_measurement_start_of_a_real_run() -> None:
+    doc = scenario("RED 4", 40, 5.0, quick=True)
+    doc["simulation"]["duration"] = "45s"
+    res = run_text(scenario_text(doc))
+    before = arrivals_before(res, RECEIVE, QUICK_RAMP_S)
+    ports = res.ports.set_index("port")
+    assert 0 < before < ports.loc[RECEIVE, "arrivals_pkts"]
+    events = res.drops[res.drops["port"].astype(str) == RECEIVE]
+    late = events[events["time_s"] > QUICK_RAMP_S]
+    assert (late["arrival_index"] > before).all()
+    with pytest.raises(ValueError, match="phase_edges"):
+        arrivals_before(res, RECEIVE, 41.0)
 
 
 def test_marking_probability_counts_drops_and_marks_per_interval() -> None:
@@ -106,3 +124,23 @@ def test_full_reproduction(tmp_path: Path) -> None:
     checks = frame[frame["experiment"].str.endswith("check")]
     assert {m.split(":")[0] for m in checks["metric"]} == {str(k) for k in range(1, 16)}
     assert (frame["verdict"] == "PASS").sum() > 0
+
+
+def test_the_chapter6_model_sits_beside_the_runs_and_the_paper(tmp_path: Path) -> None:
+    ablation = pd.DataFrame(
+        {
+            "scheme": ["red", "red", "avqred", "avqred"],
+            "upsilon": ["measured", "zero"] * 2,
+            "q_mean": [500.0, 490.0, 80.0, 79.0],
+            "q_std": [300.0, 290.0, 20.0, 19.0],
+        }
+    )
+    runs = {"RED FC 2": {"q_mean": 160.0, "q_std": 120.0}}
+    table = model_vs_simulation(ablation, runs)
+    red = table[table["scheme"] == "RED FC 2"].set_index("statistic")
+    assert red.loc["mean"].tolist()[1:] == [119.59, 160.0, 500.0]
+    assert red.loc["std"].tolist()[1:] == [90.48, 120.0, 300.0]
+    avqred = table[table["scheme"] == "AVQRED FC 2"].set_index("statistic")
+    assert np.isnan(avqred.loc["mean", "simulation"]) and avqred.loc["mean", "model"] == 80.0
+    fig = fluid.model_simulation_figure(table, tmp_path / "bars.png")
+    assert len(fig.axes) == 2 and (tmp_path / "bars.png").stat().st_size > 0

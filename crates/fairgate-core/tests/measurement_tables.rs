@@ -320,3 +320,24 @@ fn without_edges_the_whole_run_is_one_phase_and_bad_edges_are_named() {
         assert_eq!(e.path, format!("simulation.phase_edges[{index}]"));
     }
 }
+
+/// One CBR flow at twice the link rate into a 10-packet drop-tail buffer: once the buffer is
+/// full, every other arriving packet is dropped.
+#[test]
+fn drops_on_arrival_carry_the_index_of_the_dropped_arrival() {
+    let double_rate = [
+        "simulation.duration=\"1s\"",
+        "simulation.record_drops=\"all\"",
+        "links[0].queue={ kind = \"fifo\", limit = 10 }",
+        "flows[0].count=1",
+        "flows[0].source={ kind = \"cbr\", rate = \"20Mbps\", size = 1000 }",
+    ];
+    let r = run(OVERLOAD, &double_rate);
+    let index = u64s(&r.drops, "arrival_index");
+    let arrivals = u64s(&r.ports, "arrivals_pkts")[0];
+    assert!(index.len() > 1000, "only {} drops", index.len());
+    assert!(index[0] > 10, "first drop at arrival {}", index[0]);
+    assert!(*index.last().unwrap() <= arrivals);
+    let steps: Vec<u64> = index.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(steps.iter().all(|&s| s == 2), "{:?}", &steps[..10]);
+}

@@ -7,6 +7,7 @@
 
 from fairgate.fluid.compare import (
     PAPER_IMPROVEMENT,
+    delay_sweep,
     improvement,
     improvement_table,
     model_improvement,
@@ -21,7 +22,7 @@ from fairgate.fluid.measure import (
     pep_delay,
 )
 from fairgate.fluid.model import SCHEMES, FluidInputs, FluidParams, marking_rate, solve
-from fairgate.fluid.plot import improvement_figure, solutions_figure
+from fairgate.fluid.plot import improvement_figure, model_simulation_figure, solutions_figure
 
 __all__ = [
     "HARMONICS",
@@ -30,6 +31,7 @@ __all__ = [
     "FluidInputs",
     "FluidParams",
     "FourierSeries",
+    "delay_sweep",
     "fit_fourier",
     "improvement",
     "improvement_figure",
@@ -37,6 +39,7 @@ __all__ = [
     "load_inputs",
     "marking_rate",
     "measure_inputs",
+    "model_simulation_figure",
     "model_improvement",
     "new_connection_fraction",
     "offered_load_ratio",

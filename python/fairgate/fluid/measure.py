@@ -1,10 +1,11 @@
 """Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.6].
 
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
-transmit queue, then fits Fourier series. Here: ω from the delivered data bytes per interval
-(actual over mean), d from the gateway's PEP buffer by Little's law (bytes held over bytes
-delivered per unit time), υ from the connections opened in each interval (births of an HTTP
-population, else flow starts) over m.
+transmit queue, then fits Fourier series. Here: ω from the bytes the gateway accepts from
+upstream per interval (actual over mean; without a gateway, the data bytes delivered), d from
+the gateway's send buffers (how long the bytes it passes on waited, first in, first out), υ
+from the connections opened in each interval (births of an HTTP population, else flow starts)
+over m.
 Decisions: docs/models/fluid.md.
 """
 
@@ -37,31 +38,63 @@ def delivered_rate(results: Results) -> pd.Series:
 
 
 def offered_load_ratio(
-    results: Results, start_s: float = 0.0, points: int | None = None
+    results: Results, start_s: float = 0.0, points: int | None = None, gateway: str | None = None
 ) -> pd.Series:
-    """ω samples: the interval's delivered data rate over its mean across the fit window
-    (``points`` samples from ``start_s``; default the whole series), so ω has mean 1 there."""
-    rate = delivered_rate(results)
+    """ω samples: the interval's offered rate over its mean across the fit window (``points``
+    samples from ``start_s``; default the whole series), so ω has mean 1 there. The offered rate
+    is what ``gateway`` accepted from upstream when one is named (the load offered to it; its
+    flows' delivered bytes count each split leg), else the data bytes delivered."""
+    rate = delivered_rate(results) if gateway is None else relayed_rate(results, gateway)
     window = rate[rate.index >= start_s]
     mean = (window if points is None else window.iloc[:points]).mean()
     if not mean > 0:
-        raise ScenarioError("results.flow_series: no data bytes delivered, so ω is undefined")
+        raise ScenarioError("results: no data bytes offered in the fit window, so ω is undefined")
     return (rate / mean).rename("omega")
 
 
-def pep_delay(results: Results, gateway: str) -> pd.Series:
-    """d samples in model units: PEP-buffered bytes over the delivered rate (Little's law)."""
+def _gateway_sum(results: Results, gateway: str, var: str) -> pd.Series:
     traces = results.traces
-    held = traces[traces["var"].astype(str) == f"{gateway}.pep_buffer"]
-    if held.empty:
+    rows = traces[traces["var"].astype(str) == f"{gateway}.{var}"]
+    if rows.empty:
         raise ScenarioError(
-            f"results.traces: no '{gateway}.pep_buffer' samples; is '{gateway}' a gateway?"
+            f"results.traces: no '{gateway}.{var}' samples; is '{gateway}' a gateway?"
         )
-    buffered = held.groupby("time_s", observed=True)["value"].sum()
-    rate = delivered_rate(results)
-    aligned = buffered.reindex(rate.index).fillna(0.0)
-    seconds = aligned / rate.where(rate > 0)
-    return (seconds.fillna(0.0) / UNIT_S).rename("delay")
+    return rows.groupby("time_s", observed=True)["value"].sum().sort_index()
+
+
+def relayed_rate(results: Results, gateway: str) -> pd.Series:
+    """Bytes per second the gateway accepted from upstream in each sample interval."""
+    relayed = _gateway_sum(results, gateway, "relayed_bytes")
+    times = relayed.index.to_numpy(dtype=float)
+    rate = np.diff(relayed.to_numpy(dtype=float)) / np.diff(times)
+    return pd.Series(rate, index=pd.Index(times[1:], name="time_s"), name="bytes_per_s")
+
+
+def entry_times(accepted: np.ndarray, times: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """When the cumulative count ``accepted`` (non-decreasing, sampled at ``times``) first
+    reached each ``level``, by linear interpolation; levels below the first sample map to it."""
+    upper = np.clip(np.searchsorted(accepted, level, side="left"), 1, len(accepted) - 1)
+    lower = upper - 1
+    span = accepted[upper] - accepted[lower]
+    share = np.divide(level - accepted[lower], span, out=np.ones_like(span), where=span > 0)
+    return times[lower] + np.clip(share, 0.0, 1.0) * (times[upper] - times[lower])
+
+
+def pep_delay(results: Results, gateway: str) -> pd.Series:
+    """d samples in model units: how long the bytes the PEP passes on at each sample waited in
+    its send buffers, reading them first in, first out. The bytes sent by t are those accepted,
+    A(t), less those still waiting, S(t); they entered by t' with A(t') = A(t) − S(t), so
+    d(t) = t − t'. Bytes sent and awaiting the satellite's acknowledgement have passed the
+    transmit queue and do not count; with nothing waiting, d = 0. t − d(t) never runs
+    backwards, as for any FIFO delay."""
+    accepted = _gateway_sum(results, gateway, "relayed_bytes")
+    waiting = _gateway_sum(results, gateway, "send_buffer").reindex(accepted.index).fillna(0.0)
+    times = accepted.index.to_numpy(dtype=float)
+    total = np.maximum.accumulate(accepted.to_numpy(dtype=float))
+    sent = np.maximum.accumulate(np.clip(total - waiting.to_numpy(), total[0], None))
+    delay = np.where(waiting.to_numpy() > 0, times - entry_times(total, times, sent), 0.0)
+    delay /= UNIT_S
+    return pd.Series(delay[1:], index=pd.Index(times[1:], name="time_s"), name="delay")
 
 
 def cumulative_births(results: Results) -> pd.Series | None:
@@ -134,7 +167,7 @@ def measure_inputs(
 ) -> dict[str, FourierSeries]:
     """Fits ω, υ and (with a gateway) d from one run; keys ``omega``, ``upsilon``, ``delay``."""
     fitted = {
-        "omega": fit_window(offered_load_ratio(results, start_s, points), start_s, points),
+        "omega": fit_window(offered_load_ratio(results, start_s, points, gateway), start_s, points),
         "upsilon": fit_window(new_connection_fraction(results, connections), start_s, points),
     }
     if gateway is not None:

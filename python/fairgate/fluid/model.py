@@ -17,9 +17,14 @@ import numpy as np
 import pandas as pd
 
 from fairgate._core import ScenarioError
+from fairgate.fluid.equilibrium import FluidState, equilibrium
 from fairgate.fluid.fourier import FourierSeries
 
 SCHEMES = ("red", "avqred", "avq", "none")
+STARTS = ("equilibrium", "empty")
+"""Initial state: the rest point with the inputs at their means (``fluid/equilibrium.py``), or
+λ = τμ with empty queues and p = 0 (the only start of the scheme ``none``, which has no rest
+point)."""
 PACKET_BYTES = 1400.0
 UNIT_S = 0.1  # one model time unit is 100 ms
 
@@ -29,7 +34,7 @@ class FluidParams:
     """Parameters in model units (time 100 ms, rates in packets per unit); defaults per source."""
 
     connections: int = 400
-    rtt: float = 0.6
+    rtt: float = 6.0
     service_rate: float = 20e6 / 8.0 / PACKET_BYTES * UNIT_S
     target_utilisation: float = 1.0
     min_th: float = 60.0
@@ -41,6 +46,7 @@ class FluidParams:
     decrease: float = 1.0 - 0.95
     step: float = 0.01
     horizon: float = 500.0
+    start: str = "equilibrium"
 
     def validate(self) -> None:
         """Raises ValueError naming the first parameter out of range."""
@@ -57,6 +63,10 @@ class FluidParams:
         if not self.min_th < self.max_th:
             raise ScenarioError(
                 f"fluid.max_th: expected more than min_th={self.min_th}, got {self.max_th}"
+            )
+        if self.start not in STARTS:
+            raise ScenarioError(
+                f"fluid.start: expected one of {', '.join(STARTS)}, got {self.start!r}"
             )
         if self.step > self.horizon:
             raise ScenarioError(
@@ -112,6 +122,13 @@ class _History:
         return float(self.values[low] * (1.0 - frac) + self.values[low + 1] * frac)
 
 
+def delayed_clock(times: np.ndarray, delay: np.ndarray) -> np.ndarray:
+    """t − d(t) with d ≥ 0, made non-decreasing: what reaches the transmit queue at t left the
+    receive queue at this time, and a FIFO delay never delivers out of order (a fitted series
+    may swing faster than one unit per unit)."""
+    return np.maximum.accumulate(times - np.maximum(delay, 0.0))
+
+
 def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
     if scheme not in SCHEMES:
         raise ScenarioError(f"fluid.scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
@@ -136,24 +153,45 @@ def solve(
     _check(scheme, chapter, prm)
     steps = int(math.floor(prm.horizon / prm.step + 1e-9))
     times = np.arange(steps + 1) * prm.step
-    delay = np.maximum(inp.delay(times), 0.0)
+    late = delayed_clock(times, inp.delay(times))
+    delay = times - late
     omega = np.maximum(inp.omega(times), 0.0)
-    omega_late = np.maximum(inp.omega(times - delay), 0.0)
+    before = max(inp.omega.a0, 0.0)
+    omega_late = np.where(late < 0.0, before, np.maximum(inp.omega(late), 0.0))
     floor_upsilon = 1.0 - 1.0 / prm.connections
     upsilon = (
         np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
     )
-    state = _integrate(scheme, prm, chapter, times, delay, omega, omega_late, upsilon)
+    start = _initial_state(scheme, prm, chapter, inp)
+    state = _integrate(scheme, prm, chapter, start, times, delay, omega, omega_late, upsilon)
     frame = pd.DataFrame({"t": times, "time_s": times * UNIT_S, **state})
     if chapter == 6:
         frame["upsilon"] = upsilon
     return frame
 
 
+def _initial_state(scheme: str, prm: FluidParams, chapter: int, inp: FluidInputs) -> FluidState:
+    if prm.start == "empty" or scheme == "none":
+        return FluidState(lam=prm.target_utilisation * prm.service_rate, q=0.0, v=0.0, w=0.0, p=0.0)
+    upsilon = min(max(inp.upsilon.a0, 0.0), 1.0 - 1.0 / prm.connections) if chapter == 6 else 0.0
+    return equilibrium(
+        chapter=chapter,
+        m=float(prm.connections),
+        rtt=prm.rtt,
+        target_rate=prm.target_utilisation * prm.service_rate,
+        band=(prm.min_th, prm.max_th),
+        decrease=prm.decrease,
+        max_rcv_win=prm.max_rcv_win,
+        omega_mean=max(inp.omega.a0, 1e-9),
+        upsilon_mean=upsilon,
+    )
+
+
 def _integrate(
     scheme: str,
     prm: FluidParams,
     chapter: int,
+    start: FluidState,
     times: np.ndarray,
     delay: np.ndarray,
     omega: np.ndarray,
@@ -161,10 +199,12 @@ def _integrate(
     upsilon: np.ndarray,
 ) -> dict[str, np.ndarray]:
     steps, h = len(times) - 1, prm.step
-    lam_hist = _History(steps, h, prm.target_utilisation * prm.service_rate)
-    p_hist = _History(steps, h, 0.0)
-    out = {name: np.zeros(steps + 1) for name in ("q", "v", "w", "n")}
-    lam, q, v, w, n, p = lam_hist.values[0], 0.0, 0.0, 0.0, 0.0, 0.0
+    lam_hist = _History(steps, h, start.lam)
+    p_hist = _History(steps, h, start.p)
+    lam, q, v, w, n, p = start.lam, start.q, start.v, start.w, start.n, start.p
+    out = {
+        name: np.full(steps + 1, value) for name, value in zip("qvwn", (q, v, w, n), strict=True)
+    }
     m, mu = float(prm.connections), prm.service_rate
     red_gain = math.log(1.0 - prm.red_weight) / 0.01
     for k in range(steps):

@@ -51,3 +51,31 @@ def improvement_figure(table: pd.DataFrame, path: str | Path | None = None) -> F
     ax.set_ylabel("AVQRED vs RED, queue change (%)")
     ax.legend()
     return _save(fig, path)
+
+
+SOURCES = (
+    ("paper", "paper's emulation"),
+    ("simulation", "fairgate packet-level"),
+    ("model", "model"),
+)
+
+
+def model_simulation_figure(table: pd.DataFrame, path: str | Path | None = None) -> Figure:
+    """Transmit-queue mean and std per scheme, the paper's emulation, the packet-level
+    simulation and the model side by side, one panel per statistic (as [Byun07, Figs 6.35,
+    6.36]). ``table``: columns ``scheme``, ``statistic`` (``mean``/``std``) and one per source
+    in ``SOURCES`` (NaN where a source has no value)."""
+    fig = Figure(figsize=(9, 4), layout="constrained")
+    axes = fig.subplots(1, 2)
+    width = 0.8 / len(SOURCES)
+    for ax, stat in zip(axes, ("mean", "std"), strict=True):
+        rows = table[table["statistic"] == stat].reset_index(drop=True)
+        for offset, (column, label) in enumerate(SOURCES):
+            positions = [i + offset * width for i in range(len(rows))]
+            bars = ax.bar(positions, rows[column].fillna(0.0), width, label=label)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7)
+        ax.set_xticks([i + width for i in range(len(rows))], rows["scheme"])
+        ax.set_ylabel(f"transmit queue {stat} (packets)")
+        ax.set_yscale("symlog", linthresh=100.0)
+    axes[0].legend()
+    return _save(fig, path)

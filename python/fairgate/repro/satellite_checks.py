@@ -420,4 +420,4 @@ def chapter6(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -
         AtLeast(bound=0.0),
     )
     if "inputs" in runs:
-        chapter6_model(report, runs["inputs"], out_dir)
+        chapter6_model(report, runs["inputs"], out_dir, runs)

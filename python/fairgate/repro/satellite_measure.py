@@ -5,15 +5,13 @@ probability, drops, and (chapter 5) per-flow throughput; plus the drop raster of
 packets and its clustering.
 
 Drop clustering (the source plots drop indicators and gives no number, [Byun07, Fig. 4.9]):
-a *run* is a sequence of drops at the receive queue each following the previous one within two
-serialisation times of a full packet on the 100 Mb/s link into it (2 x 1400 B at 100 Mb/s =
-0.224 ms), so no other packet can have arrived between them: the drops of a run are
-consecutive arriving packets. The metric is the mean run length of the drops among the first
-1000 packets after the measurement start (1 = no two drops consecutive), a lower bound of the
-true mean run (two drops around an idle gap of the input link are counted apart). The
+each drop at the receive queue carries the port's arrival counter (`arrival_index` of the
+events table), so a drop's place among the packets that arrived since the measurement start is
+exact: the counter minus its value at the start (a phase edge there gives it). A *run* is a
+sequence of drops of consecutive arrivals; the metric is the mean run length of the drops among
+the first 1000 packets after the start (1 = no two dropped packets arrived back to back). The
 coefficient of variation of the gaps between drops over the whole measurement (1 for Poisson
-drops, above 1 when clustered) is reported beside it. The raster places each drop at its
-packet index estimated from the 100 ms arrival counts.
+drops, above 1 when clustered) is reported beside it.
 """
 
 from __future__ import annotations
@@ -35,7 +33,6 @@ from fairgate.results import Results
 from fairgate.runner import run_text
 
 RASTER_PACKETS = 1000
-CONSECUTIVE_S = 2 * 1400 * 8 / 100e6
 SERIES_KEEP_S = 150.0
 """The time series handed back for the figures: the first 150 s of the measurement (the
 source's zoom is 50-150 s, [Byun07, §4.3])."""
@@ -54,31 +51,39 @@ def _mean_size(ports: pd.DataFrame, port: str) -> float:
 def _receive_events(res: Results, start: float) -> pd.DataFrame:
     d = res.drops
     keep = (d["port"].astype(str) == RECEIVE) & (d["time_s"] > start)
-    return d.loc[keep, ["time_s", "action", "flow"]]
+    return d.loc[keep, ["time_s", "action", "flow", "arrival_index"]]
 
 
-def run_lengths(times: np.ndarray) -> np.ndarray:
-    """Lengths of the runs of drops at ``times`` each within CONSECUTIVE_S of the previous."""
-    if len(times) == 0:
+def arrivals_before(res: Results, port: str, start: float) -> int:
+    """The packets that arrived at ``port`` before ``start``, from the phases that end there."""
+    pp = res.phase_ports
+    rows = pp[(pp["port"].astype(str) == port) & (pp["end_s"] <= start + 1e-9)]
+    if rows.empty or abs(float(rows["end_s"].max()) - start) > 1e-9:
+        raise ValueError(f"simulation.phase_edges: expected an edge at {start} s")
+    return int(rows["arrivals_pkts"].sum())
+
+
+def index_runs(indices: np.ndarray) -> np.ndarray:
+    """Lengths of the runs of consecutive arrival indices (sorted, distinct) in ``indices``."""
+    if len(indices) == 0:
         return np.array([], dtype=int)
-    breaks = np.flatnonzero(np.diff(times) >= CONSECUTIVE_S) + 1
-    return np.diff(np.concatenate(([0], breaks, [len(times)])))
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    return np.diff(np.concatenate(([0], breaks, [len(indices)])))
 
 
-def clustering(events: pd.DataFrame, arrivals: pd.Series, start: float) -> dict[str, Any]:
-    """Drop raster of the first 1000 packets after ``start`` (``arrivals``: packets per interval,
-    indexed by the interval's end), its mean run length, and the coefficient of variation of the
-    gaps between drops over the whole measurement."""
-    drops = events.loc[events["action"].astype(str) == "drop", "time_s"].to_numpy()
-    edges = np.concatenate(([start], arrivals.index.to_numpy()))
-    arrived = np.concatenate(([0.0], np.cumsum(arrivals.to_numpy())))
-    index = np.interp(drops, edges, arrived)
-    first = index < RASTER_PACKETS
-    lengths = run_lengths(drops[first])
-    gaps = np.diff(drops)
+def clustering(events: pd.DataFrame, arrived_before: int) -> dict[str, Any]:
+    """Drop raster of the first 1000 packets to arrive after the start (``arrived_before``: the
+    port's arrival counter then): each drop's 0-based place among them, the mean and longest
+    run of consecutive dropped arrivals, and the coefficient of variation of the gaps between
+    drops over the whole measurement."""
+    drops = events[events["action"].astype(str) == "drop"]
+    index = drops["arrival_index"].to_numpy(dtype=np.int64) - arrived_before - 1
+    first = index[(index >= 0) & (index < RASTER_PACKETS)]
+    lengths = index_runs(first)
+    gaps = np.diff(drops["time_s"].to_numpy())
     cv = float(gaps.std() / gaps.mean()) if len(gaps) > 1 and gaps.mean() > 0 else float("nan")
     return {
-        "raster": np.floor(index[first]).astype(int).tolist(),
+        "raster": first.tolist(),
         "mean_run": float(lengths.mean()) if len(lengths) else float("nan"),
         "longest_run": int(lengths.max()) if len(lengths) else 0,
         "gap_cv": cv,
@@ -150,7 +155,7 @@ def measure(res: Results, start: float, end: float, slots: int | None) -> dict[s
         "drop_fraction": drops / max(float(arrivals.sum()), 1.0),
         "p_mean": float(p.mean()),
         "p_std": float(p.std(ddof=0)),
-        "clustering": clustering(events, arrivals, start),
+        "clustering": clustering(events, arrivals_before(res, RECEIVE, start)),
         "series": {
             "time_s": (tx.index[keep] - start).tolist(),
             "out_mbps": (tx["departure_bps"][keep] / 1e6).tolist(),

@@ -136,11 +136,14 @@ def scenario(
     bottleneck: bool = True,
 ) -> dict[str, Any]:
     """One case's scenario: ``scheme`` at the receive queue; ``fc`` the buffer flow-control
-    setting (marks instead of drops); ``bottleneck=False`` the no-AQM input measurement run."""
+    setting (marks instead of drops); ``bottleneck=False`` the no-AQM input measurement run, in
+    which neither the regulator nor the satellite return link (whose 1 Mb/s the satellite leg's
+    ACKs fill at about 60 Mb/s of data) limits what leaves the PEP."""
     doc = copy.deepcopy(template())
     ramp = QUICK_RAMP_S if quick else RAMP_S
     doc["simulation"]["duration"] = f"{ramp + measure_s:g}s"
     doc["simulation"]["record_drops"] = "all"
+    doc["simulation"]["phase_edges"] = [ramp]
     flow = _tcp_flow(doc)
     flow["count"] = connections // PER_FLOW
     flow["source"]["record_transfers"] = udp
@@ -156,6 +159,7 @@ def scenario(
         doc["nodes"][2]["gateway"]["flow_control"] = {"preset": f"fc{fc}"}
     if not bottleneck:
         doc["links"][2]["rate"] = "100Mbps"
+        doc["links"][3]["reverse"]["rate"] = "100Mbps"
     if udp:
         for kbps in UDP_KBPS:
             cbr = {"kind": "cbr", "rate": f"{kbps}kbps", "size": PACKET_BYTES}

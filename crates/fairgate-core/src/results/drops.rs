@@ -48,6 +48,7 @@ pub fn drop_table(sim: &mut Simulation) -> (Table, Value) {
     t.push("size", u64s(rows.iter().map(|e| e.size as u64)));
     t.push("seq", u64s(rows.iter().map(|e| e.seq)));
     t.push("cause", cause_column(rows));
+    t.push("arrival_index", u64s(rows.iter().map(|e| e.arrival_index)));
     let summary = json!({ "recorded": rows.len(), "not_recorded": log.not_recorded });
     (t, summary)
 }

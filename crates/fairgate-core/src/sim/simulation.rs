@@ -455,13 +455,19 @@ impl Simulation {
     ) {
         let p = self.packets.get(packet);
         if self.drop_log.enabled() {
-            let event = DropEvent::of(p, self.now, port, reason);
+            let index = self.arrival_counter(port);
+            let event = DropEvent::of(p, self.now, port, reason, index);
             self.drop_log.record(DropEvent { cause, ..event });
         }
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.dropped_pkts[reason as usize] += 1;
         stats.dropped_bytes += p.size as u64;
         self.packets.free(packet);
+    }
+
+    /// The packets that have arrived at `port` so far (0 without a port), for the events table.
+    fn arrival_counter(&self, port: Option<u32>) -> u64 {
+        port.map_or(0, |p| self.ports[p as usize].stats.arrivals_pkts)
     }
 
     fn qdisc_timer(&mut self, port: usize) {
@@ -549,6 +555,7 @@ impl Simulation {
                 self.now,
                 Some(port as u32),
                 reason,
+                self.ports[port].stats.arrivals_pkts,
             );
             self.drop_log.record(DropEvent {
                 cause,

@@ -43,10 +43,20 @@ pub struct DropEvent {
     /// The discipline's own cause, when it named one.
     pub cause: Option<Cause>,
     pub action: EventAction,
+    /// The port's arrival counter at the event (packets that have arrived at it so far, this
+    /// one included when it is dropped on arrival); 0 for a packet without a route.
+    pub arrival_index: u64,
 }
 
 impl DropEvent {
-    pub fn of(packet: &Packet, time: Time, port: Option<u32>, reason: DropReason) -> Self {
+    /// An event of `packet` at `port`, whose arrival counter stands at `arrival_index`.
+    pub fn of(
+        packet: &Packet,
+        time: Time,
+        port: Option<u32>,
+        reason: DropReason,
+        arrival_index: u64,
+    ) -> Self {
         DropEvent {
             time,
             port,
@@ -56,6 +66,7 @@ impl DropEvent {
             reason,
             cause: None,
             action: EventAction::Drop,
+            arrival_index,
         }
     }
 }
@@ -162,6 +173,7 @@ mod tests {
             reason: DropReason::Overflow,
             cause: None,
             action: EventAction::Drop,
+            arrival_index: 0,
         }
     }
 
