@@ -8,6 +8,10 @@ An exception raised by a task is its outcome (recorded, not retried: the same in
 fail the same way). A worker that dies while running a task makes the task run once more;
 the second loss records the task as failed. Outcomes arrive in completion order. Sweeps send
 their points in batches (several to one Dask task); a lost batch runs again point by point.
+
+Every Dask task is marked a root task, so that the scheduler queues it and hands it to a
+worker only when the worker is free: with the local cluster's worker saturation of 1, a worker
+holds only the task it runs, and a worker's death loses no other task, a retry included.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import atexit
 import logging
 import os
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,11 +42,13 @@ TAIL_SHARE = 4
 
 @dataclass(frozen=True)
 class Task:
-    """``function(*args)`` under a unique ``key``; both must pickle (module-level function)."""
+    """``function(*args)`` under a unique ``key``; both must pickle (module-level function).
+    With ``with_attempt`` the attempt number (1, or 2 for a retry) is passed as a last argument."""
 
     key: str
     function: Callable[..., Any]
     args: tuple[Any, ...] = ()
+    with_attempt: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,21 +166,23 @@ def run_batch(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> li
     return [guarded(function, *args) for function, args in calls]
 
 
-def _key(batch: list[Task], attempt: int) -> str:
-    more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
-    return f"fairgate-{batch[0].key}{more}-{attempt}"
+def _calls(batch: list[Task], attempt: int) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    return [
+        (task.function, (*task.args, attempt) if task.with_attempt else task.args) for task in batch
+    ]
 
 
-def _calls(batch: list[Task]) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
-    return [(task.function, task.args) for task in batch]
+def _submit(client: Any, run: str, grouped: list[list[Task]], attempt: int) -> list[Any]:
+    """One message for all the batches: each a Dask task marked as a root task (see the module
+    docstring), keyed by the run, its first task and the attempt."""
+    from dask._task_spec import Task as DaskTask
 
-
-def _submit_all(client: Any, grouped: list[list[Task]]) -> list[Any]:
-    """One message for all: the scheduler sees one large group of tasks, queues it and hands
-    each worker its next task when it is free (Dask's queuing of root tasks)."""
-    calls = [_calls(batch) for batch in grouped]
-    keys = [_key(batch, 1) for batch in grouped]
-    return client.map(run_batch, calls, key=keys, pure=False)
+    graph = {}
+    for batch in grouped:
+        more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
+        key = f"fairgate-{run}-{batch[0].key}{more}-{attempt}"
+        graph[key] = DaskTask(key, run_batch, _calls(batch, attempt), _data_producer=True)
+    return client.get(graph, list(graph), sync=False)
 
 
 def execute(
@@ -190,7 +199,8 @@ def execute(
 
     slots = sum(client.nthreads().values()) if batch > 1 else 1
     grouped = batches(tasks, slots, batch)
-    futures = _submit_all(client, grouped)
+    run = uuid.uuid4().hex[:8]
+    futures = _submit(client, run, grouped, 1)
     by_future = {f: (group, 1) for f, group in zip(futures, grouped, strict=True)}
     failed = 0
     bar = tqdm(total=len(tasks), desc=desc, unit="pt", disable=not progress, leave=False)
@@ -201,11 +211,11 @@ def execute(
             outcomes = _collect(future, group, attempt)
             future.release()
             if outcomes is None:  # its worker was lost: each task once more, on its own
-                for task in group:
-                    retry = client.submit(
-                        run_batch, _calls([task]), key=_key([task], attempt + 1), pure=False
-                    )
-                    by_future[retry] = ([task], attempt + 1)
+                alone = [[task] for task in group]
+                for retry, single in zip(
+                    _submit(client, run, alone, attempt + 1), alone, strict=True
+                ):
+                    by_future[retry] = (single, attempt + 1)
                     pending.add(retry)
                 continue
             for outcome in outcomes:
