@@ -124,6 +124,11 @@ def close_local() -> None:
         _LOCAL = None
 
 
+def is_local(client: Any) -> bool:
+    """Whether ``client`` is the process's local cluster (see :func:`local_client`)."""
+    return client is not None and client is _LOCAL
+
+
 def connect(scheduler: str) -> Any:
     """A client of the cluster at ``scheduler``; ScenarioError if it cannot be reached."""
     from distributed import Client
