@@ -97,6 +97,8 @@ def local_client(workers: int | None = None) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
+    from fairgate.sweeps.local_workers import CtrlCToTheClient
+
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
@@ -111,6 +113,7 @@ def local_client(workers: int | None = None) -> Any:
             silence_logs=logging.CRITICAL,
         )
     _LOCAL = Client(cluster)
+    _LOCAL.register_plugin(CtrlCToTheClient())
     atexit.register(close_local)
     return _LOCAL
 
