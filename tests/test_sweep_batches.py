@@ -49,8 +49,8 @@ def test_batched_and_single_point_sweeps_give_the_same_rows(monkeypatch):
     assert batched.equals(single)
 
 
-def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path):
-    client = local_client(2)
+def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path, fresh_cluster):
+    client = fresh_cluster
     marker = str(tmp_path / "marker")
     tasks = _echoes(32)
     tasks[1] = Task("dies-once", die_unless_marked, (marker,))
@@ -81,12 +81,11 @@ def nap(seconds: float) -> float:
 FRUITS = ("apple", "banana", "cherry", "damson", "elder", "fig", "grape")
 
 
-def test_a_retry_runs_alone_on_its_worker():
+def test_a_retry_runs_alone_on_its_worker(fresh_cluster):
     """Few tasks of unrelated names (which Dask's own heuristic would not queue: each forms a
     task group of one): every one is still queued as a root task, so the worker that the
     retry of always-dies kills holds no other task, and only always-dies fails."""
-    client = local_client(2)
-    client.wait_for_workers(2, timeout=60)
+    client = fresh_cluster
     tasks = [Task("always-dies", always_die), *(Task(name, nap, (0.3,)) for name in FRUITS)]
     outcomes = {o.key: o for o in execute(tasks, client)}
     assert [k for k, o in outcomes.items() if not o.ok] == ["always-dies"]

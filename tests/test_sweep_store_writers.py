@@ -22,9 +22,9 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not 
 GRID = {LIMIT: [2, 5, 50]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def client():
-    return local_client(2)
+    return local_client(2)  # the process's cluster (a test with fresh_cluster closes it)
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -85,10 +85,9 @@ def attempt_or_die(marker: str, attempt: int) -> int:
     return attempt
 
 
-def test_a_task_may_be_told_its_attempt(tmp_path: Path, client):
-    (first,) = execute([Task("t", attempt_or_die, (str(tmp_path / "m"),), True)], client)
+def test_a_task_may_be_told_its_attempt(tmp_path: Path, fresh_cluster):
+    (first,) = execute([Task("t", attempt_or_die, (str(tmp_path / "m"),), True)], fresh_cluster)
     assert first.ok and first.value == 2 and first.attempts == 2
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_leftovers_of_a_killed_writer_are_removed_and_its_point_runs_again(tmp_path: Path, client):

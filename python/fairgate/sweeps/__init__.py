@@ -25,10 +25,9 @@ from fairgate.atm import is_atm
 from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
-from fairgate.sweeps import execute as executor
 from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
-from fairgate.sweeps.execute import SWEEP_BATCH, Task, execute, resolve
+from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
 
@@ -65,11 +64,12 @@ def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
 
 def run_point_into(
     root: str, point: Point, text: str, overrides: Sequence[str], attempt: int
-) -> None:
+) -> Any:
     """Runs on a worker that shares the store: one simulation, committed to the store at
-    ``root`` exactly as the client would commit it; only the status goes back."""
-    value = run_point(text, overrides)
-    store.commit(Path(root), point.key, _point_tables(point, value, None, attempt))
+    ``root`` exactly as the client would commit it; only its summary row goes back."""
+    tables = _point_tables(point, run_point(text, overrides), None, attempt)
+    store.commit(Path(root), point.key, tables)
+    return tables["summary"]
 
 
 def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axis]:
@@ -181,7 +181,8 @@ class SweepRun:
         by_key = {p.key: p for p in todo}
         tasks = [self._task(p, on_workers) for p in todo]
         for outcome in execute(tasks, client, progress, "sweep", SWEEP_BATCH):
-            if on_workers and outcome.ok:
+            if on_workers and outcome.ok:  # the worker wrote it and sent its summary
+                collected[outcome.key] = {"summary": outcome.value}
                 continue
             point = by_key[outcome.key]
             parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
@@ -195,11 +196,7 @@ class SweepRun:
         order = {p.key: i for i, p in enumerate(self.points)}
         out = {}
         for name in names:
-            if self.out is not None:
-                frame = store.read(self.out, name)
-            else:
-                parts = [_with_key(t[name], key) for key, t in collected.items() if name in t]
-                frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            frame = self._table(collected, name)
             if not frame.empty:
                 frame = frame[frame["point"].isin(order)]
                 rank = frame["point"].map(order)
@@ -207,13 +204,25 @@ class SweepRun:
             out[name] = frame
         return out
 
+    def _table(self, collected: dict[str, dict[str, Any]], name: str) -> pd.DataFrame:
+        """One table of the points this run collected (with a store: only their summaries,
+        as the workers return them) and of the rest of the store."""
+        use = self.out is None or name == "summary"
+        known = {key: t[name] for key, t in collected.items() if use and name in t}
+        parts = [_with_key(table, key) for key, table in known.items()]
+        if self.out is not None:
+            rest = store.read(self.out, name, skip=set(known))
+            if not rest.empty or not parts:
+                parts.insert(0, rest)
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
 
 def _stop_writers(client: Any, root: Path) -> None:
     """After Ctrl-C: a local cluster is closed (its workers finish their points or are killed)
     and what a killed worker left half-written is removed; a remote cluster's workers finish
     the points they run, and the next run removes any leftovers."""
-    if executor.is_local(client):
-        executor.close_local()
+    if is_local(client):
+        close_local()
         store.tidy(root)
 
 

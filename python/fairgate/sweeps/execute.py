@@ -181,16 +181,18 @@ def _calls(batch: list[Task], attempt: int) -> list[tuple[Callable[..., Any], tu
 
 
 def _submit(client: Any, run: str, grouped: list[list[Task]], attempt: int) -> list[Any]:
-    """One message for all the batches: each a Dask task marked as a root task (see the module
-    docstring), keyed by the run, its first task and the attempt."""
+    """Each batch a Dask task marked as a root task (see the module docstring), keyed by the
+    run, its first task and the attempt, with a priority that makes the scheduler hand them
+    out in order (a Dask priority applies to a whole graph, hence one graph per batch)."""
     from dask._task_spec import Task as DaskTask
 
-    graph = {}
-    for batch in grouped:
+    futures = []
+    for index, batch in enumerate(grouped):
         more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
         key = f"fairgate-{run}-{batch[0].key}{more}-{attempt}"
-        graph[key] = DaskTask(key, run_batch, _calls(batch, attempt), _data_producer=True)
-    return client.get(graph, list(graph), sync=False)
+        task = DaskTask(key, run_batch, _calls(batch, attempt), _data_producer=True)
+        futures += client.get({key: task}, [key], sync=False, priority=-index)
+    return futures
 
 
 def execute(
@@ -238,18 +240,17 @@ def execute(
 
 
 def _collect(future: Any, group: list[Task], attempt: int) -> list[Outcome] | None:
-    """The group's outcomes, or None when its worker was lost and it gets another attempt."""
-    if future.status == "finished":
-        results = future.result()
-        return [
-            Outcome(task.key, value, error, attempt)
-            for task, (value, error) in zip(group, results, strict=True)
-        ]
+    """The group's outcomes, or None when its worker was lost and it gets another attempt.
+    A result lost with its worker before it was fetched is computed again by Dask itself
+    (it is not a failure of the task): ``result()`` waits for it."""
     try:
-        err = future.exception()
-    except (Exception, asyncio.CancelledError) as lost:  # cancelled with its cluster
-        err = lost
-    if attempt < ATTEMPTS:
-        return None
-    error = f"worker lost ({type(err).__name__}: {err})"
-    return [Outcome(task.key, None, error, attempt) for task in group]
+        results = future.result()
+    except (Exception, asyncio.CancelledError) as lost:  # killed worker, or cancelled
+        if attempt < ATTEMPTS:
+            return None
+        error = f"worker lost ({type(lost).__name__}: {lost})"
+        return [Outcome(task.key, None, error, attempt) for task in group]
+    return [
+        Outcome(task.key, value, error, attempt)
+        for task, (value, error) in zip(group, results, strict=True)
+    ]
