@@ -33,3 +33,16 @@ def two_hosts() -> fg.Scenario:
     sc.node("a").node("b")
     sc.link("a", "b", "10Mbps", "10ms", fg.queue("fifo", limit=100))
     return sc
+
+
+@pytest.fixture
+def fresh_cluster():
+    """A local cluster of two workers of its own, for a test that kills workers: Dask's
+    nannies do not always start a worker again after several deaths, so no other test
+    shares it."""
+    from fairgate.sweeps.execute import close_local, local_client
+
+    close_local()
+    client = local_client(2)
+    yield client
+    close_local()

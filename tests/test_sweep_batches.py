@@ -4,6 +4,7 @@ and a batch whose worker dies runs again point by point."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import cloudpickle
@@ -48,8 +49,8 @@ def test_batched_and_single_point_sweeps_give_the_same_rows(monkeypatch):
     assert batched.equals(single)
 
 
-def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path):
-    client = local_client(2)
+def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path, fresh_cluster):
+    client = fresh_cluster
     marker = str(tmp_path / "marker")
     tasks = _echoes(32)
     tasks[1] = Task("dies-once", die_unless_marked, (marker,))
@@ -60,12 +61,33 @@ def test_a_lost_batch_runs_again_point_by_point(tmp_path: Path):
     retried = {k for k, o in outcomes.items() if o.attempts == 2}
     assert retried == {"t0", "dies-once", "t2", "t3"}  # the worker held only this batch
     client.wait_for_workers(2, timeout=60)
+    tasks = _echoes(64)
     tasks[1] = Task("always-dies", always_die)
+    assert len(batches(tasks, 2, 8)[0]) == 8
     outcomes = {o.key: o for o in execute(tasks, client, batch=8)}
+    # The seven bystanders of the lost batch are retried as root tasks, each alone on a
+    # worker: the retry of always-dies kills only its own worker.
     failed = [k for k, o in outcomes.items() if not o.ok]
-    assert "always-dies" in failed
-    assert all("worker lost" in outcomes[k].error for k in failed)
-    # Known limit: a retried point Dask had already placed on the worker that always-dies
-    # kills can be lost with it a second time (seen once in CI-like runs); at most one.
-    assert len(failed) <= 2, failed
-    assert all(outcomes[t.key].value == i for i, t in enumerate(tasks) if t.key not in failed)
+    assert failed == ["always-dies"] and "worker lost" in outcomes["always-dies"].error
+    assert {k for k, o in outcomes.items() if o.attempts == 2} == {t.key for t in tasks[:8]}
+    assert all(outcomes[t.key].value == i for i, t in enumerate(tasks) if t.key != "always-dies")
+
+
+def nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+FRUITS = ("apple", "banana", "cherry", "damson", "elder", "fig", "grape")
+
+
+def test_a_retry_runs_alone_on_its_worker(fresh_cluster):
+    """Few tasks of unrelated names (which Dask's own heuristic would not queue: each forms a
+    task group of one): every one is still queued as a root task, so the worker that the
+    retry of always-dies kills holds no other task, and only always-dies fails."""
+    client = fresh_cluster
+    tasks = [Task("always-dies", always_die), *(Task(name, nap, (0.3,)) for name in FRUITS)]
+    outcomes = {o.key: o for o in execute(tasks, client)}
+    assert [k for k, o in outcomes.items() if not o.ok] == ["always-dies"]
+    assert outcomes["always-dies"].attempts == 2
+    assert all(outcomes[name].value == 0.3 for name in FRUITS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -103,13 +104,16 @@ def test_ctrl_c_keeps_only_whole_points_and_a_rerun_finishes(tmp_path: Path):
         "--grid", "bottleneck.queue.limit=" + ",".join(str(n) for n in range(5, 17)),
         "--set", "simulation.duration=100s", "--workers", "2", "--quiet",
     ]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while not list(out.glob("summary/point=*")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    stdout, _ = proc.communicate(timeout=120)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the workers get it too
+    stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stdout
+    assert "Traceback" not in stderr  # the workers leave Ctrl-C to the client
     assert "run the same command to resume" in stdout
     done = {p.name for p in out.glob("summary/point=*")}
     assert 0 < len(done) < 12

@@ -122,8 +122,8 @@ def fail() -> None:
     raise ValueError("bad point")
 
 
-def test_a_lost_worker_retries_once_then_the_task_is_recorded_failed(tmp_path):
-    client = local_client(2)
+def test_a_lost_worker_retries_once_then_the_task_is_recorded_failed(tmp_path, fresh_cluster):
+    client = fresh_cluster
     (once,) = execute([Task("once", die_unless_marked, (str(tmp_path / "marker"),))], client)
     assert once.ok and once.attempts == 2
     client.wait_for_workers(2, timeout=60)

@@ -4,7 +4,9 @@
 runs each point (axis values x seed) as its own simulation on the executor
 (:mod:`fairgate.sweeps.execute`) and returns one summary row per point. With ``out=DIR`` each
 finished point is written to the results store (:mod:`fairgate.sweeps.store`) as it arrives,
-and a rerun skips the finished points and runs the failed ones again.
+by the worker that ran it when the workers share the store's file system, else by the client
+(:mod:`fairgate.sweeps.placement`); a rerun skips the finished points and runs the failed ones
+again.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from fairgate.atm import is_atm
 from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
-from fairgate.sweeps import store
+from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
-from fairgate.sweeps.execute import SWEEP_BATCH, Task, execute, resolve
+from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
 
@@ -36,6 +38,7 @@ __all__ = [
     "query",
     "repetitions",
     "run_point",
+    "run_point_into",
     "scenario_text",
     "store_run",
     "sweep",
@@ -57,6 +60,16 @@ def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
     """Runs on a worker: one simulation; its summary and per-flow and per-port tables."""
     results = run_text(text, list(overrides))
     return {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+
+
+def run_point_into(
+    root: str, point: Point, text: str, overrides: Sequence[str], attempt: int
+) -> Any:
+    """Runs on a worker that shares the store: one simulation, committed to the store at
+    ``root`` exactly as the client would commit it; only its summary row goes back."""
+    tables = _point_tables(point, run_point(text, overrides), None, attempt)
+    store.commit(Path(root), point.key, tables)
+    return tables["summary"]
 
 
 def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axis]:
@@ -115,30 +128,67 @@ class SweepRun:
         if self.out is None:
             return self.points
         store.check_manifest(self.out, self.manifest)
+        store.tidy(self.out)
         done = store.finished_keys(self.out)
         todo = [p for p in self.points if p.key not in done]
         self.skipped = len(self.points) - len(todo)
         return todo
 
+    def _task(self, point: Point, on_workers: bool) -> Task:
+        overrides = [*self.overrides, *point.all_overrides()]
+        if on_workers and self.out is not None:
+            root = str(self.out.resolve())
+            args = (root, point, self.text, overrides)
+            return Task(point.key, run_point_into, args, with_attempt=True)
+        return Task(point.key, run_point, (self.text, overrides))
+
     def run(
-        self, client: Any = None, progress: bool = False, tables: Sequence[str] = TABLES
+        self,
+        client: Any = None,
+        progress: bool = False,
+        tables: Sequence[str] = TABLES,
+        store_on_workers: bool | None = None,
     ) -> dict[str, pd.DataFrame]:
         """Runs the points not yet finished; returns ``tables`` for every point of the grid
-        (read back from the store when there is one: only those asked for), in grid order."""
+        (read back from the store when there is one: only those asked for), in grid order.
+        ``store_on_workers``: see :mod:`fairgate.sweeps.placement` (None: when they can)."""
+        placement.check_choice(store_on_workers)
         todo = self._todo()
-        tasks = [
-            Task(p.key, run_point, (self.text, [*self.overrides, *p.all_overrides()])) for p in todo
-        ]
-        by_key = {p.key: p for p in todo}
         collected: dict[str, dict[str, Any]] = {}
-        if tasks:
-            for outcome in execute(tasks, resolve(client), progress, "sweep", SWEEP_BATCH):
-                point = by_key[outcome.key]
-                parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
-                if self.out is not None:
-                    store.commit(self.out, point.key, parts)
-                collected[point.key] = parts
+        if todo:
+            client = resolve(client)
+            on_workers = self.out is not None and placement.store_on_workers(
+                client, self.out, store_on_workers
+            )
+            try:
+                self._run_points(client, todo, on_workers, progress, collected)
+            except KeyboardInterrupt:
+                if on_workers and self.out is not None:
+                    _stop_writers(client, self.out)
+                raise
         return self._tables(collected, tables)
+
+    def _run_points(
+        self,
+        client: Any,
+        todo: list[Point],
+        on_workers: bool,
+        progress: bool,
+        collected: dict[str, dict[str, Any]],
+    ) -> None:
+        """Runs ``todo``; the client commits what the workers did not (failures, or every
+        point when they do not write), and keeps the tables when there is no store."""
+        by_key = {p.key: p for p in todo}
+        tasks = [self._task(p, on_workers) for p in todo]
+        for outcome in execute(tasks, client, progress, "sweep", SWEEP_BATCH):
+            if on_workers and outcome.ok:  # the worker wrote it and sent its summary
+                collected[outcome.key] = {"summary": outcome.value}
+                continue
+            point = by_key[outcome.key]
+            parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
+            if self.out is not None:
+                store.commit(self.out, point.key, parts)
+            collected[point.key] = parts
 
     def _tables(
         self, collected: dict[str, dict[str, Any]], names: Sequence[str]
@@ -146,17 +196,34 @@ class SweepRun:
         order = {p.key: i for i, p in enumerate(self.points)}
         out = {}
         for name in names:
-            if self.out is not None:
-                frame = store.read(self.out, name)
-            else:
-                parts = [_with_key(t[name], key) for key, t in collected.items() if name in t]
-                frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            frame = self._table(collected, name)
             if not frame.empty:
                 frame = frame[frame["point"].isin(order)]
                 rank = frame["point"].map(order)
                 frame = frame.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
             out[name] = frame
         return out
+
+    def _table(self, collected: dict[str, dict[str, Any]], name: str) -> pd.DataFrame:
+        """One table of the points this run collected (with a store: only their summaries,
+        as the workers return them) and of the rest of the store."""
+        use = self.out is None or name == "summary"
+        known = {key: t[name] for key, t in collected.items() if use and name in t}
+        parts = [_with_key(table, key) for key, table in known.items()]
+        if self.out is not None:
+            rest = store.read(self.out, name, skip=set(known))
+            if not rest.empty or not parts:
+                parts.insert(0, rest)
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _stop_writers(client: Any, root: Path) -> None:
+    """After Ctrl-C: a local cluster is closed (its workers finish their points or are killed)
+    and what a killed worker left half-written is removed; a remote cluster's workers finish
+    the points they run, and the next run removes any leftovers."""
+    if is_local(client):
+        close_local()
+        store.tidy(root)
 
 
 def _with_key(table: Any, key: str) -> pd.DataFrame:
@@ -227,14 +294,17 @@ def sweep(
     out: str | Path | None = None,
     table: str = "summary",
     progress: bool = False,
+    store_on_workers: bool | None = None,
 ) -> pd.DataFrame:
     """Runs ``scenario`` at every point of ``grid`` (a product of axes; ``zip`` groups axes
     that vary together) for each seed, on ``client`` (a ``distributed.Client``; by default
     ``$FAIRGATE_SCHEDULER`` or a local cluster). Returns ``table`` ("summary": one row per
     point with its parameters, seed, status and metrics; "flows" or "ports": the per-flow or
-    per-port rows with the point's parameters). Raises ScenarioError naming the axis for bad
-    input before any point runs."""
+    per-port rows with the point's parameters). With ``out``, ``store_on_workers`` says who
+    writes the store: None (default) the workers when they share its file system, else the
+    client; True the workers (ScenarioError if they cannot); False the client. Raises
+    ScenarioError naming the axis for bad input before any point runs."""
     if table not in TABLES:
         raise ScenarioError(f"table: got {table!r}, expected one of {', '.join(TABLES)}")
     prepared = prepare(scenario, grid, zip, seeds, overrides, out)
-    return prepared.run(client, progress, (table,))[table]
+    return prepared.run(client, progress, (table,), store_on_workers)[table]

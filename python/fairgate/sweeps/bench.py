@@ -6,7 +6,8 @@ The same points (the showcase scenario with a buffer axis, about 0.13 s each) ru
    ceiling for the speed-up, as the cores slow each other down (shared caches, a VM's host);
 3. on a local cluster with one worker: (time - baseline) / points is the overhead per point;
 4. on a local cluster with one worker per core: baseline / time is the speed-up, with the
-   sweeps' batches and with one point per Dask task;
+   sweeps' batches and with one point per Dask task; then as ``fg.sweep`` with a results
+   store written by the client, and by the workers;
 5. on a scheduler and two worker processes started on 127.0.0.1: points per second.
 Each cluster's start-up is timed apart from its run (it then runs one warm-up point). CPU
 times: the client process (client, scheduler and nannies of a local cluster) and the workers,
@@ -30,7 +31,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from fairgate.sweeps import SweepRun, prepare, run_point
+from fairgate.sweeps import SweepRun, _point_tables, prepare, run_point, store
 from fairgate.sweeps.execute import (
     SWEEP_BATCH,
     Task,
@@ -43,6 +44,8 @@ from fairgate.sweeps.execute import (
 SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "showcase.toml"
 START_DELAY_S = 3.0
 """Plain processes wait until a common start time, so that they run side by side."""
+STORE_SAMPLE = 20
+"""Points whose partitions are written in this process to time a commit."""
 
 
 def _sweep(points: int, duration_s: float, out: Path | None = None) -> SweepRun:
@@ -58,14 +61,31 @@ def _tasks(points: int, duration_s: float) -> list[Task]:
     ]
 
 
-def _with_store(client: Any, points: int, duration_s: float) -> tuple[float, float]:
-    """Wall time and client-process CPU per point of ``fg.sweep(..., out=DIR)``: the points
-    and the results store, whose Parquet files the client writes."""
+def _with_store(
+    client: Any, points: int, duration_s: float, on_workers: bool
+) -> tuple[float, float, float]:
+    """``fg.sweep(..., out=DIR)``: the points and the results store, whose Parquet files the
+    workers or the client write. Wall time, and CPU per point of the client process and of
+    the workers."""
     with tempfile.TemporaryDirectory() as tmp:
         run = _sweep(points, duration_s, Path(tmp) / "store")
+        workers_before, client_before = client.run(cpu_s), cpu_s()
+        elapsed = _timed(lambda: run.run(client, store_on_workers=on_workers))
+        client_cpu = cpu_s() - client_before
+        workers_after = client.run(cpu_s)
+    workers_cpu = sum(workers_after[w] - workers_before[w] for w in workers_after)
+    return elapsed, client_cpu / points * 1e3, workers_cpu / points * 1e3
+
+
+def _commit_cpu_ms(tasks: list[Task], points: int, duration_s: float) -> float:
+    """CPU per point of building and writing a point's partitions, in this process."""
+    run = _sweep(points, duration_s)
+    values = [run_point(*t.args) for t in tasks[:STORE_SAMPLE]]
+    with tempfile.TemporaryDirectory() as tmp:
         before = cpu_s()
-        elapsed = _timed(lambda: run.run(client))
-        return elapsed, (cpu_s() - before) / points * 1e3
+        for point, value in zip(run.points, values, strict=False):
+            store.commit(Path(tmp), point.key, _point_tables(point, value, None, 1))
+        return (cpu_s() - before) / len(values) * 1e3
 
 
 def _timed(action: Callable[[], Any]) -> float:
@@ -184,9 +204,12 @@ def main() -> None:
     _report(f"local cluster, {cores} workers", every, f"speed-up {serial / every[0]:.2f}x")
     single = _on(client, tasks, 1)
     _report("the same, one point per task", single, f"speed-up {serial / single[0]:.2f}x")
-    stored, client_ms = _with_store(client, args.points, args.duration)
-    print(f"the same as fg.sweep with a results store: {stored:6.2f} s  (speed-up "
-          f"{serial / stored:.2f}x; client process CPU {client_ms:.1f} ms per point)")  # fmt: skip
+    for on_workers, writer in ((False, "the client"), (True, "the workers")):
+        stored = _with_store(client, args.points, args.duration, on_workers)
+        speed_up = f"speed-up {serial / stored[0]:.2f}x"
+        _report(f"fg.sweep with a results store written by {writer}", stored, speed_up)
+    commit_ms = _commit_cpu_ms(tasks, args.points, args.duration)
+    print(f"building and writing one point's partitions: CPU {commit_ms:.1f} ms/point")
     close_local()
     rate = _loopback(tasks)
     print(f"loopback scheduler + 2 workers: {rate:.1f} points/s")

@@ -8,6 +8,10 @@ An exception raised by a task is its outcome (recorded, not retried: the same in
 fail the same way). A worker that dies while running a task makes the task run once more;
 the second loss records the task as failed. Outcomes arrive in completion order. Sweeps send
 their points in batches (several to one Dask task); a lost batch runs again point by point.
+
+Every Dask task is marked a root task, so that the scheduler queues it and hands it to a
+worker only when the worker is free: with the local cluster's worker saturation of 1, a worker
+holds only the task it runs, and a worker's death loses no other task, a retry included.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import atexit
 import logging
 import os
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,11 +42,13 @@ TAIL_SHARE = 4
 
 @dataclass(frozen=True)
 class Task:
-    """``function(*args)`` under a unique ``key``; both must pickle (module-level function)."""
+    """``function(*args)`` under a unique ``key``; both must pickle (module-level function).
+    With ``with_attempt`` the attempt number (1, or 2 for a retry) is passed as a last argument."""
 
     key: str
     function: Callable[..., Any]
     args: tuple[Any, ...] = ()
+    with_attempt: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,8 @@ def local_client(workers: int | None = None) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
+    from fairgate.sweeps.local_workers import CtrlCToTheClient
+
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
@@ -104,6 +113,7 @@ def local_client(workers: int | None = None) -> Any:
             silence_logs=logging.CRITICAL,
         )
     _LOCAL = Client(cluster)
+    _LOCAL.register_plugin(CtrlCToTheClient())
     atexit.register(close_local)
     return _LOCAL
 
@@ -115,6 +125,11 @@ def close_local() -> None:
         _LOCAL.close()
         cluster.close()
         _LOCAL = None
+
+
+def is_local(client: Any) -> bool:
+    """Whether ``client`` is the process's local cluster (see :func:`local_client`)."""
+    return client is not None and client is _LOCAL
 
 
 def connect(scheduler: str) -> Any:
@@ -159,21 +174,25 @@ def run_batch(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> li
     return [guarded(function, *args) for function, args in calls]
 
 
-def _key(batch: list[Task], attempt: int) -> str:
-    more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
-    return f"fairgate-{batch[0].key}{more}-{attempt}"
+def _calls(batch: list[Task], attempt: int) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    return [
+        (task.function, (*task.args, attempt) if task.with_attempt else task.args) for task in batch
+    ]
 
 
-def _calls(batch: list[Task]) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
-    return [(task.function, task.args) for task in batch]
+def _submit(client: Any, run: str, grouped: list[list[Task]], attempt: int) -> list[Any]:
+    """Each batch a Dask task marked as a root task (see the module docstring), keyed by the
+    run, its first task and the attempt, with a priority that makes the scheduler hand them
+    out in order (a Dask priority applies to a whole graph, hence one graph per batch)."""
+    from dask._task_spec import Task as DaskTask
 
-
-def _submit_all(client: Any, grouped: list[list[Task]]) -> list[Any]:
-    """One message for all: the scheduler sees one large group of tasks, queues it and hands
-    each worker its next task when it is free (Dask's queuing of root tasks)."""
-    calls = [_calls(batch) for batch in grouped]
-    keys = [_key(batch, 1) for batch in grouped]
-    return client.map(run_batch, calls, key=keys, pure=False)
+    futures = []
+    for index, batch in enumerate(grouped):
+        more = f"+{len(batch) - 1}" if len(batch) > 1 else ""
+        key = f"fairgate-{run}-{batch[0].key}{more}-{attempt}"
+        task = DaskTask(key, run_batch, _calls(batch, attempt), _data_producer=True)
+        futures += client.get({key: task}, [key], sync=False, priority=-index)
+    return futures
 
 
 def execute(
@@ -190,7 +209,8 @@ def execute(
 
     slots = sum(client.nthreads().values()) if batch > 1 else 1
     grouped = batches(tasks, slots, batch)
-    futures = _submit_all(client, grouped)
+    run = uuid.uuid4().hex[:8]
+    futures = _submit(client, run, grouped, 1)
     by_future = {f: (group, 1) for f, group in zip(futures, grouped, strict=True)}
     failed = 0
     bar = tqdm(total=len(tasks), desc=desc, unit="pt", disable=not progress, leave=False)
@@ -201,11 +221,11 @@ def execute(
             outcomes = _collect(future, group, attempt)
             future.release()
             if outcomes is None:  # its worker was lost: each task once more, on its own
-                for task in group:
-                    retry = client.submit(
-                        run_batch, _calls([task]), key=_key([task], attempt + 1), pure=False
-                    )
-                    by_future[retry] = ([task], attempt + 1)
+                alone = [[task] for task in group]
+                for retry, single in zip(
+                    _submit(client, run, alone, attempt + 1), alone, strict=True
+                ):
+                    by_future[retry] = (single, attempt + 1)
                     pending.add(retry)
                 continue
             for outcome in outcomes:
@@ -220,18 +240,17 @@ def execute(
 
 
 def _collect(future: Any, group: list[Task], attempt: int) -> list[Outcome] | None:
-    """The group's outcomes, or None when its worker was lost and it gets another attempt."""
-    if future.status == "finished":
-        results = future.result()
-        return [
-            Outcome(task.key, value, error, attempt)
-            for task, (value, error) in zip(group, results, strict=True)
-        ]
+    """The group's outcomes, or None when its worker was lost and it gets another attempt.
+    A result lost with its worker before it was fetched is computed again by Dask itself
+    (it is not a failure of the task): ``result()`` waits for it."""
     try:
-        err = future.exception()
-    except (Exception, asyncio.CancelledError) as lost:  # cancelled with its cluster
-        err = lost
-    if attempt < ATTEMPTS:
-        return None
-    error = f"worker lost ({type(err).__name__}: {err})"
-    return [Outcome(task.key, None, error, attempt) for task in group]
+        results = future.result()
+    except (Exception, asyncio.CancelledError) as lost:  # killed worker, or cancelled
+        if attempt < ATTEMPTS:
+            return None
+        error = f"worker lost ({type(lost).__name__}: {lost})"
+        return [Outcome(task.key, None, error, attempt) for task in group]
+    return [
+        Outcome(task.key, value, error, attempt)
+        for task, (value, error) in zip(group, results, strict=True)
+    ]
