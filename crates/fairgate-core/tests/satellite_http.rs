@@ -8,7 +8,7 @@ use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
 mod gateway_support;
-use gateway_support::trace_all;
+use gateway_support::{trace, trace_all};
 
 const SCENARIO: &str = include_str!("../../../scenarios/satellite_http.toml");
 
@@ -70,6 +70,46 @@ fn the_pep_splits_every_http_connection_and_red_drops_only_before_it() {
     // The population: 20 connections per 10 s, all open.
     let population = total_at(&sim, "population", 120.0);
     assert!((230.0..=260.0).contains(&population), "{population}");
+    // The FIN riding each response's last segment lets the PEP retire its split once the
+    // clients have acknowledged everything: it holds about the pages in transfer, not every
+    // connection ever made.
+    let last = |name: &str| trace(&sim, name).last().unwrap().1;
+    let (opened, retired) = (last("pep.splits_opened"), last("pep.splits_retired"));
+    eprintln!("splits opened {opened}, retired {retired}, population {population}");
+    assert!(retired > 0.0);
+    assert!(opened - retired <= population, "{opened} - {retired}");
+}
+
+#[test]
+fn every_split_is_retired_once_the_population_stops() {
+    let o = [
+        "simulation.duration=\"150s\"".to_string(),
+        "flows[0].stop=\"60s\"".to_string(),
+    ];
+    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    let violations = sim.conservation_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+    let last = |name: &str| trace(&sim, name).last().unwrap().1;
+    let (opened, retired) = (last("pep.splits_opened"), last("pep.splits_retired"));
+    eprintln!("splits opened {opened}, retired {retired}");
+    assert!(opened > 100.0, "{opened}");
+    assert_eq!(opened, retired);
+}
+
+#[test]
+fn without_a_fin_the_pep_keeps_every_split() {
+    let o = [
+        "simulation.duration=\"40s\"".to_string(),
+        "flows[0].source.fin=\"none\"".to_string(),
+    ];
+    let scenario = parse(SCENARIO, &o).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    let last = |name: &str| trace(&sim, name).last().unwrap().1;
+    assert!(last("pep.splits_opened") > 40.0);
+    assert_eq!(last("pep.splits_retired"), 0.0);
 }
 
 #[test]

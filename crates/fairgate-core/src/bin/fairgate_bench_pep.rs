@@ -5,7 +5,11 @@
 //! memory the run added per concurrent split connection (the run's growth over the 400
 //! connections open at once, trace tables included).
 //!
-//! Usage: `fairgate-bench-pep [SECONDS]` (default 1200). Build in release mode.
+//! Also reports the split connections the PEP opened and retired (a connection is retired once
+//! its FIN has passed and the client has acknowledged everything).
+//!
+//! Usage: `fairgate-bench-pep [SECONDS] [KEY=VALUE ...]` (default 1200 s; overrides as with
+//! `fairgate run --set`, e.g. `flows[0].source.fin="none"`). Build in release mode.
 
 mod support;
 
@@ -23,8 +27,15 @@ fn main() {
         eprintln!("usage: fairgate-bench-pep [SECONDS], got {seconds:?}");
         std::process::exit(2);
     };
-    let duration = format!("simulation.duration={secs}s");
-    let scenario = parse(SCENARIO, &[duration]).expect("the benchmark scenario is valid");
+    let mut overrides = vec![format!("simulation.duration={secs}s")];
+    overrides.extend(std::env::args().skip(2));
+    let scenario = match parse(SCENARIO, &overrides) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
     let mut sim: Simulation = build(&scenario).expect("the benchmark scenario builds");
     let before = peak_rss_mib();
     let started = Instant::now();
@@ -41,6 +52,17 @@ fn main() {
     println!("wall time           {wall:.3} s (target < 15 s for 1200 s)");
     println!("events/s            {:.3} M", events as f64 / wall / 1e6);
     println!("packet-hops         {}", sim.packet_hops());
+    let last = |name: &str| {
+        let t = sim.traces();
+        let var = t.names.iter().position(|n| n == name)? as u32;
+        let at = t.var.iter().rposition(|&v| v == var)?;
+        Some(t.value[at])
+    };
+    if let (Some(opened), Some(retired)) = (last("pep.splits_opened"), last("pep.splits_retired")) {
+        println!("splits              {opened} opened, {retired} retired");
+    }
+    let slot = std::mem::size_of::<Option<fairgate_core::gateway::SplitConnection>>();
+    println!("split state         {slot} B inline per connection slot (plus its buffers)");
     if let (Some(start), Some(peak)) = (before, peak_rss_mib()) {
         println!("peak memory (RSS)   {peak:.1} MiB");
         let per_conn = (peak - start) * 1024.0 / CONNECTIONS;

@@ -65,6 +65,7 @@ fn out_hosting<'a>(leg: &Leg, trace_prefix: Option<&'a str>) -> Hosting<'a> {
         base: 0,
         conn: leg.index,
         flags: flags::MUX_LEG,
+        fin_at: None,
         trace_prefix,
     }
 }
@@ -283,6 +284,7 @@ impl Gateway {
             base: 0,
             conn: leg.key.1,
             flags: flags::MUX_LEG,
+            fin_at: None,
             trace_prefix: None,
         };
         hosting.call(&mut leg.receiver, ctx, f);
@@ -338,8 +340,10 @@ impl Gateway {
             },
             ..Default::default()
         };
-        let index = self.conns.len();
-        let c = SplitConnection::from_leg(&self.name, index, ack_flow, &first, &self.spec, ctx);
+        let Some(slot) = self.next_slot() else {
+            return;
+        };
+        let c = SplitConnection::from_leg(&self.name, slot, ack_flow, &first, &self.spec, ctx);
         self.register(c);
     }
 

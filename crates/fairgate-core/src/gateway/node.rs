@@ -4,15 +4,16 @@
 //! workload multiplexes on its flow), and lets every other packet (UDP, other protocols) be
 //! routed as usual [Vaidyanathan99, §4.2]. At each sample it records, per flow (summed over its
 //! connections), the occupancy the sources plot [Vaidyanathan99, §4.4; Byun07, §3] and checks
-//! that no acknowledged byte was lost. A connection that has closed upstream and holds nothing
-//! more is retired: its cumulative counters stay in its flow's totals, its state is freed.
+//! that no acknowledged byte was lost. A connection that has closed upstream (a FIN, or every
+//! byte up to a FIN flag) and holds nothing more is retired: its cumulative counters stay in
+//! its flow's totals, its state is freed and its slot reused.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::config::GatewaySpec;
 use super::legs::{LegsIn, LegsOut, LEG_TOKENS};
 use super::mux::Framing;
-use super::split::{SplitConnection, TIMER_BITS};
+use super::split::{SlotId, SplitConnection, MAX_SLOTS};
 use super::two_server::RateServer;
 use crate::engine::Time;
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
@@ -50,6 +51,10 @@ pub struct FlowMap {
     pub ack_flow_of: Vec<Option<u32>>,
     /// Per flow id: the data flow a TCP ACK flow answers.
     pub data_flow_of: Vec<Option<u32>>,
+    /// Per flow id: whether its connections always open with a SYN (web and HTTP), so that a
+    /// data segment of a connection the gateway does not hold belongs to one it retired and
+    /// is routed as usual (absent = false: a data segment may open a connection).
+    pub opens_with_syn: Vec<bool>,
 }
 
 pub struct Gateway {
@@ -58,8 +63,13 @@ pub struct Gateway {
     pub(super) flows: FlowMap,
     /// Per (flow id, connection within the flow): its index in `conns`.
     pub(super) conn_of: HashMap<(u32, u32), u32>,
-    /// Split connections by index (timer tokens name them); `None` once retired.
+    /// Split connections by slot (timer tokens name them); `None` once retired.
     pub(super) conns: Vec<Option<SplitConnection>>,
+    /// Slots of retired connections, reused by the next ones.
+    free: Vec<usize>,
+    /// Connections opened and retired so far.
+    opened: u64,
+    retired_count: u64,
     /// Per flow that had a connection: the cumulative counters of its retired connections.
     retired: BTreeMap<u32, [f64; TRACED.len()]>,
     sample_interval: Option<Time>,
@@ -107,6 +117,9 @@ impl Gateway {
             flows,
             conn_of: HashMap::new(),
             conns: Vec::new(),
+            free: Vec::new(),
+            opened: 0,
+            retired_count: 0,
             retired: BTreeMap::new(),
             sample_interval: sample,
             violations: Vec::new(),
@@ -123,18 +136,36 @@ impl Gateway {
         self.conns.iter().flatten()
     }
 
+    /// Connections opened and retired so far.
+    pub fn split_counts(&self) -> (u64, u64) {
+        (self.opened, self.retired_count)
+    }
+
     /// Whether the TCP layer takes `p` over (a segment, or an answer for a split connection).
     fn splits(&self, p: &Packet) -> bool {
-        if p.proto != PROTO_TCP {
-            return false;
-        }
-        let opens = matches!(p.kind, PacketKind::Data | PacketKind::Syn)
+        p.proto == PROTO_TCP && (self.connection_for(p).is_some() || self.may_open(p))
+    }
+
+    /// Whether `p` may open a connection: a SYN, or a data segment of a flow whose
+    /// connections may start without one, of a TCP data flow.
+    fn may_open(&self, p: &Packet) -> bool {
+        let flow = p.flow as usize;
+        let first = match p.kind {
+            PacketKind::Syn => true,
+            PacketKind::Data => !self
+                .flows
+                .opens_with_syn
+                .get(flow)
+                .copied()
+                .unwrap_or(false),
+            _ => false,
+        };
+        first
             && self
                 .flows
                 .ack_flow_of
-                .get(p.flow as usize)
-                .is_some_and(|a| a.is_some());
-        opens || self.connection_for(p).is_some()
+                .get(flow)
+                .is_some_and(|a| a.is_some())
     }
 
     /// The TCP layer's handling of a packet it takes over.
@@ -142,7 +173,7 @@ impl Gateway {
         let upstream = matches!(p.kind, PacketKind::Data | PacketKind::Syn | PacketKind::Fin);
         let conn = match self.connection_for(p) {
             Some(c) => c,
-            None if upstream && p.kind != PacketKind::Fin => match self.open(p, ctx) {
+            None if self.may_open(p) => match self.open(p, ctx) {
                 Some(c) => c,
                 None => return,
             },
@@ -180,6 +211,8 @@ impl Gateway {
             out.leave(share.leg, index);
         }
         self.conns[index] = None;
+        self.free.push(index);
+        self.retired_count += 1;
     }
 
     /// One service of the IP subsystem: the served packet goes to the TCP layer or on.
@@ -219,22 +252,51 @@ impl Gateway {
 
     fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
         let ack_flow = (*self.flows.ack_flow_of.get(p.flow as usize)?)?;
-        let index = self.conns.len();
-        let leg = self.join_leg(index, ack_flow, p, ctx);
-        let conn = SplitConnection::open(&self.name, index, ack_flow, p, &self.spec, leg, ctx);
+        let slot = self.next_slot()?;
+        let leg = self.join_leg(slot.index, ack_flow, p, ctx);
+        let conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
         self.register(conn);
-        Some(index)
+        Some(slot.index)
     }
 
-    /// Adds a new connection (at index `conns.len()`).
+    /// The slot of the next connection: a retired one's, else a new one (None, and a
+    /// violation, beyond [`MAX_SLOTS`] connections open at once).
+    pub(super) fn next_slot(&mut self) -> Option<SlotId> {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None if self.conns.len() < MAX_SLOTS => self.conns.len(),
+            None => {
+                self.violations.push(format!(
+                    "gateway {}: more than {MAX_SLOTS} connections open at once",
+                    self.name
+                ));
+                return None;
+            }
+        };
+        let serial = self.opened as u32;
+        Some(SlotId { index, serial })
+    }
+
+    /// Adds a new connection in its slot.
     pub(super) fn register(&mut self, conn: SplitConnection) {
-        self.conn_of
-            .insert((conn.flow, conn.conn), self.conns.len() as u32);
+        let index = conn.slot.index;
+        self.conn_of.insert((conn.flow, conn.conn), index as u32);
         self.retired.entry(conn.flow).or_insert([0.0; TRACED.len()]);
-        self.conns.push(Some(conn));
+        self.opened += 1;
+        match self.conns.get_mut(index) {
+            Some(slot) => *slot = Some(conn),
+            None => self.conns.push(Some(conn)),
+        }
     }
 
     fn sample_connections(&mut self, ctx: &mut AgentCtx) {
+        let counts = [
+            ("splits_opened", self.opened),
+            ("splits_retired", self.retired_count),
+        ];
+        for (var, value) in counts {
+            ctx.trace(0, &format!("{}.{var}", self.name), value as f64);
+        }
         if let Some(server) = &self.server {
             let served = [
                 ("ip_buffer", server.len_bytes() as f64),
@@ -308,11 +370,12 @@ impl Agent for Gateway {
         if token & LEG_TOKENS != 0 {
             return self.on_leg_timer(token, ctx);
         }
-        let conn = (token >> TIMER_BITS) as usize - 1;
-        let local = token & ((1 << TIMER_BITS) - 1);
-        if let Some(Some(c)) = self.conns.get_mut(conn) {
-            c.on_timer(local, &self.spec, ctx);
-            self.retire_if_finished(conn);
+        let (slot, local) = SlotId::of_token(token);
+        if let Some(Some(c)) = self.conns.get_mut(slot.index) {
+            if c.slot == slot {
+                c.on_timer(local, &self.spec, ctx);
+                self.retire_if_finished(slot.index);
+            }
         }
     }
 

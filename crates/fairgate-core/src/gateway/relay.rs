@@ -5,7 +5,7 @@
 //! tokens, prefixes the inner traces, labels the packets sent with their connection, and
 //! applies the output port's back-pressure (`transmit_limit`, see `docs/models/gateway.md`).
 
-use crate::net::AgentCtx;
+use crate::net::{flags, AgentCtx, PacketKind};
 use crate::transport::tcp::sender::TcpSender;
 
 /// Where a hosted transport's side effects go.
@@ -19,6 +19,9 @@ pub(crate) struct Hosting<'a> {
     pub conn: u32,
     /// Flags set on every packet sent (a multiplexed leg's mark).
     pub flags: u16,
+    /// Where the relayed stream ends once the upstream side has closed: the data segment
+    /// ending there carries the FIN flag on (see `split.rs`).
+    pub fin_at: Option<u64>,
     /// Prefix of the inner traces (None = no traces expected).
     pub trace_prefix: Option<&'a str>,
 }
@@ -56,10 +59,13 @@ impl Hosting<'_> {
         for timer in ctx.timers_since(mark) {
             timer.1 = self.tokens | (self.base + timer.1);
         }
-        let (conn, flags) = (self.conn, self.flags);
+        let (conn, mark_flags, fin_at) = (self.conn, self.flags, self.fin_at);
         ctx.edit_sent_since(mark, |q| {
             q.conn = conn;
-            q.flags |= flags;
+            q.flags |= mark_flags;
+            if q.kind == PacketKind::Data && Some(q.seq + q.aux) == fin_at {
+                q.set(flags::FIN);
+            }
         });
         counts
     }

@@ -12,6 +12,9 @@
 //!   last advertisement (receiver SWS avoidance, RFC 1122 §4.2.3.3).
 //! - The inner transports write to the gateway's own per-connection counters, not to the
 //!   end-to-end flow's: retransmissions on the downstream leg are counted apart.
+//! - A FIN flag on a data segment closes the upstream side once every byte up to it is in
+//!   order; the LHS acknowledges at once and the RHS flags the segment that ends the relayed
+//!   stream, so the connection closes downstream too.
 
 use super::config::{GatewaySpec, SynAck};
 use super::flow_control::BufferFlowControl;
@@ -30,6 +33,37 @@ const FLUSH_TIMER: u64 = 15;
 /// The output port sent a packet: room for the RHS again.
 const RESUME_TIMER: u64 = 16;
 pub(crate) const TIMER_BITS: u32 = 5;
+/// Bits of a timer token above [`TIMER_BITS`] naming the connection's slot (plus one); the
+/// bits above them hold its serial, so a timer of a retired connection never reaches the
+/// connection that reuses its slot.
+const SLOT_BITS: u32 = 24;
+/// The most connections a gateway holds at once.
+pub(crate) const MAX_SLOTS: usize = (1 << SLOT_BITS) - 1;
+
+/// Where a connection lives in its gateway: its slot, and its serial (the number of
+/// connections the gateway opened before it, modulo 2^32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotId {
+    pub index: usize,
+    pub serial: u32,
+}
+
+impl SlotId {
+    /// The high bits of the connection's timer tokens.
+    fn tokens(self) -> u64 {
+        (self.serial as u64) << (TIMER_BITS + SLOT_BITS) | (self.index as u64 + 1) << TIMER_BITS
+    }
+
+    /// The connection a timer token names, and the token's low bits (its inner timer).
+    pub(crate) fn of_token(token: u64) -> (SlotId, u64) {
+        let slot_mask = (1 << SLOT_BITS) - 1;
+        let id = SlotId {
+            index: ((token >> TIMER_BITS) & slot_mask) as usize - 1,
+            serial: (token >> (TIMER_BITS + SLOT_BITS)) as u32,
+        };
+        (id, token & ((1 << TIMER_BITS) - 1))
+    }
+}
 
 /// What happened on the downstream leg, counted apart from the end-to-end flow.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,8 +100,15 @@ pub struct SplitConnection {
     /// `conn`); every packet this connection sends carries it.
     pub conn: u32,
     ack_flow: u32,
-    /// Whether the upstream side has closed (its FIN reached the LHS).
+    pub slot: SlotId,
+    /// Whether the upstream side has closed (its FIN reached the LHS, or it sent every byte
+    /// up to a FIN flag).
     fin_seen: bool,
+    /// The end of the upstream data, once a segment carrying the FIN flag has arrived.
+    upstream_end: Option<u64>,
+    /// Where the relayed stream ends once the upstream side has closed: the RHS's segment
+    /// ending there carries the FIN flag on.
+    relay_end: Option<u64>,
     /// High bits of this connection's timer tokens.
     tokens: u64,
     /// None where the connection comes out of a multiplexed leg (the leg's receiver ACKs).
@@ -108,7 +149,7 @@ impl SplitConnection {
     /// its own RHS, or sending into multiplexed leg `leg`.
     pub fn open(
         gateway: &str,
-        index: usize,
+        slot: SlotId,
         ack_flow: u32,
         p: &Packet,
         spec: &GatewaySpec,
@@ -131,14 +172,14 @@ impl SplitConnection {
                 &rhs_env(p, ack_flow, ctx),
             )),
         };
-        Self::with(gateway, index, ack_flow, p, spec, Some(lhs), rhs, ctx)
+        Self::with(gateway, slot, ack_flow, p, spec, Some(lhs), rhs, ctx)
     }
 
     /// A connection that a multiplexed leg delivers (its open record, made a packet `p`):
     /// no LHS, its own RHS toward the destination.
     pub(crate) fn from_leg(
         gateway: &str,
-        index: usize,
+        slot: SlotId,
         ack_flow: u32,
         p: &Packet,
         spec: &GatewaySpec,
@@ -149,13 +190,13 @@ impl SplitConnection {
             &rhs_env(p, ack_flow, ctx),
         );
         let rhs = Downstream::Own(sender);
-        Self::with(gateway, index, ack_flow, p, spec, None, rhs, ctx)
+        Self::with(gateway, slot, ack_flow, p, spec, None, rhs, ctx)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn with(
         gateway: &str,
-        index: usize,
+        slot: SlotId,
         ack_flow: u32,
         p: &Packet,
         spec: &GatewaySpec,
@@ -164,12 +205,15 @@ impl SplitConnection {
         ctx: &mut AgentCtx,
     ) -> Self {
         let rwnd = spec.lhs.receiver_params().rwnd;
-        let tokens = (index as u64 + 1) << TIMER_BITS;
+        let tokens = slot.tokens();
         let mut conn = SplitConnection {
             flow: p.flow,
             conn: p.conn,
             ack_flow,
+            slot,
             fin_seen: false,
+            upstream_end: None,
+            relay_end: None,
             tokens,
             lhs,
             lhs_rwnd: rwnd,
@@ -261,11 +305,8 @@ impl SplitConnection {
             PacketKind::Syn => self.syn_waiting = Some(*p),
             PacketKind::Data => self.on_data(p, spec, ctx),
             _ => {
-                if p.kind == PacketKind::Fin && !self.fin_seen {
-                    self.fin_seen = true;
-                    if let Some(share) = self.leg_share_mut() {
-                        share.close();
-                    }
+                if p.kind == PacketKind::Fin {
+                    self.close_upstream();
                 }
                 let mark = ctx.mark();
                 self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
@@ -347,6 +388,9 @@ impl SplitConnection {
             return;
         }
         self.lhs_open = true;
+        if p.has(flags::FIN) {
+            self.upstream_end = Some(p.seq + p.aux);
+        }
         let mut p = *p;
         if let Some(fc) = &mut self.flow_control {
             fc.on_arrival(p.has(flags::CE), ctx.now);
@@ -356,6 +400,15 @@ impl SplitConnection {
         let mark = ctx.mark();
         self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, &p, ctx));
         let advanced = self.rcv_nxt() - before;
+        if self.upstream_end.is_some_and(|end| self.rcv_nxt() >= end) && !self.fin_seen {
+            self.close_upstream();
+            // The FIN is acknowledged at once (RFC 9293, §3.10.7.4), never on the delayed-ACK timer.
+            self.call_lhs(ctx, |r, ctx| {
+                if r.ack_pending() {
+                    r.ack_now(ctx)
+                }
+            });
+        }
         if advanced > 0 {
             self.accept(advanced, spec, ctx);
         }
@@ -368,9 +421,17 @@ impl SplitConnection {
             .map_or(self.accepted, TcpReceiver::rcv_nxt)
     }
 
-    /// Marks the upstream side closed (a leg's close record).
+    /// Marks the upstream side closed (a FIN, the last byte before a FIN flag, or a leg's
+    /// close record): every byte it sent is in order here, so the relayed stream ends at
+    /// `rcv_nxt` and the leg gets its close record.
     pub(crate) fn close_upstream(&mut self) {
-        self.fin_seen = true;
+        if std::mem::replace(&mut self.fin_seen, true) {
+            return;
+        }
+        self.relay_end = Some(self.rcv_nxt());
+        if let Some(share) = self.leg_share_mut() {
+            share.close();
+        }
     }
 
     /// Hands `bytes` newly in order at the LHS (or out of a leg) to the RHS or the leg.
@@ -473,6 +534,7 @@ impl SplitConnection {
             base,
             conn: self.conn,
             flags: 0,
+            fin_at: self.relay_end,
             trace_prefix,
         }
     }
@@ -497,6 +559,11 @@ fn rhs_env(p: &Packet, ack_flow: u32, ctx: &AgentCtx) -> SourceEnv {
 mod tests {
     use super::*;
     use crate::transport::testing::AgentHarness;
+
+    const SLOT: SlotId = SlotId {
+        index: 0,
+        serial: 0,
+    };
 
     fn data(seq: u64) -> Packet {
         Packet {
@@ -531,7 +598,7 @@ mod tests {
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         let sent = h.call(|ctx| {
-            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, None, ctx);
+            let mut c = SplitConnection::open("gw", SLOT, 1, &data(0), &spec, None, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);
@@ -571,12 +638,47 @@ mod tests {
     }
 
     #[test]
+    fn a_fin_flag_closes_the_upstream_side_and_rides_the_relayed_last_segment() {
+        // Delayed ACKs would hold the ACK of a lone segment; the FIN is acknowledged at once.
+        let spec: GatewaySpec = toml::from_str("lhs = { delayed_ack = true }").unwrap();
+        let mut only = data(0);
+        only.set(flags::FIN);
+        let mut h = AgentHarness::new(2);
+        let mut conn = None;
+        let sent = h.call(|ctx| {
+            let mut c = SplitConnection::open("gw", SLOT, 1, &only, &spec, None, ctx);
+            c.on_upstream(&only, &spec, ctx);
+            conn = Some(c);
+        });
+        let mut c = conn.unwrap();
+        let acks: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Ack).collect();
+        assert_eq!((acks.len(), acks[0].ack), (1, 1000));
+        let relayed: Vec<_> = sent.iter().filter(|p| p.kind == PacketKind::Data).collect();
+        assert_eq!(relayed.len(), 1);
+        assert!(relayed[0].has(flags::FIN) && relayed[0].seq + relayed[0].aux == 1000);
+        assert!(!c.finished(), "the relayed bytes are not yet acknowledged");
+        h.call(|ctx| c.on_downstream(&ack(1000), &spec, ctx));
+        assert!(c.finished());
+    }
+
+    #[test]
+    fn a_timer_token_names_its_slot_and_serial() {
+        let slot = SlotId {
+            index: MAX_SLOTS - 1,
+            serial: u32::MAX,
+        };
+        let token = slot.tokens() | LHS_TIMER | 3;
+        assert_eq!(SlotId::of_token(token), (slot, LHS_TIMER | 3));
+        assert_eq!(token >> 61, 0, "clear of the legs' token bits");
+    }
+
+    #[test]
     fn the_rhs_traces_its_cwnd_apart_from_the_end_to_end_flow() {
         let spec: GatewaySpec = toml::from_str("rhs = { initial_window = 1 }").unwrap();
         let mut h = AgentHarness::new(2);
         let mut conn = None;
         h.call(|ctx| {
-            let mut c = SplitConnection::open("gw", 0, 1, &data(0), &spec, None, ctx);
+            let mut c = SplitConnection::open("gw", SLOT, 1, &data(0), &spec, None, ctx);
             c.on_upstream(&data(0), &spec, ctx);
             c.on_upstream(&data(1000), &spec, ctx);
             conn = Some(c);

@@ -43,6 +43,9 @@ pub mod flags {
     pub const PAIRED: u16 = 1 << 8;
     /// A segment or ACK of a leg that multiplexes connections between two gateways.
     pub const MUX_LEG: u16 = 1 << 9;
+    /// The sender's FIN, piggybacked on the last data segment of its direction (no packet of
+    /// its own: the end points ignore it, a split-connection gateway retires on it).
+    pub const FIN: u16 = 1 << 10;
     /// Spare bits for protocols added later.
     pub const USER0: u16 = 1 << 12;
     pub const USER1: u16 = 1 << 13;

@@ -304,6 +304,10 @@ fn tcp_flow_map(flows: &[FlowInfo]) -> FlowMap {
     let mut map = FlowMap {
         ack_flow_of: vec![None; flows.len()],
         data_flow_of: vec![None; flows.len()],
+        opens_with_syn: flows
+            .iter()
+            .map(|f| matches!(f.kind.as_str(), "web" | "http"))
+            .collect(),
     };
     for (i, f) in flows.iter().enumerate() {
         // Web and HTTP workloads multiplex TCP connections on their flow (the packets' `conn`).

@@ -19,7 +19,7 @@
 //!   connection its server, uniformly (Byun's 200 clients and 60 servers).
 
 use super::pool::{HostPool, PoolSpecs, Pools};
-use super::web_conn::ConnTable;
+use super::web_conn::{ConnTable, Fin};
 use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
 use crate::config::dist::{Dist, DurationDist, SizeDist};
@@ -54,6 +54,10 @@ pub struct HttpConfig {
     /// many objects a run makes).
     pub record_transfers: bool,
     pub tcp: TcpConfig,
+    /// How connections close: `"piggybacked"` (the FIN rides the last data segment of each
+    /// direction) or `"none"`.
+    #[serde(skip_serializing_if = "Fin::is_default")]
+    pub fin: Fin,
 }
 
 impl Default for HttpConfig {
@@ -73,6 +77,7 @@ impl Default for HttpConfig {
             ramp_pause: Duration::from_secs(5.0),
             request_size: 1000,
             record_transfers: true,
+            fin: Fin::default(),
             tcp: TcpConfig {
                 cc: CcKind::Reno,
                 rate_cap: Some(Rate(5_000_000)),
@@ -111,6 +116,7 @@ impl SourceConfig for HttpConfig {
             &self.tcp,
             self.request_size,
             self.record_transfers,
+            self.fin,
             env,
             pools,
         );

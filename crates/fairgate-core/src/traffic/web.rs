@@ -15,14 +15,15 @@
 //! - A page ends when the client holds every byte of its objects; the next page starts a think
 //!   time later (WebTraf's inter-page time counted from the end of a page).
 //! - Session i of n starts at `start + i * start_window / n`.
-//! - No FIN exchange (ns-2's one-way TCP has none): an object's state is retired once request
-//!   and response are acknowledged; its slot is reused, so memory follows the number of open
-//!   connections, not the number ever made.
+//! - No FIN exchange (ns-2's one-way TCP has none): the FIN rides the last data segment of
+//!   each direction as a flag (`fin`), which only a split-connection gateway reads; an object's
+//!   state is retired once request and response are acknowledged; its slot is reused, so
+//!   memory follows the number of open connections, not the number ever made.
 //! - Pools (`servers`, `clients`, `traffic::pool`): a session draws its client once, a page
 //!   its server, uniformly, as WebTraf's `picksrc` and `pickdst`.
 
 use super::pool::{HostPool, PoolSpecs, Pools};
-use super::web_conn::ConnTable;
+use super::web_conn::{ConnTable, Fin};
 use super::workload::{endpoints, Workload, OWN_TIMER};
 use super::{AgentPair, SourceConfig, SourceEnv};
 use crate::config::dist::{Dist, DurationDist, SizeDist};
@@ -61,6 +62,10 @@ pub struct WebConfig {
     pub record_transfers: bool,
     /// The TCP of both connections (`app` and `handshake` are set by the workload).
     pub tcp: TcpConfig,
+    /// How connections close: `"piggybacked"` (the FIN rides the last data segment of each
+    /// direction) or `"none"`.
+    #[serde(skip_serializing_if = "Fin::is_default")]
+    pub fin: Fin,
 }
 
 impl Default for WebConfig {
@@ -80,6 +85,7 @@ impl Default for WebConfig {
             think: DurationDist(Dist::Exponential { mean: 7.0 }),
             request_size: 1000,
             record_transfers: true,
+            fin: Fin::default(),
             tcp: TcpConfig::default(),
         }
     }
@@ -116,6 +122,7 @@ impl SourceConfig for WebConfig {
             &self.tcp,
             self.request_size,
             self.record_transfers,
+            self.fin,
             env,
             pools,
         );

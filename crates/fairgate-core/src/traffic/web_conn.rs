@@ -13,13 +13,32 @@ use super::SourceEnv;
 use crate::engine::rng::Rng;
 use crate::engine::Time;
 use crate::net::Agent;
-use crate::net::{AgentCtx, Packet, PacketKind};
+use crate::net::{flags, AgentCtx, Packet, PacketKind};
 use crate::stats::transfers::{TransferRecord, TransferTable};
 use crate::transport::app::AppSpec;
 use crate::transport::tcp::config::TcpConfig;
 use crate::transport::tcp::receiver::{Reply, TcpReceiver};
 use crate::transport::tcp::sender::{Conn, TcpSender};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+/// How an object's connections close (`fin` on web and HTTP flows; `docs/models/web.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fin {
+    /// The FIN rides the last data segment of each direction as a flag: no extra packet, so
+    /// the end points behave as without one, and a gateway can retire the connection.
+    #[default]
+    Piggybacked,
+    /// No FIN (ns-2's one-way TCP): a gateway keeps the connection's state for the run.
+    None,
+}
+
+impl Fin {
+    pub fn is_default(&self) -> bool {
+        *self == Fin::default()
+    }
+}
 
 /// Which host an agent call happens on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +91,7 @@ pub struct ConnTable {
     request_size: u64,
     /// Whether finished objects become rows of the transfers table.
     record: bool,
+    fin: Fin,
     /// The flow's own environment; each object's hosts come from the pools.
     env: SourceEnv,
     pools: Pools,
@@ -84,11 +104,12 @@ impl ConnTable {
     /// Objects fetched with `tcp` (its `app` and `handshake` are set here), requests of
     /// `request_size` bytes, responses from a host of `pools.servers` to one of
     /// `pools.clients`, flows and timing from `env`; finished objects are recorded as
-    /// transfers if `record`.
+    /// transfers if `record`; connections close as `fin` says.
     pub fn new(
         tcp: &TcpConfig,
         request_size: u64,
         record: bool,
+        fin: Fin,
         env: &SourceEnv,
         pools: &Pools,
     ) -> Self {
@@ -105,6 +126,7 @@ impl ConnTable {
             request_tcp: tcp,
             request_size,
             record,
+            fin,
             env: env.clone(),
             pools: pools.clone(),
             finished: TransferTable::default(),
@@ -231,9 +253,9 @@ impl ConnTable {
         self.index.insert(id, slot);
         self.open += 1;
         let request_size = self.request_size;
-        let flows = self.flows();
+        let (flows, fin) = (self.flows(), self.fin);
         let o = self.slots[slot].as_mut().expect("just filled");
-        tagged(o, Endpoint::RequestSender, flows, ctx, |o, ctx| {
+        tagged(o, Endpoint::RequestSender, flows, fin, ctx, |o, ctx| {
             o.request_tx.start(ctx);
             o.request_tx.submit(request_size, ctx);
         });
@@ -275,9 +297,9 @@ impl ConnTable {
         ctx: &mut AgentCtx,
         f: impl FnOnce(&mut dyn Agent, &mut AgentCtx),
     ) -> Option<u32> {
-        let flows = self.flows();
+        let (flows, fin) = (self.flows(), self.fin);
         let o = self.slots[slot].as_mut()?;
-        tagged(o, endpoint, flows, ctx, |o, ctx| match endpoint {
+        tagged(o, endpoint, flows, fin, ctx, |o, ctx| match endpoint {
             Endpoint::RequestSender => f(&mut o.request_tx, ctx),
             Endpoint::RequestReceiver => f(&mut o.request_rx, ctx),
             Endpoint::ResponseSender => {
@@ -294,7 +316,7 @@ impl ConnTable {
             let o = self.slots[slot].as_mut().expect("open");
             o.response_tx = Some(TcpSender::new(&self.response_tcp, &response_env));
             let bytes = o.row.bytes;
-            tagged(o, Endpoint::ResponseSender, flows, ctx, |o, ctx| {
+            tagged(o, Endpoint::ResponseSender, flows, fin, ctx, |o, ctx| {
                 let tx = o.response_tx.as_mut().expect("just made");
                 tx.start(ctx);
                 tx.submit(bytes, ctx);
@@ -305,8 +327,10 @@ impl ConnTable {
     }
 
     /// Retires the object in `slot` once the request and the response are acknowledged
-    /// whole and the client holds the response (no FIN exchange, as ns-2's one-way TCP), or
-    /// once one of its connections aborted.
+    /// whole and the client holds the response and has acknowledged it (no FIN exchange, as
+    /// ns-2's one-way TCP), or once one of its connections aborted. The client's last ACK
+    /// matters behind a split-connection gateway, which acknowledges the server long before
+    /// the client has everything; end to end, the server's completion implies it.
     pub fn retire_if_done(&mut self, slot: usize) {
         let Some(o) = self.slots[slot].as_ref() else {
             return;
@@ -316,7 +340,8 @@ impl ConnTable {
             .transfers()
             .iter()
             .all(|t| t.completed.is_some());
-        let done = request_done && o.row.completed.is_some() && o.row.last_byte.is_some();
+        let response_acked = o.row.last_byte.is_some() && !o.response_rx.ack_pending();
+        let done = request_done && o.row.completed.is_some() && response_acked;
         if !(done || o.row.aborted) {
             return;
         }
@@ -399,11 +424,13 @@ impl ObjectConn {
 }
 
 /// Runs `f` on an object's end point and labels what it did with the object's id: the
-/// packets it sent, the timers it set, and the retransmissions and timeouts it counted.
+/// packets it sent (and, with a piggybacked `fin`, a sender's last data segment), the timers
+/// it set, and the retransmissions and timeouts it counted.
 fn tagged(
     o: &mut ObjectConn,
     endpoint: Endpoint,
     (data_flow, reverse_flow): (u32, u32),
+    fin: Fin,
     ctx: &mut AgentCtx,
     f: impl FnOnce(&mut ObjectConn, &mut AgentCtx),
 ) {
@@ -419,8 +446,18 @@ fn tagged(
     let timers_before = ctx.effects.timers.len();
     f(o, ctx);
     let id = o.row.conn;
+    let last_byte = match (endpoint, fin) {
+        (_, Fin::None) => None,
+        (Endpoint::RequestSender, _) => Some(o.request_tx.state().app_end),
+        (Endpoint::ResponseSender, _) => o.response_tx.as_ref().map(|t| t.state().app_end),
+        _ => None,
+    };
     for &packet in &ctx.effects.outbox[sent_before..] {
-        ctx.packets.get_mut(packet).conn = id;
+        let p = ctx.packets.get_mut(packet);
+        p.conn = id;
+        if p.kind == PacketKind::Data && Some(p.seq + p.aux) == last_byte {
+            p.set(flags::FIN);
+        }
     }
     for timer in &mut ctx.effects.timers[timers_before..] {
         timer.1 |= (id as u64) << 8 | (endpoint as u64) << 4;

@@ -92,6 +92,11 @@ impl TcpReceiver {
         self.send_ack(ctx);
     }
 
+    /// Whether a segment received is not yet acknowledged (a delayed ACK is due).
+    pub fn ack_pending(&self) -> bool {
+        self.unacked_segments > 0
+    }
+
     fn control(&self, kind: PacketKind, ctx: &mut AgentCtx) {
         ctx.send(Packet {
             flow: self.reply.ack_flow,
