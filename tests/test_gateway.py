@@ -40,13 +40,18 @@ def test_gateway_options_on_a_host_are_a_scenario_error():
         raise AssertionError("gateway options on a host were accepted")
 
 
-def test_gateway_figure_is_written(tmp_path):
+def test_gateway_figure_is_returned_and_written_on_request(tmp_path):
+    from matplotlib.figure import Figure
+
     from fairgate.plot_gateway import gateway_figure, gateways
 
     res = _spoofing().run()
     assert gateways(res) == ["gw1", "gw2"]
-    out = gateway_figure(res, "gw1", tmp_path / "gw1.png")
-    assert out.stat().st_size > 10_000
+    assert isinstance(gateway_figure(res, "gw1"), Figure)
+    assert list(tmp_path.iterdir()) == [], "saved only when asked"
+    fig = gateway_figure(res, "gw1", tmp_path / "gw1.png")
+    assert isinstance(fig, Figure)
+    assert (tmp_path / "gw1.png").stat().st_size > 10_000
 
 
 def test_two_server_study_sweeps_mu_beside_the_vanilla_gateway(tmp_path):

@@ -13,13 +13,20 @@ from fairgate.plot import overview
 
 
 def test_importing_the_plotting_modules_keeps_the_users_backend() -> None:
+    """fairgate.plot, the gateway and fluid figures, and every reproduction and study module
+    leave the backend the user chose (none forces Agg at import)."""
     code = (
-        "import matplotlib; matplotlib.use('svg'); "
-        "import fairgate.plot, fairgate.repro.keshav, fairgate.repro.queueing, "
-        "fairgate.studies.keshav_buffers; print(matplotlib.get_backend())"
+        "import importlib, pkgutil, matplotlib; matplotlib.use('svg'); "
+        "import fairgate, fairgate.repro, fairgate.studies; "
+        "names = ['fairgate.plot', 'fairgate.plot_gateway', 'fairgate.fluid.plot']; "
+        "names += [m.name for p in (fairgate.repro, fairgate.studies) "
+        "for m in pkgutil.iter_modules(p.__path__, p.__name__ + '.')]; "
+        "[importlib.import_module(n) for n in names]; "
+        "print(len(names), matplotlib.get_backend())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "svg"
+    count, backend = out.stdout.split()
+    assert backend == "svg" and int(count) > 20, out.stdout
 
 
 def test_overview_returns_a_figure_and_saves_only_when_asked(tmp_path: Path) -> None:
@@ -37,3 +44,18 @@ def test_overview_returns_a_figure_and_saves_only_when_asked(tmp_path: Path) -> 
     saved = overview(results, tmp_path / "plot.png", title="t")
     assert isinstance(saved, Figure)
     assert (tmp_path / "plot.png").stat().st_size > 0
+
+
+def test_reproduction_figure_functions_return_figures(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from fairgate.repro import keshav, queueing
+
+    assert isinstance(queueing.figure([("M/M/1", 0.5, 1.0), ("M/D/1", 0.5, 0.75)]), Figure)
+    stats = pd.DataFrame(
+        {"source": [1], "throughput_mean": [10.0], "rtt_mean": [0.1]}
+        | {"throughput_sd": [1.0], "rtt_sd": [0.01]}
+    )
+    assert isinstance(keshav.utility_figure(1, {(1, "FCFS/FQ"): stats}), Figure)
+    assert keshav.utility_figure(2, {(1, "FCFS/FQ"): stats}) is None
+    assert list(tmp_path.iterdir()) == []

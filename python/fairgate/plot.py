@@ -79,10 +79,18 @@ def queue_over_time(
     return _finish(fig, results, path, title)
 
 
+def save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:
+    """Writes `fig` to `path` (PNG) and returns the path, for drivers that list what they
+    wrote (the reproductions' figure functions return Figures and save nothing)."""
+    out = Path(path)
+    fig.savefig(out, dpi=dpi)
+    return out
+
+
 def _finish(fig: Figure, results: Results, path: str | Path | None, title: str | None) -> Figure:
     fig.suptitle(title or results.summary.get("scenario") or "fairgate run")
     if path is not None:
-        fig.savefig(Path(path), dpi=120)
+        save(fig, path)
     return fig
 
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from fairgate.results import Results  # noqa: E402
+from fairgate.results import Results
 
 MAX_CONNECTIONS = 6
 BUFFERS = ("pep_buffer", "send_buffer", "unacked")
@@ -29,10 +26,12 @@ def _var(results: Results, gateway: str, var: str):
     return t[t["var"].astype(str) == f"{gateway}.{var}"]
 
 
-def gateway_figure(results: Results, gateway: str, path: str | Path) -> Path:
-    """Writes a three-panel PNG for `gateway`: goodput per flow, buffered bytes summed over
-    its connections, and the RHS congestion and advertised windows of its first connections."""
-    fig, (ax_t, ax_b, ax_w) = plt.subplots(3, 1, figsize=(9, 8), sharex=True, layout="constrained")
+def gateway_figure(results: Results, gateway: str, path: str | Path | None = None) -> Figure:
+    """The three panels of `gateway`: goodput per flow, buffered bytes summed over its
+    connections, and the RHS congestion and advertised windows of its first connections.
+    Returns the Figure; writes it to `path` (PNG) only when one is given."""
+    fig = Figure(figsize=(9, 8), layout="constrained")
+    ax_t, ax_b, ax_w = fig.subplots(3, 1, sharex=True)
     rates = results.throughput()
     for flow in list(rates.columns)[:MAX_CONNECTIONS]:
         ax_t.plot(rates.index, rates[flow] / 1e6, label=flow, lw=1)
@@ -53,7 +52,6 @@ def gateway_figure(results: Results, gateway: str, path: str | Path) -> Path:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", fontsize="small", ncol=2)
     fig.suptitle(f"{results.summary.get('scenario') or 'fairgate run'}: gateway {gateway}")
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    if path is not None:
+        fig.savefig(Path(path), dpi=120)
+    return fig

@@ -25,17 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm  # noqa: E402
-from fairgate.repro.cases import Case, run_cases  # noqa: E402
-from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row, Tolerance  # noqa: E402
-from fairgate.sweeps.stats import repetitions  # noqa: E402
+from fairgate import _core
+from fairgate.atm import PAPER_VCS_A, PAPER_VCS_B, AtmRun, paper_vcs, run_atm
+from fairgate.plot import save
+from fairgate.repro.cases import Case, run_cases
+from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row, Tolerance
+from fairgate.sweeps.stats import repetitions
 
 TITLE = "Goyal, Jain et al. 1998: DFBA for GFR VCs carrying TCP over AAL5, Tables 1-6"
 SOURCE = "[Goyal98, §4-§5]: 5 GFR VCs over a 1000 km OC-3c backbone, SACK TCPs, DFBA buffer"
@@ -239,11 +238,6 @@ def spearman(x: list[float], y: list[float]) -> float:
     return float(pd.Series(x).rank().corr(pd.Series(y).rank()))
 
 
-def jain(values: list[float]) -> float:
-    v = np.asarray(values, dtype=float)
-    return float(v.sum() ** 2 / (len(v) * (v**2).sum())) if (v**2).sum() > 0 else math.nan
-
-
 def add_checks(report: Report, runs: dict[str, AtmRun]) -> None:
     """The acceptance checks: MCR met, total, ordering, buffer independence, Z rule, occupancy,
     and no run above the maximum possible goodput (plus the one segment that can straddle
@@ -328,12 +322,12 @@ def add_buffer_check(report: Report, runs: dict[str, AtmRun]) -> None:
 
 def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
     if "E6b" in runs:
-        measured = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
+        measured = _core.jain_index(list(runs["E6b"].vcs["excess_over_mcr"]))
         report.add(
             Check(
                 "check E6b",
                 "Z rule: Jain(excess/MCR)",
-                jain(PAPER["E6b"]["ratio"]),
+                _core.jain_index(PAPER["E6b"]["ratio"]),
                 measured,
                 AtLeast(bound=0.8),
             )
@@ -352,9 +346,9 @@ def add_z_check(report: Report, runs: dict[str, AtmRun]) -> None:
             )
         )
     if "E6a" in runs and "E6b" in runs:
-        a = jain(list(runs["E6a"].vcs["excess_over_mcr"]))
-        b = jain(list(runs["E6b"].vcs["excess_over_mcr"]))
-        paper = jain(PAPER["E6b"]["ratio"]) - jain(PAPER["E6a"]["ratio"])
+        a = _core.jain_index(list(runs["E6a"].vcs["excess_over_mcr"]))
+        b = _core.jain_index(list(runs["E6b"].vcs["excess_over_mcr"]))
+        paper = _core.jain_index(PAPER["E6b"]["ratio"]) - _core.jain_index(PAPER["E6a"]["ratio"])
         report.add(
             Check("check E6a-E6b", "Z squared fairer: Jain gain", paper, b - a, AtLeast(bound=0.0))
         )
@@ -444,8 +438,10 @@ def drops_table(results: dict[tuple[str, str], AtmRun]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def occupancy_figure(run: AtmRun, name: str, out_dir: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4))
+def occupancy_figure(run: AtmRun, name: str) -> Figure:
+    """Per-VC occupancy of the backbone buffer over time."""
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     for i, (vc, series) in enumerate(run.occupancy.groupby("vc", sort=False)):
         color = f"C{i}"
         ax.plot(series["time"], series["cells"], color=color, linewidth=0.4, alpha=0.3)
@@ -456,10 +452,7 @@ def occupancy_figure(run: AtmRun, name: str, out_dir: Path) -> Path:
     ax.set_title(f"{name}: per-VC occupancy under DFBA")
     ax.legend(loc="upper right")
     fig.tight_layout()
-    path = out_dir / f"dfba_occupancy_{name}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def write_side_tables(
@@ -526,7 +519,8 @@ def run(
     write_side_tables(report, results, tables, out_dir)
     if tables:
         figure = "E3" if "E3" in tables else next(iter(tables))
-        report.figures.append(occupancy_figure(tables[figure], figure, out_dir))
+        fig = occupancy_figure(tables[figure], figure)
+        report.figures.append(save(fig, out_dir / f"dfba_occupancy_{figure}.png"))
     if {"E1", "E2"} <= tables.keys():
         report.notes.append(
             "E1 and E2 are the same run: DFBA sees MCRs only through W_i/W and sets A and B are "

@@ -28,6 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.plot import save
 from fairgate.repro import hybrid_ch4
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
@@ -314,7 +315,7 @@ def findings(table: pd.DataFrame) -> list[tuple[str, str, bool, str]]:
     return out
 
 
-def figure(table: pd.DataFrame, experiment: str, out_dir: Path) -> Path:
+def figure(table: pd.DataFrame, experiment: str) -> Figure:
     """Goodput and fairness against buffer size per scheme, with 95% intervals."""
     fig = Figure(figsize=(11, 4), layout="constrained")
     axes = fig.subplots(1, 2)
@@ -338,9 +339,7 @@ def figure(table: pd.DataFrame, experiment: str, out_dir: Path) -> Path:
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize="small")
     fig.suptitle(f"E{experiment}: RTTs {'20 ms' if experiment == '3.2' else '20-200 ms'}")
-    path = out_dir / f"hybrid_e{experiment.replace('.', '_')}.png"
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def run(
@@ -384,7 +383,9 @@ def run_chapter3(
     for exp, text, holds, numbers in findings(table):
         report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
         report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
-    report.figures.extend(figure(table, e, out_dir) for e in experiments)
+    for e in experiments:
+        png = out_dir / f"hybrid_e{e.replace('.', '_')}.png"
+        report.figures.append(save(figure(table, e), png, dpi=110))
     if "3.2" in experiments:
         fig35 = figure_3_5(quick, out_dir, progress, client)
         report.figures.extend([fig35] if fig35 else [])

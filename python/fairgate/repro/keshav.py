@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from fairgate import _core
+from fairgate.plot import save
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.intervals import interval_table
 from fairgate.repro.report import Report, Row, Tolerance
@@ -271,7 +272,7 @@ def add_rows(
 # --- figures -------------------------------------------------------------------------------
 
 
-def utility_figure(scenario: int, runs: dict, out_dir: Path) -> Path | None:
+def utility_figure(scenario: int, runs: dict) -> Figure | None:
     """Throughput (x) against RTT (y), a box of +-3 SD per source (the text's 95% CI)."""
     entries = [(pair, stats) for (s, pair), stats in runs.items() if s == scenario]
     if not entries:
@@ -298,9 +299,7 @@ def utility_figure(scenario: int, runs: dict, out_dir: Path) -> Path | None:
     ax.set_title(f"Scenario {scenario}: utility diagram (boxes: ±3 SD)")
     ax.autoscale()
     ax.legend(fontsize="small")
-    path = out_dir / f"keshav_s{scenario}_utility.png"
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def nan0(x: float) -> float:
@@ -321,7 +320,7 @@ def in_packets(sel: pd.DataFrame, scenario: int) -> np.ndarray:
     return values
 
 
-def window_figure(scenario: int, traces: dict, out_dir: Path) -> Path | None:
+def window_figure(scenario: int, traces: dict) -> Figure | None:
     """Window, usable cwnd or PP's outstanding packets of sources 1 and 2 against time."""
     entries = [(pair, t) for (s, pair), t in traces.items() if s == scenario]
     if not entries:
@@ -337,12 +336,10 @@ def window_figure(scenario: int, traces: dict, out_dir: Path) -> Path | None:
         ax.set_ylabel(f"{pair}\n{'/'.join(names)}", fontsize="small")
     axes[0].legend(fontsize="small")
     axes[-1].set_xlabel("time (s)")
-    path = out_dir / f"keshav_s{scenario}_window.png"
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
-def probe_figure(traces: dict, out_dir: Path) -> Path | None:
+def probe_figure(traces: dict) -> Figure | None:
     """Figure 6.21: PP_CTH source 1 in S7, probe, predicted spacing and alpha over 100 s."""
     frame = traces.get((7, "PP/FQ"))
     if frame is None:
@@ -367,9 +364,7 @@ def probe_figure(traces: dict, out_dir: Path) -> Path | None:
         axis.ticklabel_format(axis="y", useOffset=False)
     ax.legend(loc="upper left", fontsize="small")
     ax2.legend(loc="upper right", fontsize="small")
-    path = out_dir / "keshav_s7_pp_probe.png"
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 # --- driver --------------------------------------------------------------------------------
@@ -413,10 +408,12 @@ def run(
             traces[(scenario, label)] = value["traces"]
     add_rows(report, paper[paper["scenario"].isin(selected)], runs, quick, failed)
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures = [utility_figure(s, runs, out_dir) for s in selected]
-    figures += [window_figure(s, traces, out_dir) for s in (3, 7)]
-    figures.append(probe_figure(traces, out_dir))
-    report.figures.extend(f for f in figures if f is not None)
+    figures = {f"keshav_s{s}_utility.png": utility_figure(s, runs) for s in selected}
+    figures |= {f"keshav_s{s}_window.png": window_figure(s, traces) for s in (3, 7)}
+    figures["keshav_s7_pp_probe.png"] = probe_figure(traces)
+    for name, fig in figures.items():
+        if fig is not None:
+            report.figures.append(save(fig, out_dir / name, dpi=110))
     report.notes.extend(notes(quick))
     report.notes.extend(fairness_notes(runs))
     return report

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 import fairgate as fg
 from fairgate._core import SimulationError
+from fairgate.plot import save
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report, Row, Tolerance
 
@@ -112,7 +113,8 @@ def _cbr(report: Report, values: dict) -> None:
             report.add(Row(exp, "drop rate", 1 - 10 / rate_mbps, loss, Tolerance(relative=0.01)))
 
 
-def _figure(points: list, out_dir: Path) -> Path:
+def figure(points: list) -> Figure:
+    """Mean number in system against load: the closed forms and fairgate's points."""
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.subplots()
     grid = [x / 100 for x in range(5, 96)]
@@ -126,9 +128,7 @@ def _figure(points: list, out_dir: Path) -> Path:
     ax.set_ylabel("mean number in system")
     ax.set_yscale("log")
     ax.legend()
-    path = out_dir / "queueing_number_in_system.png"
-    fig.savefig(path, dpi=120)
-    return path
+    return fig
 
 
 def run(
@@ -156,7 +156,7 @@ def run(
         _cbr(report, values)
     if points:
         out_dir.mkdir(parents=True, exist_ok=True)
-        report.figures.append(_figure(points, out_dir))
+        report.figures.append(save(figure(points), out_dir / "queueing_number_in_system.png"))
     report.notes.append(
         f"{packets:,} packets per queueing run ({HEAVY_LOAD_FACTOR}x at load 0.9), Poisson "
         "arrivals, seeds 11 (M/M/1) and 12 (M/D/1); exponential sizes are rounded to bytes."

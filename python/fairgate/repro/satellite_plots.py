@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from fairgate.plot import save
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
 
 DESCRIPTIONS = {
@@ -39,7 +40,7 @@ PANELS = (
 )
 
 
-def time_series(runs: dict[str, Any], names: list[str], title: str, path: Path) -> Path:
+def time_series(runs: dict[str, Any], names: list[str], title: str) -> Figure:
     panels = PANELS if "6" in title else tuple(p for p in PANELS if p[0] != "in_mbps")
     fig = Figure(figsize=(10, 2.3 * len(panels)), layout="constrained")
     axes: list[Axes] = list(fig.subplots(len(panels), 1, sharex=True))
@@ -53,11 +54,10 @@ def time_series(runs: dict[str, Any], names: list[str], title: str, path: Path) 
     axes[0].legend(fontsize="small", ncol=3)
     axes[-1].set_xlabel("time after the population is reached (s)")
     fig.suptitle(title)
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
-def drop_raster(runs: dict[str, Any], names: list[str], path: Path) -> Path:
+def drop_raster(runs: dict[str, Any], names: list[str]) -> Figure:
     fig = Figure(figsize=(10, 0.6 * len(names) + 1.2), layout="constrained")
     ax = fig.subplots()
     for row, name in enumerate(names):
@@ -69,11 +69,10 @@ def drop_raster(runs: dict[str, Any], names: list[str], path: Path) -> Path:
     ax.set_xlim(0, 1000)
     ax.set_xlabel("packet at the receive queue (first 1000 after the population is reached)")
     ax.set_title("drops (as [Byun07, Fig. 4.9]); mean run length of consecutive drops in brackets")
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
-def per_flow(runs: dict[str, Any], names: list[str], path: Path) -> Path:
+def per_flow(runs: dict[str, Any], names: list[str]) -> Figure:
     fig = Figure(figsize=(10, 2.0 * len(names)), layout="constrained")
     axes: list[Axes] = list(np.atleast_1d(fig.subplots(len(names), 1, sharex=True, sharey=True)))
     for ax, name in zip(axes, names, strict=True):
@@ -84,11 +83,10 @@ def per_flow(runs: dict[str, Any], names: list[str], path: Path) -> Path:
         ax.set_ylabel(f"{name}\nkb/s")
     axes[-1].set_xlabel("flow (3 UDP, then the HTTP connection slots)")
     fig.suptitle("per-flow throughput (as [Byun07, Figs 5.1-5.9]); line: fair share")
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
-def udp_bars(runs: dict[str, Any], names: list[str], path: Path) -> Path:
+def udp_bars(runs: dict[str, Any], names: list[str]) -> Figure:
     fig = Figure(figsize=(10, 4), layout="constrained")
     ax = fig.subplots()
     flows = list(runs[names[0]]["per_flow"]["udp"])
@@ -102,32 +100,31 @@ def udp_bars(runs: dict[str, Any], names: list[str], path: Path) -> Path:
     ax.set_ylabel("throughput (kb/s)")
     ax.legend()
     ax.set_title("UDP CBR flows (as [Byun07, Fig. 5.10])")
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def chapter_figures(chapter: int, runs: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Every figure the chapter's runs allow; returns the files written."""
+    """Writes every figure the chapter's runs allow into `out_dir`; returns the files written."""
     if chapter == 4:
         names = [n for n in CH4_SCHEMES if n in runs]
         if not names:
             return []
         return [
-            time_series(runs, names, "chapter 4", out_dir / "ch4_series.png"),
-            drop_raster(runs, names, out_dir / "ch4_drops.png"),
+            save(time_series(runs, names, "chapter 4"), out_dir / "ch4_series.png", dpi=110),
+            save(drop_raster(runs, names), out_dir / "ch4_drops.png", dpi=110),
         ]
     if chapter == 5:
         names = [n for n in CH5_SCHEMES if n in runs]
         if not names:
             return []
         return [
-            per_flow(runs, names, out_dir / "ch5_per_flow.png"),
-            udp_bars(runs, names, out_dir / "ch5_udp.png"),
+            save(per_flow(runs, names), out_dir / "ch5_per_flow.png", dpi=110),
+            save(udp_bars(runs, names), out_dir / "ch5_udp.png", dpi=110),
         ]
     out = []
     for group in ("RED", "AVQRED"):
         names = [n for n in CH6_CASES if n.split(" ")[0] == group and n in runs]
         if names:
             path = out_dir / f"ch6_{group.lower()}_series.png"
-            out.append(time_series(runs, names, f"chapter 6, {group}", path))
+            out.append(save(time_series(runs, names, f"chapter 6, {group}"), path, dpi=110))
     return out

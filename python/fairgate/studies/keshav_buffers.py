@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.plot import save
 
 TITLE = "Keshav's FQ buffer structures: operations per insertion over (N, B)"
 WINDOW = 8
@@ -71,7 +72,8 @@ def findings(table: pd.DataFrame) -> list[tuple[str, bool]]:
     ]
 
 
-def figure(table: pd.DataFrame, out_dir: Path) -> Path:
+def figure(table: pd.DataFrame) -> Figure:
+    """Mean operations per insertion against conversations, one panel per axis."""
     fig = Figure(figsize=(15, 3.6), layout="constrained")
     axes = fig.subplots(1, len(AXES), sharey=True)
     for ax, axis in zip(axes, AXES, strict=True):
@@ -91,9 +93,7 @@ def figure(table: pd.DataFrame, out_dir: Path) -> Path:
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("mean operations per insertion")
     axes[0].legend(fontsize="small")
-    path = out_dir / "keshav_buffers.png"
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def run(out_dir: Path, quick: bool = False, window: int = WINDOW) -> str:
@@ -101,7 +101,7 @@ def run(out_dir: Path, quick: bool = False, window: int = WINDOW) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     table = sweep(window, QUICK_TRACE_S if quick else TRACE_S)
     table.to_csv(out_dir / "keshav_buffers.csv", index=False)
-    fig = figure(table, out_dir)
+    png = save(figure(table), out_dir / "keshav_buffers.png", dpi=110)
     wide = table.pivot_table(
         index=["axis", "conversations", "buffers", "drops"],
         columns="structure",
@@ -121,7 +121,7 @@ def run(out_dir: Path, quick: bool = False, window: int = WINDOW) -> str:
         "",
     ]
     lines += [f"- {'holds' if ok else 'DOES NOT HOLD'}: {text}" for text, ok in checks]
-    lines += ["", f"![mean cost per axis]({fig.name})"]
+    lines += ["", f"![mean cost per axis]({png.name})"]
     text = "\n".join(lines) + "\n"
     (out_dir / "keshav_buffers.md").write_text(text, encoding="utf-8")
     return text

@@ -62,44 +62,30 @@ const MAX_SAMPLES: f64 = 2e7;
 /// Cells per second: a cell time of at least 10 ps.
 const MAX_CELL_RATE: f64 = 1e11;
 
-macro_rules! defaults {
-    ($( $name:ident : $ty:ty = $value:expr ),* $(,)?) => {
-        $( fn $name() -> $ty { $value } )*
-    };
-}
-
-defaults! {
-    default_cell_rate: f64 = 353_207.0,
-    default_us_per_km: f64 = 5.0,
-    default_local_km: f64 = 10.0,
-    default_backbone_km: f64 = 1000.0,
-        default_start_spread: f64 = 0.5,
+fn default_start_spread() -> f64 {
+    0.5
 }
 
 /// Every link of the topology: one cell rate, lengths in km.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CellLinks {
     /// Cells per second (OC-3c: 149.76 Mb/s of SONET payload / 424 bits).
-    #[serde(default = "default_cell_rate")]
     pub cell_rate: f64,
-    #[serde(default = "default_us_per_km")]
     pub us_per_km: f64,
     /// x: local switch to backbone switch.
-    #[serde(default = "default_local_km")]
     pub local_km: f64,
     /// y: backbone switch to backbone switch.
-    #[serde(default = "default_backbone_km")]
     pub backbone_km: f64,
 }
 
 impl Default for CellLinks {
     fn default() -> Self {
         CellLinks {
-            cell_rate: default_cell_rate(),
-            us_per_km: default_us_per_km(),
-            local_km: default_local_km(),
-            backbone_km: default_backbone_km(),
+            cell_rate: 353_207.0,
+            us_per_km: 5.0,
+            local_km: 10.0,
+            backbone_km: 1000.0,
         }
     }
 }
@@ -272,5 +258,23 @@ mod tests {
         assert_eq!(err(&end).path, "simulation.end");
         let nodes = format!("{}\n[[nodes]]\nname = \"h\"\n", with("", fifo));
         assert_eq!(err(&nodes).path, "nodes");
+    }
+
+    #[test]
+    fn links_and_tagging_default_key_by_key_and_refuse_unknown_keys() {
+        let fifo = "buffer = { kind = \"fifo\", limit = 10 }";
+        let partial = with(
+            "",
+            &format!("{fifo}\nlinks = {{ local_km = 5 }}\ntagging = {{}}"),
+        );
+        let c = parse(&partial).expect("valid");
+        let links = CellLinks {
+            local_km: 5.0,
+            ..CellLinks::default()
+        };
+        assert_eq!((c.spec.links, c.spec.links.backbone_km), (links, 1000.0));
+        assert_eq!(c.spec.tagging.map(|t| t.tolerance_cells), Some(64.0));
+        let typo = with("", &format!("{fifo}\nlinks = {{ local = 5 }}"));
+        assert!(err(&typo).message.contains("unknown field `local`"));
     }
 }

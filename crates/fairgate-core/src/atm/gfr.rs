@@ -27,16 +27,19 @@ pub struct VcConfig {
     pub z: Option<f64>,
 }
 
-fn default_tolerance_cells() -> f64 {
-    64.0
-}
-
 /// `tagging = { tolerance_cells = 64 }`: F-GCRA tagging at the ingress edge.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TaggingConfig {
-    #[serde(default = "default_tolerance_cells")]
     pub tolerance_cells: f64,
+}
+
+impl Default for TaggingConfig {
+    fn default() -> Self {
+        TaggingConfig {
+            tolerance_cells: 64.0,
+        }
+    }
 }
 
 /// The F-GCRA state of one VC.

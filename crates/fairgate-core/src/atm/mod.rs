@@ -1,4 +1,4 @@
-//! ATM at cell level for GFR reproductions [Goyal98]: AAL5 segmentation and reassembly at the
+//! ATM at cell level for GFR reproductions \[Goyal98]: AAL5 segmentation and reassembly at the
 //! edge switches ([`aal5`]), named GFR VCs with F-GCRA tagging ([`gfr`]), cell links and the
 //! backbone buffer disciplines ([`port`]), the paper's topology carrying SACK TCPs
 //! ([`network`]) and what a run reports ([`results`]). Configured by a scenario's `[atm]`

@@ -28,7 +28,7 @@ pub const REGIONS: usize = 5;
 pub struct Counted {
     policy: Box<dyn FramePolicy>,
     dfba: Option<DfbaPolicy>,
-    /// refused[vc][region][clp]
+    /// `refused[vc][region][clp]`
     pub refused: Vec<[[u64; 2]; REGIONS]>,
 }
 

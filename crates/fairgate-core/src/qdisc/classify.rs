@@ -1,14 +1,14 @@
 //! Flow classification shared by every per-flow component (schedulers, per-flow AQMs,
 //! filters, trace tools).
 //!
-//! Addresses are node ids (or IPv4 addresses in trace replay); "ports" are agent ids. [Keshav91]
+//! Addresses are node ids (or IPv4 addresses in trace replay); "ports" are agent ids. \[Keshav91]
 //! allocates per conversation (source-destination pair, with ACKs a conversation of their
-//! own since they travel the other way); [Vaidyanathan99] studies 5-tuple, address-pair, source,
+//! own since they travel the other way); \[Vaidyanathan99] studies 5-tuple, address-pair, source,
 //! destination and classful network-prefix aggregation (its Table 2.3).
 //!
 //! Decisions:
 //! - `conversation` is the ordered (src, dst) address pair, which makes the ACK stream of a
-//!   connection a separate conversation, as [Keshav91] states.
+//!   connection a separate conversation, as \[Keshav91] states.
 //! - `address_pair` is unordered, so both directions of a connection share a class.
 //! - `network` keeps the classful prefix of each address (class A /8, B /16, C /24) when the
 //!   address is an IPv4 address; node ids below 2^24 are their own network.

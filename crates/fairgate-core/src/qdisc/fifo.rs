@@ -1,6 +1,6 @@
 //! FIFO queues: drop-tail and drop-from-front.
 //!
-//! Sources: every source work uses drop-tail FIFO as the baseline ([Keshav91] "FCFS", [Chung06]
+//! Sources: every source work uses drop-tail FIFO as the baseline (\[Keshav91] "FCFS", \[Chung06]
 //! "Drop-Tail", Byun's PEP queues). Drop-from-front: Lakshman, Neidhardt and Ott, "The drop
 //! from front strategy in TCP and in TCP over ATM", INFOCOM 1996; [Vaidyanathan99, §3.2] lists it.
 //!

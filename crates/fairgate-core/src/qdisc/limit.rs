@@ -1,6 +1,6 @@
 //! The buffer limit every bounded discipline shares: `limit` packets and, optionally,
 //! `limit_bytes` bytes; an arrival must fit both. A config declares it with
-//! [`limited_config!`], which keeps the two flat scenario keys and serde's exact unknown-key
+//! `limited_config!`, which keeps the two flat scenario keys and serde's exact unknown-key
 //! error (docs/scenarios.md, "Buffer limits", gives the reasons).
 
 use super::buffer::FlowQueues;

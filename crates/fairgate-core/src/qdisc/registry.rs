@@ -2,7 +2,7 @@
 //!
 //! A scenario names a discipline with `kind = "..."`; the remaining keys are that discipline's
 //! config struct. To add an algorithm, write its file (config struct implementing
-//! [`QdiscConfig`](super::QdiscConfig) plus the [`Qdisc`](super::Qdisc)) and add one line below.
+//! [`QdiscConfig`] plus the [`Qdisc`]) and add one line below.
 
 use super::{Qdisc, QdiscConfig, QdiscEnv};
 use crate::config::ScenarioError;

@@ -10,7 +10,7 @@
 //!
 //! The receiver's `rcv_nxt` counts the bytes it delivered in order, each once (duplicates and
 //! overlaps do not advance it). A broken law is kept as a sentence naming the flow, the
-//! connection and the direction; the first [`KEPT`] are kept whole, the rest only counted,
+//! connection and the direction; the first `KEPT` are kept whole, the rest only counted,
 //! so a systematic fault cannot grow memory with the number of connections.
 
 use crate::transport::tcp::receiver::TcpReceiver;

@@ -3,7 +3,7 @@
 //!
 //! Sources: [Keshav91, §6.2] (Telnet: 40-byte packets with exponential gaps of mean 5 s;
 //! Poisson sources; the ill-behaved source that sends at the outgoing line rate; the on/off
-//! background source of scenario 3), [Byun07] and [Chung06] (UDP CBR flows), [Goyal98] (none).
+//! background source of scenario 3), \[Byun07] and \[Chung06] (UDP CBR flows), \[Goyal98] (none).
 //!
 //! Decisions:
 //! - The first packet leaves at the start time; later gaps follow the model.

@@ -1,7 +1,7 @@
 //! The registry of traffic sources and transports: one line per kind.
 //!
 //! To add a source or a transport protocol, write its file (a config struct implementing
-//! [`SourceConfig`](super::SourceConfig) and its agents) and add one line below.
+//! [`SourceConfig`] and its agents) and add one line below.
 
 use super::{AgentPair, SourceConfig, SourceEnv};
 use crate::config::ScenarioError;

@@ -141,7 +141,7 @@ impl Qdisc for Avq {
         let size = ctx.size(packet);
         let capacity = self.capacity(ctx);
         if self.arrival(size, ctx.now, capacity)
-            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early)
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "avq_virtual")
         {
             return;
         }

@@ -25,7 +25,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Cause, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 
 limited_config! {
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -232,9 +232,10 @@ pub fn capacity_link(ctx: &QdiscCtx) -> u64 {
         .map_or(ctx.link_rate_bps, |view| view.link_rate_bps)
 }
 
-/// Notifies or queues an arrival after an AVQRED-family decision.
+/// Notifies or queues an arrival after an AVQRED-family decision; a notification carries the
+/// discipline's cause for its early or forced region (`causes`).
 pub fn apply(
-    verdict: Verdict,
+    (verdict, causes): (Verdict, [Cause; 2]),
     ecn: bool,
     buffer: &Limit,
     queue: &mut PacketFifo,
@@ -242,8 +243,8 @@ pub fn apply(
     ctx: &mut QdiscCtx,
 ) -> bool {
     let size = ctx.size(packet);
-    if let Some(reason) = verdict.reason() {
-        if !notify(ctx, packet, ecn, reason) {
+    if let Some((reason, cause)) = verdict.notification_as(causes) {
+        if !notify(ctx, packet, ecn, reason, cause) {
             return false;
         }
     }
@@ -282,7 +283,8 @@ impl Qdisc for AvqRed {
         let u = uniform(ctx);
         let verdict = self.core.decide(u, 1.0);
         let ecn = self.core.config().ecn;
-        let entered = apply(verdict, ecn, &self.buffer, &mut self.queue, packet, ctx);
+        let decision = (verdict, ["avqred_early", "avqred_forced"]);
+        let entered = apply(decision, ecn, &self.buffer, &mut self.queue, packet, ctx);
         self.core.account(size, entered);
     }
 

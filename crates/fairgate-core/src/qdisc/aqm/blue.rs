@@ -169,7 +169,9 @@ impl Qdisc for Blue {
             ctx.drop(packet, DropReason::Overflow);
             return;
         }
-        if uniform(ctx) < self.state.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < self.state.p
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "blue_early")
+        {
             return;
         }
         self.queue.push(packet, size);

@@ -87,7 +87,7 @@ impl EarlyRandomDrop {
         }
         let index = ctx.rng.random_range(0..self.queue.len());
         if let Some(victim) = self.queue.remove(index, ctx) {
-            ctx.drop(victim, DropReason::Early);
+            ctx.drop_because(victim, DropReason::Early, "early_random_queued");
         }
     }
 }
@@ -99,7 +99,8 @@ impl Qdisc for EarlyRandomDrop {
         if q >= self.cfg.threshold && uniform(ctx) < self.cfg.drop_probability {
             match self.cfg.victim {
                 Victim::Arrival => {
-                    if !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+                    let cause = "early_random_arrival";
+                    if !notify(ctx, packet, self.cfg.ecn, DropReason::Early, cause) {
                         return;
                     }
                 }

@@ -130,14 +130,14 @@ impl Qdisc for Fred {
             if let Some(s) = self.flows.get_mut(&flow) {
                 s.strike += 1;
             }
-            ctx.drop(packet, DropReason::Filter);
+            ctx.drop_because(packet, DropReason::Filter, "fred_flow_limit");
             return;
         }
         let u = uniform(ctx);
         let verdict = self.red_verdict(state, size, u);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification_as(["fred_early", "fred_forced"]) {
             let may_mark = self.red.may_mark(verdict);
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -60,18 +60,10 @@ pub fn watched(ctx: &QdiscCtx, own: &PacketFifo) -> Watched {
     }
 }
 
-/// Notifies congestion on `packet`: marks it when `ecn` is on and it is ECN-capable, else
-/// drops it. Returns true when the packet survives (was marked) and must be queued.
-pub fn notify(ctx: &mut QdiscCtx, packet: PacketId, ecn: bool, reason: DropReason) -> bool {
-    if ecn && ctx.mark_ce(packet, reason) {
-        return true;
-    }
-    ctx.drop(packet, reason);
-    false
-}
-
-/// [`notify`], naming the discipline's own cause for the mark or drop.
-pub fn notify_because(
+/// Notifies congestion on `packet` for the discipline's own `cause`: marks it when `ecn` is on
+/// and it is ECN-capable, else drops it. Returns true when the packet survives (was marked)
+/// and must be queued.
+pub fn notify(
     ctx: &mut QdiscCtx,
     packet: PacketId,
     ecn: bool,

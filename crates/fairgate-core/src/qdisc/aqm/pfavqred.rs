@@ -180,7 +180,8 @@ impl Qdisc for PfAvqRed {
         let u = uniform(ctx);
         let verdict = self.weighted(&record, ctx.now, u);
         let ecn = self.cfg.avqred.ecn;
-        let entered = apply(verdict, ecn, &self.buffer, &mut self.queue, packet, ctx);
+        let decision = (verdict, ["pfavqred_early", "pfavqred_forced"]);
+        let entered = apply(decision, ecn, &self.buffer, &mut self.queue, packet, ctx);
         self.core.account(size, entered);
         if entered && self.cfg.rate_basis == RateBasis::Accepted {
             self.credit(flow, size);

@@ -6,7 +6,7 @@
 //! the same probability.
 //!
 //! Discrete controller, sampled every 1/f_s:
-//!   p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref),  p clamped to [0, 1]
+//!   `p[k] = p[k-1] + a (q[k] - q_ref) - b (q[k-1] - q_ref)`,  p clamped to [0, 1]
 //! with b = K_p and a = K_p + K_i / f_s (`ki_unit = "per_second"`, Hollot's
 //! C(s) = K_PI (s/z + 1)/s) or a = K_p + K_i (`ki_unit = "per_sample"`).
 //!
@@ -168,7 +168,9 @@ impl Pi {
 impl Qdisc for Pi {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
-        if uniform(ctx) < self.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < self.p
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "pi_early")
+        {
             return;
         }
         if self.buffer.overflows(&self.queue, size) {

@@ -84,11 +84,11 @@ impl Qdisc for RandomDrop {
         while !too_big && !self.queue.is_empty() && self.buffer.overflows(&self.queue, size) {
             let index = self.draw(ctx);
             if index >= self.queue.len() {
-                ctx.drop(packet, DropReason::Overflow);
+                ctx.drop_because(packet, DropReason::Overflow, "random_drop_arrival");
                 return;
             }
             if let Some(victim) = self.queue.remove(index, ctx) {
-                ctx.drop(victim, DropReason::PushOut);
+                ctx.drop_because(victim, DropReason::PushOut, "random_drop_queued");
             }
         }
         if self.buffer.overflows(&self.queue, size) {

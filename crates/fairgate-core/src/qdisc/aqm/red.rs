@@ -1,9 +1,9 @@
-//! RED: Random Early Detection [Floyd93], with gentle RED [Floyd00], byte mode [Floyd93, §4],
-//! adaptive RED [Floyd01] and the reference rules of ns-2 2.35 `red.cc` and ns-3
+//! RED: Random Early Detection \[Floyd93], with gentle RED \[Floyd00], byte mode [Floyd93, §4],
+//! adaptive RED \[Floyd01] and the reference rules of ns-2 2.35 `red.cc` and ns-3
 //! `red-queue-disc.cc`, whose defaults are the defaults here (docs/models/red.md gives each
 //! default with its source). Settings of the reproduced works: [Byun07, §2.1] (RED 1-4),
 //! [Chung06, §3] (gentle, 50/300, max_p 0.15). The 5/15 thresholds, max_p 1/50 and w_q 0.002
-//! are [Floyd93]'s simulation settings and ns-3's defaults; [Vaidyanathan99, §3.2] describes
+//! are \[Floyd93]'s simulation settings and ns-3's defaults; [Vaidyanathan99, §3.2] describes
 //! RED without printing parameters.
 //!
 //! Decisions where the sources are silent (the full list is on the docs page):
@@ -17,11 +17,11 @@
 //! - `idle_decay = "ns"` (default): an idle period of t counts as m = floor(t / s) arrivals,
 //!   then the arrival itself is averaged in; `"floyd93"`: fractional m, decay only.
 //! - Gentle and adaptive RED use the current max_p (ns-3 keeps the gentle slope of the
-//!   initial one); adaptive RED runs on a timer every `adapt_interval` [Floyd01].
+//!   initial one); adaptive RED runs on a timer every `adapt_interval` \[Floyd01].
 //! - With `ecn = true` early notifications mark ECT packets; forced ones drop unless
 //!   `mark_forced = true` (ns-3 `UseHardDrop = true`).
 
-use super::{check_open_unit, later, notify_because, uniform, watched, Watched};
+use super::{check_open_unit, later, notify, uniform, watched, Watched};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{tx_time, Time};
@@ -138,7 +138,7 @@ impl Default for RedConfig {
 }
 
 impl RedConfig {
-    /// The 1993 pseudo-code as written [Floyd93]: ns-2's 50-packet buffer, no gentle region,
+    /// The 1993 pseudo-code as written \[Floyd93]: ns-2's 50-packet buffer, no gentle region,
     /// geometric spacing from count -1, fractional idle decay, drops at any queue length.
     pub fn floyd93() -> Self {
         RedConfig {
@@ -226,10 +226,16 @@ impl Verdict {
     /// The reason and the cause RED names in the results (`red_early`, `red_forced`) of a
     /// notification; `None` for an accepted arrival.
     pub fn notification(self) -> Option<(DropReason, Cause)> {
+        self.notification_as(["red_early", "red_forced"])
+    }
+
+    /// The reason and the cause of a notification, for a discipline that names its early and
+    /// forced regions itself (`["sred_early", "sred_forced"]`); `None` for an accepted arrival.
+    pub fn notification_as(self, [early, forced]: [Cause; 2]) -> Option<(DropReason, Cause)> {
         match self {
             Verdict::Accept => None,
-            Verdict::Early => Some((DropReason::Early, "red_early")),
-            Verdict::Forced => Some((DropReason::Forced, "red_forced")),
+            Verdict::Early => Some((DropReason::Early, early)),
+            Verdict::Forced => Some((DropReason::Forced, forced)),
         }
     }
 }
@@ -434,7 +440,7 @@ impl RedCore {
         Verdict::Accept
     }
 
-    /// Adaptive RED's periodic max_p adjustment [Floyd01].
+    /// Adaptive RED's periodic max_p adjustment \[Floyd01].
     pub fn adapt(&mut self) {
         let c = &self.cfg;
         let span = c.max_th - c.min_th;
@@ -506,7 +512,7 @@ impl Red {
         let verdict = self.core.decide(size, u);
         if let Some((reason, cause)) = verdict.notification() {
             let may_mark = self.core.may_mark(verdict);
-            if !notify_because(ctx, packet, may_mark, reason, cause) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -1,4 +1,4 @@
-//! RED under the 1993 pseudo-code [Floyd93] (`RedConfig::floyd93()`), arrival by arrival.
+//! RED under the 1993 pseudo-code \[Floyd93] (`RedConfig::floyd93()`), arrival by arrival.
 
 use super::*;
 use crate::engine::secs;

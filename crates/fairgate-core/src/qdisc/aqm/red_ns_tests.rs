@@ -1,6 +1,6 @@
 //! RED's reference rules checked arrival by arrival against ns-2 2.35 `queue/red.cc` and ns-3
 //! `red-queue-disc.cc` (`DoEnqueue`, `Estimator`, `DropEarly`, `ModifyP`, `UpdateMaxP`) and
-//! against [Floyd01] for adaptive RED.
+//! against \[Floyd01] for adaptive RED.
 
 use super::*;
 use crate::engine::secs;

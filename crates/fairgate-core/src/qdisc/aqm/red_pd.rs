@@ -18,7 +18,7 @@
 //! are `filter` drops and stay out of the history.
 
 use super::red::{RedConfig, RedCore};
-use super::{check_open_unit, later, notify_because, uniform, watched, FlowMap};
+use super::{check_open_unit, later, notify, uniform, watched, FlowMap};
 use crate::config::units::Duration;
 use crate::config::{check, ScenarioError};
 use crate::engine::{secs, to_secs, Time};
@@ -278,7 +278,7 @@ impl Qdisc for RedPd {
             self.epoch_red_drops += 1;
             self.current_drops.insert(flow, ());
             let may_mark = self.red.may_mark(verdict);
-            if !notify_because(ctx, packet, may_mark, reason, cause) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -111,7 +111,7 @@ impl RedFc {
             return;
         }
         if self.held.len() as u64 >= self.cfg.hold_limit {
-            ctx.drop(packet, DropReason::Overflow);
+            ctx.drop_because(packet, DropReason::Overflow, "redfc_hold_full");
             return;
         }
         if self.held.is_empty() {

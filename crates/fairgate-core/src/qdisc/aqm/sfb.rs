@@ -301,7 +301,9 @@ impl Qdisc for Sfb {
             }
             return;
         }
-        if uniform(ctx) < p_min && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < p_min
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "sfb_early")
+        {
             return;
         }
         self.admit(packet, size, fp, ctx);

@@ -6,7 +6,7 @@
 //! - `variant = "original"`: p_sred(q) = p_max for B/3 <= q, p_max/4 for B/6 <= q < B/3, 0
 //!   below (q the instantaneous queue, B the buffer), and
 //!   p_zap = p_sred min(1, 1/(256 P)^2) (1 + Hit/P).
-//! - `variant = "modified"` ([Byun07], used in all its emulations): RED's count-spaced p_a
+//! - `variant = "modified"` (\[Byun07], used in all its emulations): RED's count-spaced p_a
 //!   (RED 4: 60/120, w_q 0.1, max_p 0.7) times (1 + Hit/P); M = 500, alpha = 0.1, and 1
 //!   (SRED 1) or 50 (SRED 2) lookups per arrival.
 //!
@@ -243,9 +243,9 @@ impl Qdisc for Sred {
             self.update_hit_frequency(h);
         }
         let verdict = self.verdict(hit == Some(true), size, ctx);
-        if let Some(reason) = verdict.reason() {
+        if let Some((reason, cause)) = verdict.notification_as(["sred_early", "sred_forced"]) {
             let may_mark = self.cfg.ecn && verdict == Verdict::Early;
-            if !notify(ctx, packet, may_mark, reason) {
+            if !notify(ctx, packet, may_mark, reason, cause) {
                 return;
             }
         }

@@ -58,8 +58,9 @@ impl Qdisc for StepMark {
             ctx.drop(packet, DropReason::Overflow);
             return;
         }
-        if waiting >= self.config.k && !ctx.mark_ce(packet, DropReason::Early) {
-            ctx.drop(packet, DropReason::Early);
+        let step = |ctx: &mut QdiscCtx| ctx.mark_ce_because(packet, DropReason::Early, "step_mark");
+        if waiting >= self.config.k && !step(ctx) {
+            ctx.drop_because(packet, DropReason::Early, "step_mark");
             return;
         }
         let size = ctx.size(packet);

@@ -144,7 +144,14 @@ impl Qdisc for VqRed {
         let u = uniform(ctx);
         let verdict = self.decide(&vq, u);
         let kept = match verdict {
-            Some(reason) => notify(ctx, packet, self.cfg.ecn, reason),
+            Some(reason) => {
+                let cause = if reason == DropReason::Forced {
+                    "vq_red_forced"
+                } else {
+                    "vq_red_early"
+                };
+                notify(ctx, packet, self.cfg.ecn, reason, cause)
+            }
             None => true,
         };
         if kept {

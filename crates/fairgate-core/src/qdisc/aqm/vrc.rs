@@ -110,7 +110,9 @@ impl Qdisc for Vrc {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
         self.arrivals += 1;
-        if uniform(ctx) < self.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < self.p
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "vrc_early")
+        {
             return;
         }
         if self.buffer.overflows(&self.queue, size) {

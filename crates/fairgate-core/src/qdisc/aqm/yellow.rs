@@ -144,7 +144,9 @@ impl Qdisc for Yellow {
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet);
         self.interval_bytes += size as u64;
-        if uniform(ctx) < self.p && !notify(ctx, packet, self.cfg.ecn, DropReason::Early) {
+        if uniform(ctx) < self.p
+            && !notify(ctx, packet, self.cfg.ecn, DropReason::Early, "yellow_early")
+        {
             return;
         }
         if self.buffer.overflows(&self.queue, size) {

@@ -1,6 +1,6 @@
 //! DFBA — Differential Fair Buffer Allocation for GFR virtual circuits.
 //!
-//! Source: [Goyal98], the DFBA section (regions figure, drop probability, pseudo-code).
+//! Source: \[Goyal98], the DFBA section (regions figure, drop probability, pseudo-code).
 //!
 //! At the first cell of a frame of VC i (CLP bit `clp`), with X the buffer occupancy, X_i the
 //! VC's, fair share X * W_i / W:
@@ -22,7 +22,7 @@ use crate::config::units::Rate;
 use crate::config::{check, ScenarioError};
 use crate::engine::Rng;
 use crate::qdisc::classify::FlowKey;
-use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
+use crate::qdisc::{Cause, Qdisc, QdiscConfig, QdiscEnv};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +56,7 @@ pub struct DfbaConfig {
     pub low: f64,
     /// H as a fraction of K.
     pub high: f64,
-    /// Weight of the fairness term against the efficiency term. [Goyal98]: 0.5.
+    /// Weight of the fairness term against the efficiency term. \[Goyal98]: 0.5.
     pub alpha: f64,
     /// MCR of each VC id.
     pub mcrs: Vec<Rate>,
@@ -232,6 +232,14 @@ impl FramePolicy for DfbaPolicy {
     fn name(&self) -> &'static str {
         "dfba"
     }
+    fn refusal_cause(&self, frame: &FrameArrival) -> Cause {
+        let (x, x_i) = (frame.total as f64, frame.vc_cells as f64);
+        match region(x, x_i, self.share(frame), self.low, self.high) {
+            Region::Severe => "dfba_severe",
+            _ if frame.clp => "dfba_clp",
+            _ => "dfba_random",
+        }
+    }
 }
 
 pub struct Dfba(pub FrameFifo<DfbaPolicy>);
@@ -317,6 +325,13 @@ mod tests {
         assert!(p.accept(&frame(4, false, 15_000, 4_999), &mut r));
         assert!(!p.accept(&frame(4, true, 15_000, 4_999), &mut r));
         assert!(!p.accept(&frame(4, true, 15_000, 5_001), &mut r));
+        // The refusal causes tell the regions apart.
+        assert_eq!(p.refusal_cause(&frame(4, true, 22_501, 0)), "dfba_severe");
+        assert_eq!(p.refusal_cause(&frame(4, true, 15_000, 4_999)), "dfba_clp");
+        assert_eq!(
+            p.refusal_cause(&frame(4, false, 15_000, 5_001)),
+            "dfba_random"
+        );
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl BufferManager for DropFromFront {
             queue: arrival_queue,
             end: End::Head,
             reason: DropReason::Front,
-            cause: None,
+            cause: Some("drop_front"),
         }
     }
     fn name(&self) -> &'static str {
@@ -81,7 +81,7 @@ mod tests {
                 queue: 1,
                 end: End::Head,
                 reason: DropReason::Front,
-                cause: None,
+                cause: Some("drop_front"),
             }
         );
     }

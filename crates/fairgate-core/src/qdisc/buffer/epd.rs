@@ -2,7 +2,7 @@
 //! static threshold R; frames already accepted continue (and are cut by PPD if the buffer
 //! fills).
 //!
-//! Source: [Goyal98], buffer management schemes (EPD / PPD,
+//! Source: \[Goyal98], buffer management schemes (EPD / PPD,
 //! SA-ST, static, deterministic, not tag-sensitive)
 //! item 8. Paper: A. Romanow, S. Floyd, IEEE JSAC 1995.
 //!

@@ -1,7 +1,7 @@
 //! Fair Buffer Allocation (FBA): like Selective Drop, with a bar that falls as the buffer
 //! fills: refuse a new frame of VC i when X > R and X_i * N_a / X > Z * (K - R) / (X - R).
 //!
-//! Source: [Goyal98], buffer management schemes (MA-ST, dynamic,
+//! Source: \[Goyal98], buffer management schemes (MA-ST, dynamic,
 //! deterministic). Paper: J. Heinanen, K. Kilkki,
 //! "A fair buffer allocation scheme", unpublished manuscript, 1995.
 //!

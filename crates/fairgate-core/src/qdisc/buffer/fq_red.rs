@@ -2,24 +2,24 @@
 //! shared buffer decides, per arrival, whether the arrival itself is discarded.
 //!
 //! Source: [Vaidyanathan99, §3.2] (RED among the buffer managers compared under start-time FQ,
-//! §3.5) and [Floyd93] (the average, p_b and count spacing, reused from `aqm/red.rs`).
+//! §3.5) and \[Floyd93] (the average, p_b and count spacing, reused from `aqm/red.rs`).
 //!
 //! Decisions (docs/models/fq_red.md gives the reasons):
 //! - Global, not per queue: the thesis calls RED a scheme "with a global threshold", credits
 //!   its fairness to "the random choice of flow" and its behaviour at large buffers to the
 //!   low *average queue occupancy*: one average over the total backlog, in packets.
 //! - The victim is the arrival (tail of its own queue): "the dropping of the incoming packet"
-//!   [Vaidyanathan99, §3.2]; early and forced decisions as in [Floyd93] (no gentle region).
+//!   [Vaidyanathan99, §3.2]; early and forced decisions as in \[Floyd93] (no gentle region).
 //! - min_th and max_th are fractions of B, so they follow a buffer sweep: min_th = 0.2 B
-//!   (where PFD's early region starts), max_th = 0.6 B (max_th = 3 min_th [Floyd93]),
-//!   max_p = 0.02 (PFD's p), w_q = 0.002 [Floyd93].
+//!   (where PFD's early region starts), max_th = 0.6 B (max_th = 3 min_th \[Floyd93]),
+//!   max_p = 0.02 (PFD's p), w_q = 0.002 \[Floyd93].
 //! - The average sees the backlog before the arrival (the arrival is already queued when the
 //!   hook runs); a full buffer refuses the arrival as drop-tail does.
 
 use super::droptail::DropTail;
 use super::{BufferConfig, BufferManager, End, FlowQueues, Victim};
 use crate::config::{check, ScenarioError};
-use crate::qdisc::aqm::red::{RedConfig, RedCore, Verdict};
+use crate::qdisc::aqm::red::{RedConfig, RedCore};
 use crate::qdisc::aqm::Watched;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
@@ -128,15 +128,14 @@ impl BufferManager for FqRed {
         };
         core.update_average(&before, ctx.now);
         let u = crate::qdisc::aqm::uniform(ctx);
-        let reason = match core.decide(0, u) {
-            Verdict::Accept => return None,
-            verdict => verdict.reason()?,
-        };
+        let (reason, cause) = core
+            .decide(0, u)
+            .notification_as(["fq_red_early", "fq_red_forced"])?;
         Some(Victim {
             queue: arrival_queue,
             end: End::Tail,
             reason,
-            cause: None,
+            cause: Some(cause),
         })
     }
     fn name(&self) -> &'static str {
@@ -197,7 +196,7 @@ mod tests {
                 queue: 1,
                 end: End::Tail,
                 reason: DropReason::Forced,
-                cause: None,
+                cause: Some("fq_red_forced"),
             })
         );
     }

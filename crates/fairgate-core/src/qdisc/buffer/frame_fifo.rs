@@ -1,5 +1,5 @@
 //! The shared FIFO buffer with per-VC accounting and frame-level decisions under the frame
-//! disciplines of [Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
+//! disciplines of \[Goyal98] (DFBA, EPD, PPD, Selective Drop, FBA). Each algorithm is a
 //! [`FramePolicy`] in its own file that decides once per frame, at its first cell.
 //!
 //! Source: [Goyal98, §2-3].
@@ -20,7 +20,7 @@ use crate::engine::Rng;
 use crate::net::packet::{flags, PacketId};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
-use crate::qdisc::{DropReason, QdiscCtx};
+use crate::qdisc::{Cause, DropReason, QdiscCtx};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -52,11 +52,19 @@ pub struct FrameArrival {
     pub capacity: u64,
 }
 
+/// The cause of the cells discarded after one found the buffer full (partial packet discard).
+pub const PARTIAL_DISCARD: Cause = "ppd";
+
 /// A frame-level admission rule.
 pub trait FramePolicy: Send {
     /// Whether to accept the frame whose first cell is arriving.
     fn accept(&mut self, frame: &FrameArrival, rng: &mut Rng) -> bool;
     fn name(&self) -> &'static str;
+    /// The cause the cells of a frame it refused carry in the results: the policy's name
+    /// unless it tells its refusals apart (DFBA's regions).
+    fn refusal_cause(&self, _frame: &FrameArrival) -> Cause {
+        self.name()
+    }
 }
 
 /// The per-frame state of one VC.
@@ -71,6 +79,7 @@ enum FrameState {
     Dropping {
         aux: u64,
         keep_eom: bool,
+        cause: Cause,
     },
 }
 
@@ -159,8 +168,12 @@ impl<P: FramePolicy> FrameFifo<P> {
             FrameState::Accepting { aux: a } if a == aux => {
                 self.accept_cell(packet, size, vc, aux, ctx)
             }
-            FrameState::Dropping { aux: a, keep_eom } if a == aux => {
-                self.drop_cell(packet, size, vc, eom && keep_eom, ctx);
+            FrameState::Dropping {
+                aux: a,
+                keep_eom,
+                cause,
+            } if a == aux => {
+                self.drop_cell(packet, size, vc, (eom && keep_eom, cause), ctx);
                 state
             }
             _ => self.first_cell(packet, size, vc, aux, eom, clp, ctx),
@@ -191,8 +204,13 @@ impl<P: FramePolicy> FrameFifo<P> {
             return self.accept_cell(packet, size, vc, aux, ctx);
         }
         let keep_eom = self.settings.keep_eom;
-        self.drop_cell(packet, size, vc, eom && keep_eom, ctx);
-        FrameState::Dropping { aux, keep_eom }
+        let cause = self.policy.refusal_cause(&arrival);
+        self.drop_cell(packet, size, vc, (eom && keep_eom, cause), ctx);
+        FrameState::Dropping {
+            aux,
+            keep_eom,
+            cause,
+        }
     }
 
     /// Queues a cell of an accepted frame, or starts a partial discard if the buffer is full.
@@ -212,15 +230,24 @@ impl<P: FramePolicy> FrameFifo<P> {
         FrameState::Dropping {
             aux,
             keep_eom: true,
+            cause: PARTIAL_DISCARD,
         }
     }
 
-    /// Discards a cell of a dropped frame, except an EOM cell that is kept and fits.
-    fn drop_cell(&mut self, packet: PacketId, size: u32, vc: u64, keep: bool, ctx: &mut QdiscCtx) {
+    /// Discards a cell of a dropped frame for `cause`, except an EOM cell that is kept (`keep`)
+    /// and fits.
+    fn drop_cell(
+        &mut self,
+        packet: PacketId,
+        size: u32,
+        vc: u64,
+        (keep, cause): (bool, Cause),
+        ctx: &mut QdiscCtx,
+    ) {
         if keep && self.fits() {
             self.push(packet, size, vc);
         } else {
-            ctx.drop(packet, DropReason::Frame);
+            ctx.drop_because(packet, DropReason::Frame, cause);
         }
     }
 
@@ -416,6 +443,12 @@ pub(crate) mod tests {
                 want.push((refused[2], DropReason::Frame));
             }
             assert_eq!(drops(&h), want);
+            let named: Vec<_> = h.effects.drop_causes().iter().map(|&(_, c)| c).collect();
+            assert_eq!(
+                named,
+                vec!["below"; want.len()],
+                "the policy's refusal cause"
+            );
             assert_eq!(q.len_packets(), if keep_eom { 3 } else { 2 });
             assert_eq!(q.policy.seen.len(), 2, "one decision per frame");
         }
@@ -435,6 +468,7 @@ pub(crate) mod tests {
                 (cells[4], DropReason::Frame)
             ]
         );
+        assert_eq!(h.effects.drop_causes(), [(1, PARTIAL_DISCARD)]);
         // Next frame: one cell leaves, a 3-cell frame of VC 2 is accepted (X = 2 < 100); its
         // second cell overflows, its EOM cell then fits after a departure and is kept.
         let mut ctx = h.ctx();

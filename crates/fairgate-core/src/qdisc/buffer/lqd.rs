@@ -71,7 +71,7 @@ impl BufferManager for Lqd {
             queue: self.shares.most_occupied(queues).unwrap_or(arrival_queue),
             end: End::Head,
             reason: DropReason::PushOut,
-            cause: None,
+            cause: Some("lqd_longest"),
         }
     }
     fn name(&self) -> &'static str {
@@ -102,7 +102,7 @@ mod tests {
                 queue: 0,
                 end: End::Head,
                 reason: DropReason::PushOut,
-                cause: None,
+                cause: Some("lqd_longest"),
             }
         );
         assert!(!m.over_capacity(&TestQueues::new(&[3, 1, 2, 2])));

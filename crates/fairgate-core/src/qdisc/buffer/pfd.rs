@@ -35,9 +35,9 @@ limited_config! {
     /// `buffer = { kind = "pfd", limit = 50, thresh = 0.2, p = 0.02 }`.
     #[derive(Clone, Debug, PartialEq)]
     pub struct PfdConfig {
-        /// Early-drop threshold as a fraction of B. [Vaidyanathan99]: 0.2.
+        /// Early-drop threshold as a fraction of B. \[Vaidyanathan99]: 0.2.
         pub thresh: f64,
-        /// Early-drop probability. [Vaidyanathan99]: 0.02.
+        /// Early-drop probability. \[Vaidyanathan99]: 0.02.
         pub p: f64,
         pub thresholds: Thresholds,
         /// RTT of each flow id, for `thresholds = "rtt"`.

@@ -1,13 +1,13 @@
 //! PPD — Partial Packet Discard: accept every frame; once a cell of a frame is lost to a full
 //! buffer, discard the rest of that frame, keeping its EOM cell to delimit it.
 //!
-//! Source: [Goyal98], section on buffer management schemes (EPD / PPD, SA-ST, static,
+//! Source: \[Goyal98], section on buffer management schemes (EPD / PPD, SA-ST, static,
 //! deterministic). Paper:
 //! A. Romanow, S. Floyd, "Dynamics of TCP traffic over ATM networks", IEEE JSAC 1995.
 //!
 //! The frame machinery (per-VC accounting, frame boundaries, PPD on a full buffer) is in
 //! `frame_fifo.rs`; PPD adds no admission rule of its own.
-//! Decision: K defaults to 25,000 cells, the largest buffer of [Goyal98].
+//! Decision: K defaults to 25,000 cells, the largest buffer of \[Goyal98].
 
 use super::frame_fifo::{frame_qdisc, FrameArrival, FrameFifo, FramePolicy, FrameSettings, Frames};
 use crate::config::ScenarioError;

@@ -73,15 +73,15 @@ impl BufferManager for Rnd {
         queues: &dyn FlowQueues,
         ctx: &mut QdiscCtx,
     ) -> Victim {
-        let queue = self
-            .pick(queues, ctx)
-            .or_else(|| longest(queues))
-            .unwrap_or(arrival_queue);
+        let (queue, cause) = match self.pick(queues, ctx) {
+            Some(queue) => (queue, "rnd_nonconformant"),
+            None => (longest(queues).unwrap_or(arrival_queue), "rnd_longest"),
+        };
         Victim {
             queue,
             end: End::Head,
             reason: DropReason::PushOut,
-            cause: None,
+            cause: Some(cause),
         }
     }
     fn name(&self) -> &'static str {

@@ -1,7 +1,7 @@
 //! Selective Drop (SD): above a global threshold R, refuse a new frame of a VC whose buffer
 //! occupancy exceeds Z times its equal share X / N_a.
 //!
-//! Source: [Goyal98], buffer management schemes (MA-ST, dynamic,
+//! Source: \[Goyal98], buffer management schemes (MA-ST, dynamic,
 //! deterministic). Paper: R. Goyal, R. Jain et al.,
 //! "Improving the performance of TCP over the ATM-UBR service", Computer Communications 1998.
 //!

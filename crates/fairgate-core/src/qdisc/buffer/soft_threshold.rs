@@ -1,4 +1,4 @@
-//! Soft thresholds b_i for the buffer managers of [Vaidyanathan99] (LQD, RND, PFD,
+//! Soft thresholds b_i for the buffer managers of \[Vaidyanathan99] (LQD, RND, PFD,
 //! quasi-pushout PFD): equal shares b_i = B/n, or RTT-proportional shares
 //! b_i = RTT_i / sum_j RTT_j * B ([Vaidyanathan99, §3.4.3]).
 //!

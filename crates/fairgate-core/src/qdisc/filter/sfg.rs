@@ -45,21 +45,21 @@ const MAX_BINS: u64 = 100_000_000;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SfgConfig {
-    /// L, the number of levels (independent hashes). [Chung06]: 3.
+    /// L, the number of levels (independent hashes). \[Chung06]: 3.
     pub levels: u32,
-    /// N, bins per level; each bin may keep C/N. [Chung06]: 20.
+    /// N, bins per level; each bin may keep C/N. \[Chung06]: 20.
     pub bins: u32,
-    /// d_s, the measurement and control epoch. [Chung06]: 2 s.
+    /// d_s, the measurement and control epoch. \[Chung06]: 2 s.
     pub epoch: Duration,
     /// C; the link rate when absent.
     pub capacity: Option<Rate>,
     /// The two-hash re-hashing variant ([Chung06, §2]).
     pub rehash: bool,
-    /// What a flow is for hashing. [Chung06]: the 5-tuple.
+    /// What a flow is for hashing. \[Chung06]: the 5-tuple.
     pub key: FlowKey,
-    /// m_h: SFG switches on when avgCNR rises above it. [Chung06]: 0.02.
+    /// m_h: SFG switches on when avgCNR rises above it. \[Chung06]: 0.02.
     pub high_watermark: f64,
-    /// m_l: SFG switches off when avgCNR falls below it. [Chung06]: 0.01.
+    /// m_l: SFG switches off when avgCNR falls below it. \[Chung06]: 0.01.
     pub low_watermark: f64,
     /// EWMA weight of p_n in avgCNR, per epoch (not given in the text).
     pub cnr_weight: f64,

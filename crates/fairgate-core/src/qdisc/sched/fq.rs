@@ -1,4 +1,4 @@
-//! Fair Queueing [Demers89] as [Keshav91, ch. 2] models it (bit-by-bit round robin, bid
+//! Fair Queueing \[Demers89] as [Keshav91, ch. 2] models it (bit-by-bit round robin, bid
 //! numbers with promptness delta) and [Keshav91, §3.2] implements it.
 //!
 //! Per arrival of P bits of conversation a at t: update R(t) by iterated deletion
@@ -30,6 +30,10 @@ use crate::qdisc::structures::round_number::RoundNumber;
 use crate::qdisc::structures::tagged::TaggedQueues;
 use crate::qdisc::Limit;
 use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+
+/// The cause of a packet pushed out of another conversation's queue to make room (Keshav's
+/// buffer stealing, `drop = "longest_tail"` or `"largest_bid"`).
+const STEAL: Option<Cause> = Some("fq_steal");
 use serde::{Deserialize, Serialize};
 
 /// Which packet FQ drops when its buffer is full.
@@ -64,7 +68,7 @@ limited_config! {
     /// `queue = { kind = "fq", limit = 50, delta = 0.0, drop = "longest_tail", ... }`
     #[derive(Clone, Debug)]
     pub struct FqConfig {
-        /// Promptness parameter in bits (0 in every [Keshav91] simulation).
+        /// Promptness parameter in bits (0 in every \[Keshav91] simulation).
         pub delta: f64,
         pub drop: FqDrop,
         /// When the victim is chosen (see [`FqVictim`]).
@@ -222,7 +226,7 @@ impl Fq {
         while self.exceeds_limit(1, size as u64) {
             match self.victim_before_admission(q, bid) {
                 Some(victim) => {
-                    self.drop_packet(victim, End::Tail, (DropReason::PushOut, None), ctx)
+                    self.drop_packet(victim, End::Tail, (DropReason::PushOut, STEAL), ctx)
                 }
                 None => return false,
             }
@@ -260,12 +264,12 @@ impl Fq {
             let Some(q) = self.victim_queue() else {
                 return;
             };
-            let reason = if self.queues.table.queue(q).back() == Some(arrival) {
-                DropReason::Overflow
+            let why = if self.queues.table.queue(q).back() == Some(arrival) {
+                (DropReason::Overflow, None)
             } else {
-                DropReason::PushOut
+                (DropReason::PushOut, STEAL)
             };
-            self.drop_packet(q, End::Tail, (reason, None), ctx);
+            self.drop_packet(q, End::Tail, why, ctx);
         }
     }
 

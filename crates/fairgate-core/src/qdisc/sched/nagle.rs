@@ -1,5 +1,5 @@
 //! Nagle's fair queueing: one FIFO per source host, served round robin one packet per visit,
-//! skipping empty queues; on overflow the tail of the longest queue is dropped. [Vaidyanathan99]
+//! skipping empty queues; on overflow the tail of the longest queue is dropped. \[Vaidyanathan99]
 //! section 2.2 and [Keshav91, ch. 2] (which notes that it is
 //! unfair to sources with small packets and violates the continuity requirement). Paper:
 //! J. Nagle, "On packet switches with infinite storage", IEEE Trans. Commun. 35(4), 1987.

@@ -1,6 +1,6 @@
 //! Stochastic Fairness Queueing, P. E. McKenney, "Stochastic fairness queueing", INFOCOM 1990;
 //! [Vaidyanathan99, §2.2 and 2.3] (called "Stochastic FQ" there;
-//! "SFQ" in [Vaidyanathan99] is start-time FQ). [Keshav91, ch. 2] mentions it as ref [93].
+//! "SFQ" in \[Vaidyanathan99] is start-time FQ). [Keshav91, ch. 2] mentions it as ref. 93.
 //!
 //! A keyed hash of the flow key picks one of `buckets` FIFO queues (colliding flows share a
 //! queue); the key of the hash (the salt) is changed every `perturb` seconds. Backlogged
@@ -132,12 +132,11 @@ impl StochasticFq {
             let Some(victim) = self.take(bucket, end) else {
                 return;
             };
-            let reason = if victim == arrival {
-                DropReason::Overflow
+            if victim == arrival {
+                ctx.drop(victim, DropReason::Overflow);
             } else {
-                DropReason::PushOut
-            };
-            ctx.drop(victim, reason);
+                ctx.drop_because(victim, DropReason::PushOut, "sfq_steal");
+            }
         }
     }
 

@@ -9,7 +9,7 @@
 //! largest-finish drop rule.
 //!
 //! Decisions:
-//! - Default classification `flow` ([Vaidyanathan99] uses the 5-tuple "f0"; the simulator's flow id
+//! - Default classification `flow` (\[Vaidyanathan99] uses the 5-tuple "f0"; the simulator's flow id
 //!   is the exact equivalent), default limit 50 packets.
 //! - A dropped packet is not charged (in GPS it never arrived); `charge_dropped = true` keeps
 //!   the charge.

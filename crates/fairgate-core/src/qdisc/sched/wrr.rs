@@ -86,12 +86,11 @@ impl Wrr {
             let Some(victim) = self.table.take(q, End::Tail, ctx) else {
                 return;
             };
-            let reason = if victim == arrival {
-                DropReason::Overflow
+            if victim == arrival {
+                ctx.drop(victim, DropReason::Overflow);
             } else {
-                DropReason::PushOut
-            };
-            ctx.drop(victim, reason);
+                ctx.drop_because(victim, DropReason::PushOut, "nagle_longest");
+            }
         }
     }
 

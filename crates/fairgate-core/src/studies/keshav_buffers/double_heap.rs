@@ -4,7 +4,7 @@
 //! `min[k]`, and `i_max[k]` the position in `min` of the item at `max[k]`; every move is an
 //! exchange that keeps `i_min[i_max[a]] = a` and `i_max[i_min[a]] = a`.
 //!
-//! Decisions: 0-based arrays (the appendix is 1-based with sentinels min[0] = -inf, out-of-range
+//! Decisions: 0-based arrays (the appendix is 1-based with sentinels `min[0] = -inf`, out-of-range
 //! children = +inf; bounds checks replace the sentinels); the appendix's missing size
 //! decrement is done after both heaps have moved the deleted item to the last position.
 

@@ -1,4 +1,4 @@
-//! Keshav's packet-buffering data structures for fair queueing ([Keshav91],
+//! Keshav's packet-buffering data structures for fair queueing (\[Keshav91],
 //! chapter 3 sections 3.3-3.5 and appendix 3.A; S. Keshav, "On the
 //! efficient implementation of fair queueing", Internetworking: Research and Experience 2(3),
 //! 1991): one bounded-heap interface, four implementations that count their elementary

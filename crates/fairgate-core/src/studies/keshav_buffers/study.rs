@@ -10,7 +10,7 @@
 //!   (chapter 3's implementation leaves F^a as set at arrival), so the bounded heap of
 //!   capacity B sees exactly the tags and departures FQ produced. For the study's own
 //!   workloads the port is configured that way, so the replay equals the simulation.
-//! - The workload is whatever scenario the caller builds for each (N, B); [Keshav91] used N
+//! - The workload is whatever scenario the caller builds for each (N, B); \[Keshav91] used N
 //!   Tahoe TCP sources of maximum window W, which the caller supplies once the TCP family is
 //!   available.
 

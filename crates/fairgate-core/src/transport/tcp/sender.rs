@@ -6,39 +6,16 @@
 //! Sources: RFC 793 / RFC 9293 (sequence numbers in bytes, cumulative ACKs, SYN and FIN);
 //! RFC 5681 (congestion control), RFC 6298 (timer), RFC 3168 §6.1 (ECN), RFC 7323 §2 (window
 //! scaling); [Keshav91, §6.5] (JK), [Chung06, §4.1] (web traffic losing SYNs),
-//! [Vaidyanathan99] (a spoofing gateway delaying the SYN-ACK), [Byun07, §2.13] (long
+//! \[Vaidyanathan99] (a spoofing gateway delaying the SYN-ACK), [Byun07, §2.13] (long
 //! satellite paths with large windows).
 //!
-//! Decisions where the sources are silent:
-//! - Segments are `mss` payload bytes plus a `header` (40 B) plus option bytes (12 with
-//!   `timestamps`, RFC 7323); ACKs add their SACK blocks (`super::tcp_options`). SYNs, pure
-//!   ACKs (RFC 3168 §6.1.1) and retransmissions (§6.1.5) are never ECT.
-//! - Limited Transmit (RFC 3042, `limited_transmit`, on as in ns-3): one new segment beyond
-//!   cwnd per duplicate before dupthresh; those bytes are left out of FlightSize for ssthresh.
-//! - With `timestamps` every ACK of new data gives an RTT sample (RFC 7323 §4.1), otherwise
-//!   one timed segment per window with Karn's rule.
-//! - The SYN waits `syn_rto` (ns-3's 3 s), doubled per retry; after `max_retries` timer
-//!   retransmissions of one segment the connection aborts (counted per flow). After a
-//!   retransmitted SYN the data RTO follows `lost_syn_rto` (RFC 6298 §5.7; ns-3 by default).
-//! - The advertised window is `rwnd` rounded down to a multiple of 2^window_scale.
-//! - No cwnd restart after an idle period (RFC 5681 §4.1 is a SHOULD): a request after a gap
-//!   is sent with the window the previous transfer left.
-//! - The handshake's third segment is the first data segment (no separate pure ACK). FIN is
-//!   retransmitted on the RTO with backoff; the SYN's RTT seeds the estimator unless it
-//!   was retransmitted (Karn). FIN is sent once every transfer is acknowledged.
-//! - On a timeout: ssthresh = max(FlightSize / 2, 2 MSS) on the first expiry only (RFC 5681
-//!   §3.1, later backed-off expiries keep it; SACK takes its pipe as FlightSize, as ns-3's
-//!   `BytesInFlight`), cwnd = 1 MSS, go back to `snd_una`, and the
-//!   `recover` guard is set to `snd_max` (RFC 6582 §4).
-//! - ECN reaction (`sender/ecn.rs`, `ecn_floor`): ssthresh = max(cwnd / 2, 2 MSS), cwnd = ssthresh, CWR on the next new data
-//!   segment; at most once per window of data (ECE ignored until an ACK passes the `snd_max`
-//!   of the last reaction or loss), and not during loss recovery. An ACK carrying ECE never
-//!   grows the window (RFC 3168 §6.1.2), so the halving applies to the window before it.
-//! - The rate cap spaces segments so that wire bytes never exceed `rate_cap` over any gap.
-//! - `stop` ends the application: no new data beyond what was sent.
-//! - An ACK that changes the advertised window is a window update, not a duplicate (RFC 5681
-//!   §2); ACKs below `snd_una` are ignored, window included. There is no persist timer: a
-//!   receiver that closes its window must send an update when it reopens.
+//! Decisions where the sources are silent (each with its reason in `docs/models/tcp.md`):
+//! segments are `mss` + a 40 B header + 12 B with `timestamps`; SYNs, pure ACKs and
+//! retransmissions are never ECT; Limited Transmit is on; RTT samples come from every ACK with
+//! timestamps, else from one timed segment per window (Karn); a timeout sets ssthresh on its
+//! first expiry only, cwnd = 1 MSS, goes back to `snd_una` and sets `recover` = `snd_max`; the
+//! ECN reaction happens at most once per window and never in recovery; no cwnd restart after
+//! idle; no persist timer; the handshake's third segment is the first data segment.
 
 mod ecn;
 mod send_buffer;

@@ -1,10 +1,10 @@
 //! TCP Tahoe: slow start, congestion avoidance, fast retransmit, window to one segment on any
-//! loss. This is "JK" (Jacobson-Karels) of [Keshav91].
+//! loss. This is "JK" (Jacobson-Karels) of \[Keshav91].
 //!
 //! Sources: [Keshav91, §6.5]; Jacobson,
 //! "Congestion Avoidance and Control", SIGCOMM 1988; 4.3BSD-Tahoe.
 //!
-//! Decisions where the sources are silent ([Keshav91] gives no JK constants):
+//! Decisions where the sources are silent (\[Keshav91] gives no JK constants):
 //! - Three duplicate ACKs: ssthresh = max(FlightSize/2, 2 MSS), cwnd = 1 MSS, and the sender
 //!   goes back to `snd_una` (go-back-N in slow start, as after a timeout). The receiver keeps
 //!   out-of-order data, so the new cumulative ACK skips what already arrived.
