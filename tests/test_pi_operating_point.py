@@ -42,7 +42,11 @@ def second_half_queue_kb(res: fg.Results) -> float:
 
 
 def utilisation(res: fg.Results) -> float:
-    return float(res.ports.set_index("port").loc[BOTTLENECK, "utilisation"])
+    """The bottleneck's output rate over the second half (the operating point, as the queue),
+    over its 10 Mb/s."""
+    qs = res.queue_series
+    rows = qs[(qs["port"] == BOTTLENECK) & (qs["time_s"] > DURATION / 2)]
+    return float(rows["departure_bps"].mean()) / 10e6
 
 
 @pytest.mark.parametrize("ftp_flows", [50, 200])

@@ -18,10 +18,14 @@ Decisions where the text is silent (docs/reproductions/hybrid_gateways.md gives 
 - E4.5: T1 satellite link, UDP CBR at the T1 rate with 576-byte packets, a 100-packet FIFO at
   the satellite port, μ = the T1 rate in 576-byte packets (335/s), default receive buffer
   64 KB (65,535 B, the largest without window scaling), then 100,000 B.
+- Repetitions: the runs through the two-server model (PFD's coin) are repeated over seeds and
+  reported as means with 95% Student-t intervals; the vanilla and FIFO runs have no random
+  element and run once.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,7 @@ import pandas as pd
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Check, Report, Row, Tolerance
 from fairgate.scenario import Scenario
+from fairgate.sweeps.stats import repetitions
 
 EXPERIMENTS = ["4.1", "4.2", "4.3", "4.4", "4.5"]
 T1, T3 = "1.544Mbps", "44.736Mbps"
@@ -49,6 +54,9 @@ UDP_MU = round(T1_BPS / (WIRE * 8))
 E45_RWNDS = [65_535, 100_000]
 THESIS_T3_MBPS = {200_000: 1.6, 400_000: 3.4}
 KEEP = 0.98
+SEEDS = 5
+"""Seeds of every run through the two-server model (PFD draws its early drops at random)."""
+QUICK_SEEDS = 2
 
 
 def _tcp(**options: Any) -> dict:
@@ -70,6 +78,7 @@ def spoofing(
     mu: float | None = None,
     flush_s: float = FLUSH_S,
     udp: bool = False,
+    seed: int = 1,
 ) -> Scenario:
     """The chapter-4 topology; gateway 1 uses the two-server model when `mu` is given (start-
     time FQ with PFD, as the thesis), and a UDP CBR connection at the T1 rate joins when
@@ -89,7 +98,7 @@ def spoofing(
         "flush_period": flush,
     }
     sample = "1s" if duration_s > 100 else "500ms"
-    s = Scenario("hybrid-ch4", duration=duration_s, sample_interval=sample)
+    s = Scenario("hybrid-ch4", duration=duration_s, seed=seed, sample_interval=sample)
     s.node("server").gateway("gw1", gw1).gateway("gw2", gw2).node("client")
     lan = {"kind": "fifo", "limit": 2000}
     sat = {"kind": "fifo", "limit": 100 if udp else 100000}
@@ -114,10 +123,15 @@ def _rate(cumulative: pd.Series, start: float, end: float) -> float:
 
 
 def run_gateway(
-    link: str, far_rwnd: int, duration_s: float, mu: float | None, flush_s: float
+    link: str,
+    far_rwnd: int,
+    duration_s: float,
+    mu: float | None,
+    flush_s: float,
+    seed: int = 1,
 ) -> dict:
     """One large transfer: scalars and the time series the figures need."""
-    res = spoofing(link, far_rwnd, duration_s, mu, flush_s).run()
+    res = spoofing(link, far_rwnd, duration_s, mu, flush_s, seed=seed).run()
     if not res.conserved:
         raise RuntimeError(f"conservation violated: {link} {far_rwnd} mu={mu}")
     t = res.traces
@@ -158,9 +172,9 @@ def run_gateway(
     }
 
 
-def run_tcp_udp(duration_s: float, mu: float | None, far_rwnd: int) -> dict:
+def run_tcp_udp(duration_s: float, mu: float | None, far_rwnd: int, seed: int = 1) -> dict:
     """E4.5: goodput of the TCP and the UDP connection over time and over the second half."""
-    res = spoofing(T1, far_rwnd, duration_s, mu, udp=True).run()
+    res = spoofing(T1, far_rwnd, duration_s, mu, udp=True, seed=seed).run()
     if not res.conserved:
         raise RuntimeError(f"conservation violated: E4.5 mu={mu} rwnd={far_rwnd}")
     fs = res.flow_series
@@ -181,12 +195,18 @@ def run_tcp_udp(duration_s: float, mu: float | None, far_rwnd: int) -> dict:
 
 
 def cases(experiments: list[str], quick: bool) -> list[Case]:
-    """Every run of the chosen experiments, once each (E4.3 and E4.4 share the vanilla run)."""
+    """Every run of the chosen experiments, once each (E4.3 and E4.4 share the vanilla run);
+    a run through the two-server model once per seed, keyed `KEY-sN`."""
     d = QUICK_DURATION_S if quick else DURATION_S
+    seeds = range(1, (QUICK_SEEDS if quick else SEEDS) + 1)
     wanted: dict[str, Case] = {}
 
     def add(key: str, function: Any, args: tuple) -> None:
         wanted.setdefault(key, Case(key, function, args))
+
+    def add_seeds(key: str, function: Any, args: tuple) -> None:
+        for seed in seeds:
+            add(f"{key}-s{seed}", function, (*args, seed))
 
     for e in experiments:
         if e == "4.1":
@@ -199,12 +219,47 @@ def cases(experiments: list[str], quick: bool) -> list[Case]:
             add(f"t3-{RWNDS[0]}", run_gateway, (T3, RWNDS[0], d, None, FLUSH_S))
             rates = [500.0] if e == "4.3" else (QUICK_RATES if quick else RATES)
             for mu in rates:
-                add(f"mu-{mu:g}", run_gateway, (T3, RWNDS[0], d, mu, FLUSH_S))
+                add_seeds(f"mu-{mu:g}", run_gateway, (T3, RWNDS[0], d, mu, FLUSH_S))
         if e == "4.5":
             add("udp-fifo", run_tcp_udp, (d, None, E45_RWNDS[0]))
             for rwnd in E45_RWNDS:
-                add(f"udp-fq-{rwnd}", run_tcp_udp, (d, float(UDP_MU), rwnd))
+                add_seeds(f"udp-fq-{rwnd}", run_tcp_udp, (d, float(UDP_MU), rwnd))
     return list(wanted.values())
+
+
+def combine_seeds(values: dict[str, dict]) -> tuple[dict[str, dict], pd.DataFrame]:
+    """Folds the `KEY-sN` runs into one value per KEY: the mean of every number over the
+    seeds, `NAME_ci95` its 95% half-width, a flag held by most seeds, seed 1's series; and
+    the per-KEY intervals as a table (mean, ci_low, ci_high per number)."""
+    by_key: dict[str, list[dict]] = {}
+    for key, value in values.items():
+        base, _, seed = key.rpartition("-s")
+        by_key.setdefault(base if seed.isdigit() else key, []).append(value)
+    combined: dict[str, dict] = {}
+    rows = []
+    for key, runs in by_key.items():
+        numbers = [n for n, x in runs[0].items() if isinstance(x, float)]
+        frame = pd.DataFrame([{n: r[n] for n in numbers} for r in runs]).assign(case=key)
+        table = repetitions(frame, ["case"], numbers)
+        rows.append(table)
+        stats = table.iloc[0]
+        value = dict(runs[0])
+        for n in numbers:
+            value[n] = float(stats[f"{n}_mean"])
+            value[f"{n}_ci95"] = float(stats[f"{n}_mean"] - stats[f"{n}_ci_low"])
+        for n, x in runs[0].items():
+            if isinstance(x, bool):
+                value[n] = 2 * sum(bool(r[n]) for r in runs) > len(runs)
+        value["seeds"] = len(runs)
+        combined[key] = value
+    return combined, pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def _pm(value: dict, name: str) -> str:
+    """`x.xxx` or `x.xxx±y.yyy` when the value has an interval over seeds."""
+    half = value.get(f"{name}_ci95", math.nan)
+    text = f"{value[name]:.3f}"
+    return text if math.isnan(half) else f"{text}±{half:.3f}"
 
 
 def sweep(
@@ -329,7 +384,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
                 "4.4",
                 f"{mu:g}/s scheduler-limited and starving (fig. 4.9)",
                 r["throughput_mbps"] < 0.95 * base and r["starves"],
-                f"{r['throughput_mbps']:.3f} of vanilla {base:.3f} Mb/s, starves {r['starves']}",
+                f"{_pm(r, 'throughput_mbps')} of vanilla {base:.3f} Mb/s, starves {r['starves']}",
             )
     if 500.0 in sweep_runs and not quick:
         r = sweep_runs[500.0]
@@ -338,7 +393,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
             "4.4",
             "500/s declines late (ACK load on the scheduler) (fig. 4.9)",
             r["last_quarter_mbps"] < 0.95 * r["early_mbps"],
-            f"first third {r['early_mbps']:.3f}, last quarter {r['last_quarter_mbps']:.3f} Mb/s",
+            f"first third {_pm(r, 'early_mbps')}, last quarter {_pm(r, 'last_quarter_mbps')} Mb/s",
         )
     if 550.0 in sweep_runs:
         r = sweep_runs[550.0]
@@ -347,7 +402,7 @@ def checks_43_44(v: dict[str, dict], report: Report, quick: bool) -> None:
             "4.4",
             "550/s sustains the vanilla throughput (fig. 4.9)",
             r["throughput_mbps"] >= KEEP * base and not r["starves"],
-            f"{r['throughput_mbps']:.3f} of {base:.3f} Mb/s, starves {r['starves']}",
+            f"{_pm(r, 'throughput_mbps')} of {base:.3f} Mb/s, starves {r['starves']}",
         )
     ok = [
         mu
@@ -413,15 +468,15 @@ def checks_45(v: dict[str, dict], report: Report) -> None:
         "4.5",
         "two-server + FQ + PFD: TCP and UDP near their fair shares (figs. 4.10, 4.11)",
         large["tcp_mbps"] >= 0.8 * fair and large["udp_mbps"] >= 0.8 * fair,
-        f"TCP {large['tcp_mbps']:.3f} (100K) and {small['tcp_mbps']:.3f} (64K), "
-        f"UDP {large['udp_mbps']:.3f} Mb/s; fair share {fair:.3f}",
+        f"TCP {_pm(large, 'tcp_mbps')} (100K) and {_pm(small, 'tcp_mbps')} (64K), "
+        f"UDP {_pm(large, 'udp_mbps')} Mb/s; fair share {fair:.3f}",
     )
     _check(
         report,
         "4.5",
         "a 100K receive buffer raises TCP's throughput (figs. 4.10, 4.11)",
         large["tcp_mbps"] > small["tcp_mbps"],
-        f"{small['tcp_mbps']:.3f} -> {large['tcp_mbps']:.3f} Mb/s",
+        f"{_pm(small, 'tcp_mbps')} -> {_pm(large, 'tcp_mbps')} Mb/s",
     )
 
 
@@ -437,18 +492,42 @@ def run(
     ``report``."""
     from fairgate.repro.hybrid_ch4_plots import figures
 
-    values, errors = sweep(experiments, quick, progress, client)
+    runs, errors = sweep(experiments, quick, progress, client)
     report.notes.extend(f"run failed: {key}: {error}" for key, error in errors.items())
+    values, intervals = combine_seeds(runs)
     checks_41_42(values, report)
     checks_43_44(values, report, quick)
     checks_45(values, report)
     scalars = [
-        {"case": k, **{n: x for n, x in val.items() if n != "series"}} for k, val in values.items()
+        {"case": k, **{n: x for n, x in val.items() if n != "series"}} for k, val in runs.items()
     ]
     out_dir.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(scalars).to_csv(out_dir / "hybrid_ch4_runs.csv", index=False)
+    intervals.to_csv(out_dir / "hybrid_ch4_summary.csv", index=False)
     report.figures.extend(figures(values, out_dir))
     duration = QUICK_DURATION_S if quick else DURATION_S
+    seeds = QUICK_SEEDS if quick else SEEDS
     report.notes.append(
-        f"chapter 4: one run per case, {duration:g} s each; per-run numbers in hybrid_ch4_runs.csv"
+        f"chapter 4: {duration:g} s per run; the two-server runs over {seeds} seeds (means, 95%"
+        " intervals in hybrid_ch4_summary.csv), the others once; per-run numbers in"
+        " hybrid_ch4_runs.csv"
     )
+    report.notes.extend(rate_sweep_notes(values))
+
+
+def rate_sweep_notes(values: dict[str, dict]) -> list[str]:
+    """One line per two-server case: its throughputs with their 95% intervals over seeds."""
+    notes = []
+    for key, value in values.items():
+        if key.startswith("mu-"):
+            notes.append(
+                f"E4.4 {key}: throughput {_pm(value, 'throughput_mbps')} Mb/s, first third "
+                f"{_pm(value, 'early_mbps')}, last quarter {_pm(value, 'last_quarter_mbps')};"
+                f" starves {value['starves']}, bounded {value['bounded']} ({value['seeds']} seeds)"
+            )
+        if key.startswith("udp-fq-"):
+            notes.append(
+                f"E4.5 {key}: TCP {_pm(value, 'tcp_mbps')}, UDP {_pm(value, 'udp_mbps')} Mb/s"
+                f" ({value['seeds']} seeds)"
+            )
+    return notes

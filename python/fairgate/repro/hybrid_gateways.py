@@ -39,11 +39,12 @@ TITLE = "Vaidyanathan 1999, chapters 3 and 4: buffer management and spoofing gat
 SOURCE = "[Vaidyanathan99, §3.5, figs. 3.5-3.9; §4.4, figs. 4.5-4.11]"
 CHAPTER3 = ["3.2", "3.3"]
 """3.2: low RTT (figs. 3.5, 3.6); 3.3: RTTs 20-200 ms (figs. 3.7-3.9, E3.3-E3.5)."""
-EXPERIMENTS = CHAPTER3 + hybrid_ch4.EXPERIMENTS
+PACKET_SIZE = "mss"
+"""E3.3-E3.4 again with 536- and 1460-byte segments (:mod:`fairgate.repro.hybrid_packet_size`)."""
+EXPERIMENTS = [*CHAPTER3, PACKET_SIZE, *hybrid_ch4.EXPERIMENTS]
 
 LINK_BPS = 2_000_000
 MSS = 1000
-WIRE_BYTES = MSS + 40
 BUFFER_MS = [25, 50, 100, 200, 400]
 QUICK_BUFFER_MS = [25, 100, 400]
 DURATION_S = 500.0
@@ -53,13 +54,21 @@ QUICK_SEEDS = 3
 FLOWS = 10
 RTTS_MS = {"3.2": [20] * FLOWS, "3.3": [20 * (k + 1) for k in range(FLOWS)]}
 PFD = 'kind = "pfd", thresh = 0.2, p = 0.02'
-TCP_SOURCE = (
-    f'{{ kind = "tcp", cc = "reno", mss = {MSS}, rwnd = 1000000, window_scale = 5, '
-    'timestamps = false, delayed_ack = false, granularity = "10ms" }'
-)
-"""Reno with window scaling; the options the text leaves open pinned (module docstring)."""
+
+
+def tcp_source(mss: int = MSS) -> str:
+    """Reno with window scaling; the options the text leaves open pinned (module docstring)."""
+    return (
+        f'{{ kind = "tcp", cc = "reno", mss = {mss}, rwnd = 1000000, window_scale = 5, '
+        'timestamps = false, delayed_ack = false, granularity = "10ms" }'
+    )
+
+
 FIG35_SCHEMES = ["FQ-PFD", "FQ-RED", "FQ-LQD", "FQ-RND"]
 FIG35_MS = 100
+QUICK_SCHEMES = {"3.2": FIG35_SCHEMES, "3.3": [*FIG35_SCHEMES, "FQ-PFD-RTT", "FQ-QPPFD"]}
+"""--quick runs only the schemes the findings compare (the full run adds FCFS, RR, FQ-TD and
+FQ-DFF to the tables and figures)."""
 SCHEMES: dict[str, tuple[str, str]] = {
     "FCFS": ("fcfs", ""),
     "RR": ("wrr", 'kind = "droptail"'),
@@ -74,19 +83,27 @@ SCHEMES: dict[str, tuple[str, str]] = {
 }
 
 
-def buffer_packets(ms: float) -> int:
-    """B in packets for a buffer of `ms` link-milliseconds (2 Mb/s: 1 ms = 250 bytes)."""
-    return max(2, round(ms * LINK_BPS / 8 / 1000 / WIRE_BYTES))
+def buffer_packets(ms: float, mss: int = MSS) -> int:
+    """B in packets of `mss` + 40 bytes for a buffer of `ms` link-milliseconds (2 Mb/s: 1 ms =
+    250 bytes)."""
+    return max(2, round(ms * LINK_BPS / 8 / 1000 / (mss + 40)))
 
 
 def scenario(
-    experiment: str, scheme: str, ms: float, seed: int, duration: float, sample_s: float = 0.0
+    experiment: str,
+    scheme: str,
+    ms: float,
+    seed: int,
+    duration: float,
+    sample_s: float = 0.0,
+    mss: int = MSS,
 ) -> str:
-    """The TOML of one run (sampled every `sample_s` seconds when given)."""
+    """The TOML of one run (sampled every `sample_s` seconds when given) with `mss`-byte
+    segments."""
     rtts = RTTS_MS[experiment]
     rtt_list = "[" + ", ".join(f'"{r}ms"' for r in rtts) + "]"
     kind, buffer = SCHEMES[scheme]
-    limit = buffer_packets(ms)
+    limit = buffer_packets(ms, mss)
     if kind == "fcfs":
         queue = f'{{ kind = "fcfs", limit = {limit} }}'
     else:
@@ -109,13 +126,15 @@ count = {FLOWS}
 src = "s{{i}}"
 dst = "d{{i}}"
 start = {{ dist = "uniform", min = "0s", max = "1s" }}
-source = {TCP_SOURCE}
+source = {tcp_source(mss)}
 """
 
 
-def run_one(experiment: str, scheme: str, ms: float, seed: int, duration: float) -> dict:
+def run_one(
+    experiment: str, scheme: str, ms: float, seed: int, duration: float, mss: int = MSS
+) -> dict:
     """Goodput (Mb/s, all flows) and Jain's index of the per-flow goodputs of one run."""
-    results = run_text(scenario(experiment, scheme, ms, seed, duration))
+    results = run_text(scenario(experiment, scheme, ms, seed, duration, mss=mss))
     if not results.conserved:
         raise RuntimeError(f"conservation violated: E{experiment} {scheme} {ms} ms seed {seed}")
     flows = results.flows[results.flows["role"] == "data"]
@@ -124,7 +143,8 @@ def run_one(experiment: str, scheme: str, ms: float, seed: int, duration: float)
         "experiment": experiment,
         "scheme": scheme,
         "buffer_ms": ms,
-        "buffer_pkts": buffer_packets(ms),
+        "mss": mss,
+        "buffer_pkts": buffer_packets(ms, mss),
         "seed": seed,
         "goodput_mbps": sum(rates) / 1e6,
         "fairness": _core.jain_index(rates),
@@ -179,7 +199,7 @@ def sweep(
     cases = [
         Case(f"e{e}-{scheme}-{ms}ms-s{seed}", run_one, (e, scheme, ms, seed, duration))
         for e in experiments
-        for scheme in SCHEMES
+        for scheme in (QUICK_SCHEMES[e] if quick else SCHEMES)
         for ms in grid
         for seed in seeds
     ]
@@ -190,7 +210,7 @@ def sweep(
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean, std and 95% half-width (Student t over seeds) per (experiment, scheme, buffer)."""
-    keys = ["experiment", "scheme", "buffer_ms", "buffer_pkts"]
+    keys = ["experiment", "mss", "scheme", "buffer_ms", "buffer_pkts"]
     out = repetitions(runs, keys, ["goodput_mbps", "fairness"])
     for metric in ("goodput_mbps", "fairness"):
         out[f"{metric}_ci95"] = out[f"{metric}_mean"] - out[f"{metric}_ci_low"]
@@ -357,10 +377,21 @@ def run(
     chapter3 = [e for e in experiments if e in CHAPTER3]
     if chapter3:
         run_chapter3(out_dir, chapter3, quick, report, progress, client)
+    if PACKET_SIZE in experiments:
+        from fairgate.repro import hybrid_packet_size
+
+        hybrid_packet_size.run(out_dir, quick, report, progress, client)
     chapter4 = [e for e in experiments if e in hybrid_ch4.EXPERIMENTS]
     if chapter4:
         hybrid_ch4.run(out_dir, chapter4, quick, report, progress, client)
     return report
+
+
+def add_findings(report: Report, found: list[tuple[str, str, bool, str]]) -> None:
+    """Each (experiment, finding, holds, numbers) as an ok/MISS row and a note."""
+    for exp, text, holds, numbers in found:
+        report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
+        report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
 
 
 def run_chapter3(
@@ -380,9 +411,7 @@ def run_chapter3(
     runs.to_csv(out_dir / "hybrid_gateways_runs.csv", index=False)
     table.to_csv(out_dir / "hybrid_gateways_summary.csv", index=False)
     report.notes.extend(f"run failed: {key}: {error}" for key, error in errors.items())
-    for exp, text, holds, numbers in findings(table):
-        report.add(Row(f"E{exp}", text, 1.0, 1.0 if holds else 0.0, Tolerance(), numbers))
-        report.notes.append(f"E{exp} {'PASS' if holds else 'MISS'}: {text}: {numbers}")
+    add_findings(report, findings(table))
     for e in experiments:
         png = out_dir / f"hybrid_e{e.replace('.', '_')}.png"
         report.figures.append(save(figure(table, e), png, dpi=110))

@@ -23,9 +23,10 @@ from matplotlib.figure import Figure
 
 from fairgate.analysis import sfg as analysis
 from fairgate.repro import sfg_calibration as calibration
+from fairgate.repro import sfg_checks as checks
 from fairgate.repro import sfg_figures as figures
 from fairgate.repro.cases import Case, run_cases
-from fairgate.repro.report import Report, Row, Tolerance
+from fairgate.repro.report import AtMost, Report, Row, Tolerance
 from fairgate.repro.sfg_runs import SfgRun, run_case
 from fairgate.repro.sfg_setup import CBR_START_PHASES, CBR_STOP_PHASES, PHASE_FLOWS, SCHEMES
 
@@ -43,11 +44,21 @@ def paper_values() -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text)).set_index("metric")
 
 
+def _tolerance(paper: pd.Series, scale: float) -> Tolerance | None:
+    """``within``: |measured - paper| <= tolerance (none: reported only); ``at_most``:
+    measured <= paper + tolerance (none: 0)."""
+    tolerance = float(paper["tolerance"]) * scale
+    if paper["check"] == "at_most":
+        bound = float(paper["paper"]) * scale + (0.0 if math.isnan(tolerance) else tolerance)
+        return AtMost(bound=bound)
+    return None if math.isnan(tolerance) else Tolerance(tolerance)
+
+
 def _row(report: Report, exp: str, metric: str, measured: float, scale: float = 1.0) -> None:
     """Adds the row for ``metric``; ``scale`` multiplies the paper's value and tolerance (times
     in quick mode)."""
     paper = paper_values().loc[metric]
-    tolerance = None if math.isnan(paper["tolerance"]) else Tolerance(paper["tolerance"] * scale)
+    tolerance = _tolerance(paper, scale)
     value = float(paper["paper"]) * scale
     report.add(Row(exp, metric, value, float(measured), tolerance, note=str(paper["note"])))
 
@@ -98,6 +109,9 @@ def _tcp_mix(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
     exp = "TCP mix [Chung06, §4.1]"
     for scheme in ("PI", "SFG-PI"):
         _row(report, exp, f"{scheme} mean queue (KB)", _mean_queue_kb(runs[scheme], phase / 10))
+    for scheme in ("PI", "SFG-PI"):
+        variation = checks.queue_variation(runs[scheme], phase, len(PHASE_FLOWS)).max()
+        _row(report, exp, f"{scheme} queue: largest coefficient of variation in a phase", variation)
     ratio = _loss(runs["PI"], 200) / _loss(runs["DT"], 200)
     _row(report, exp, "PI / DT bottleneck packet drop rate", ratio)
     peak = max(PHASE_FLOWS)
@@ -142,10 +156,19 @@ def _cbr(report: Report, runs: dict[str, SfgRun], phase: float) -> None:
         _row(report, exp, f"{scheme}: goodput per CBR flow (Mb/s)", rate)
     queue_kb = _mean_queue_kb(runs["SFG-PI"], phase / 10)
     _row(report, exp, "SFG-PI mean queue (KB) with CBR", queue_kb)
+    variation = checks.queue_variation(runs["SFG-PI"], phase, len(PHASE_FLOWS)).max()
+    _row(
+        report, exp, "SFG-PI queue with CBR: largest coefficient of variation in a phase", variation
+    )
     _row(report, exp, "PI: goodput per CBR flow (Mb/s)", _cbr_goodput_mbps(runs["PI"], phase))
     for scheme in ("SFB", "CHOKe", "RED-PD"):
         rate = _cbr_goodput_mbps(runs[scheme], phase)
         _row(report, exp, f"{scheme}: goodput per CBR flow (Mb/s)", rate)
+    ratio = checks.friendly_ratio_by_phase(runs["RED-PD"], phase).max()
+    _row(report, exp, "RED-PD: CBR goodput over the TCP-friendly rate, largest in a phase", ratio)
+    delay = checks.median_detection_delay(runs["SFB"], phase)
+    scale = phase / PAPER_PHASE_S
+    _row(report, exp, "SFB: CBR flows' detection delay after their start (s)", delay, scale)
     spread = {s: runs[s].queue["bytes"].std() for s in ("RED-PD", "CHOKe")}
     _row(report, exp, "RED-PD / CHOKe queue standard deviation", spread["RED-PD"] / spread["CHOKe"])
     for scheme in ("DT", "PI"):

@@ -50,6 +50,9 @@ class SfgRun:
     web_service_s."""
     sfg_on_s: float
     sfg_off_s: float
+    first_filter_drop_s: dict[str, float]
+    """CBR flow -> time of its first drop by the per-flow filter (SFG's filter, SFB's penalty
+    box, RED-PD's monitoring); NaN when the filter never dropped it."""
 
 
 def _interval_diffs(res: Results, columns: list[str]) -> pd.DataFrame:
@@ -120,6 +123,15 @@ def switch_times(res: Results) -> tuple[float, float]:
     return first_on, last_off
 
 
+def first_filter_drops(res: Results) -> dict[str, float]:
+    """Time of each CBR flow's first ``filter`` drop at the bottleneck (NaN if none)."""
+    ev = res.drops
+    ev = ev[(ev["port"] == BOTTLENECK) & (ev["reason"] == "filter")]
+    first = ev.groupby(ev["flow"].astype(str))["time_s"].min()
+    names = sorted(n for n in res.flows["flow"].astype(str) if n.startswith("cbr") and "." not in n)
+    return {name: float(first.get(name, float("nan"))) for name in names}
+
+
 def run_case(scheme: str, cbr: bool, phase: float, scale: float, phases: int) -> SfgRun:
     """Runs one scenario (module-level: the executor's workers import it)."""
     res = build_scenario(scheme, cbr=cbr, phase=phase, scale=scale).run()
@@ -138,4 +150,5 @@ def run_case(scheme: str, cbr: bool, phase: float, scale: float, phases: int) ->
         phases=phase_table(res, phase, phases),
         sfg_on_s=on,
         sfg_off_s=off,
+        first_filter_drop_s=first_filter_drops(res),
     )

@@ -34,7 +34,11 @@ WEB_STOP_PHASES = 9.25
 # timestamps, 10 ms ticks; a lost SYN waits ns-2's initial 3-s timeout and its backoff carries
 # over to the first data segment; an ECN-Echo halves the window down to one segment and, at one
 # segment, waits for the retransmit timer (ns-2's TcpAgent::ecn and slowdown, RFC 3168); a
-# sender never gives up (ns-2's agents have no retry limit).
+# sender never gives up (ns-2's agents have no retry limit). The initial window is ns-2's
+# windowInit_ of 2 (after the SYN, as ns-2's syn_ and delay_growth_ send it); ns-2's window_ of
+# 20 packets is not what the paper ran (it would cap the 10-flow phase at about half the link),
+# so the advertised window is one that never binds: above the longest path's 1.25 MB
+# bandwidth-delay product plus the 500 KB queue.
 TCP = {
     "cc": "newreno",
     "mss": 960,
@@ -48,6 +52,9 @@ TCP = {
     "lost_syn_rto": "ns3",
     "ecn_floor": "one_segment",
     "max_retries": 1_000_000,
+    "initial_window": 2,
+    "rwnd": 2_000_000,
+    "window_scale": 5,
 }
 
 # RED as the paper sets it for RED-PD and CHOKe: 50-300 packets, max_p 0.15, w_q 0.002, gentle.

@@ -7,7 +7,8 @@
 //! tag of the packet in service, and at the end of a busy period the largest finish tag served.
 //!
 //! Decisions: the end of a busy period is detected at the next arrival, as an empty queue
-//! whose link is idle (`ctx.idle_since`); shared decisions in `virtual_time.rs`.
+//! whose link is idle (`ctx.idle_since`); a dropped or pushed-out packet costs its flow
+//! nothing (its L/w comes off the tags behind it); shared decisions in `virtual_time.rs`.
 
 use crate::config::ScenarioError;
 use crate::net::packet::PacketId;
@@ -96,17 +97,22 @@ mod tests {
     use super::*;
     use crate::qdisc::testing::Harness;
 
+    fn stfq(h: &Harness, config: &str) -> Stfq {
+        let env = QdiscEnv {
+            link_rate_bps: h.link_rate_bps,
+            port: "x".into(),
+        };
+        let config: StfqConfig = toml::from_str(config).unwrap();
+        Stfq::new(config.0.core(&env))
+    }
+
     /// A: 100 B, 100 B; B: 300 B, 300 B. Start tags A: 0, 100; B: 0, 300. Order A1 (tie,
     /// earlier), B1, A2, B2. After B1 is in service v = 0; after A2, v = 100. When the system
     /// has emptied and the link is idle, v jumps to the largest finish served (600).
     #[test]
     fn start_tags_and_busy_period_end() {
         let mut h = Harness::new();
-        let env = QdiscEnv {
-            link_rate_bps: h.link_rate_bps,
-            port: "x".into(),
-        };
-        let mut q = Stfq::new(StfqConfig::default().0.core(&env));
+        let mut q = stfq(&h, "");
         let a = [h.packet(0, 100), h.packet(0, 100)];
         let b = [h.packet(1, 300), h.packet(1, 300)];
         for id in [a[0], a[1], b[0], b[1]] {
@@ -129,5 +135,28 @@ mod tests {
         let c = h.packet(2, 10);
         h.enqueue(&mut q, c);
         assert_eq!(q.start_tag_of(c), 600.0);
+    }
+
+    /// LQD with room for 3: A queues 100 B at tags 0, 100, 200; B's arrival overflows and A's
+    /// head is pushed out. A's remaining packets move down to 0 and 100; after A2 is served,
+    /// A's next arrival starts at 200, as if the victim had never come; then B1, A3, A4.
+    #[test]
+    fn a_pushed_out_head_costs_its_flow_nothing() {
+        let mut h = Harness::new();
+        let mut q = stfq(&h, "buffer = { kind = \"lqd\", limit = 3 }");
+        let a = [h.packet(0, 100), h.packet(0, 100), h.packet(0, 100)];
+        let b1 = h.packet(1, 100);
+        for id in [a[0], a[1], a[2], b1] {
+            h.enqueue(&mut q, id);
+        }
+        assert_eq!(h.dropped().len(), 1);
+        assert_eq!(h.dropped()[0].0, a[0]);
+        assert_eq!([a[1], a[2]].map(|p| q.start_tag_of(p)), [0.0, 100.0]);
+        assert_eq!(h.dequeue(&mut q), Some(a[1]));
+        let a4 = h.packet(0, 100);
+        h.enqueue(&mut q, a4);
+        assert_eq!(q.start_tag_of(a4), 200.0);
+        let order: Vec<_> = std::iter::from_fn(|| h.dequeue(&mut q)).collect();
+        assert_eq!(order, vec![b1, a[2], a4]);
     }
 }

@@ -12,6 +12,9 @@
 //!   tail tags ([Keshav91, §3.4]), indexed so a queue can be re-keyed in O(log N). Tail
 //!   changes are recorded and applied only when a victim is asked for, so a buffer that never
 //!   overflows never pays for the heap.
+//! - Uncharged head drops: `take_head_uncharged` lowers every tag still queued in the flow by
+//!   the victim's charge in O(1), through a per-queue credit subtracted on every read (stored
+//!   tag - credit = tag), reset when the queue empties.
 
 use super::flow_table::FlowTable;
 use super::heap::{IndexedHeap, Key, LazyHeap, MinEntry};
@@ -39,6 +42,8 @@ pub struct TaggedQueues {
     pending_tail_queues: Vec<u32>,
     is_tail_pending: Vec<bool>,
     seq: u64,
+    /// Per queue: the charge of its uncharged head drops, subtracted from its stored tags.
+    credit: Vec<f64>,
 }
 
 impl TaggedQueues {
@@ -52,6 +57,7 @@ impl TaggedQueues {
             pending_tail_queues: Vec::new(),
             is_tail_pending: Vec::new(),
             seq: 0,
+            credit: Vec::new(),
         }
     }
 
@@ -61,10 +67,24 @@ impl TaggedQueues {
         if self.tags.len() <= packet as usize {
             self.tags.resize(packet as usize + 1, Tagged::default());
         }
+        if self.credit.len() <= q as usize {
+            self.credit.resize(q as usize + 1, 0.0);
+        }
+        let was_idle = self.table.queue(q).is_empty();
+        if was_idle {
+            self.credit[q as usize] = 0.0;
+        }
         self.seq += 1;
         let key = Key { tag, seq: self.seq };
-        self.tags[packet as usize] = Tagged { key, aux, queue: q };
-        let was_idle = self.table.queue(q).is_empty();
+        let credit = self.credit[q as usize];
+        self.tags[packet as usize] = Tagged {
+            key: Key {
+                tag: tag + credit,
+                seq: self.seq,
+            },
+            aux: aux + credit,
+            queue: q,
+        };
         self.table.push(q, packet, size);
         if was_idle {
             self.order.push(MinEntry { key, item: q });
@@ -72,8 +92,18 @@ impl TaggedQueues {
         self.tail_changed(q);
     }
 
+    /// The packet's tags, less its queue's credit (valid while queued and right after it left).
     pub fn tag_of(&self, packet: PacketId) -> Tagged {
-        self.tags[packet as usize]
+        let stored = self.tags[packet as usize];
+        let credit = self.credit[stored.queue as usize];
+        Tagged {
+            key: Key {
+                tag: stored.key.tag - credit,
+                seq: stored.key.seq,
+            },
+            aux: stored.aux - credit,
+            queue: stored.queue,
+        }
     }
 
     /// Removes and returns the packet with the smallest tag and its queue.
@@ -82,7 +112,7 @@ impl TaggedQueues {
         let packet = self.table.take(q, End::Head, ctx)?;
         match self.table.queue(q).front() {
             Some(next) => self.order.replace_top(MinEntry {
-                key: self.tags[next as usize].key,
+                key: self.tag_of(next).key,
                 item: q,
             }),
             None => {
@@ -111,7 +141,7 @@ impl TaggedQueues {
         let packet = self.table.take(q, end, ctx)?;
         let queue = self.table.queue(q);
         if let Some(head) = queue.front().filter(|_| end == End::Head) {
-            let key = self.tags[head as usize].key;
+            let key = self.tag_of(head).key;
             self.order.push(MinEntry { key, item: q });
         }
         if end == End::Tail || queue.is_empty() {
@@ -119,6 +149,13 @@ impl TaggedQueues {
         }
         self.drop_stale();
         Some(packet)
+    }
+
+    /// Removes the head of queue `q` and takes `charge` off the tags of the packets behind it
+    /// (and so off the order they are served in): the flow pays nothing for the victim.
+    pub fn take_head_uncharged(&mut self, q: u32, charge: f64, ctx: &QdiscCtx) -> Option<PacketId> {
+        self.credit[q as usize] += charge;
+        self.take(q, End::Head, ctx)
     }
 
     /// Whether a service-order entry still names the head of its queue.
@@ -155,7 +192,7 @@ impl TaggedQueues {
         for q in std::mem::take(&mut self.pending_tail_queues) {
             self.is_tail_pending[q as usize] = false;
             match self.table.queue(q).back() {
-                Some(tail) => self.tails.set(q, self.tags[tail as usize].key),
+                Some(tail) => self.tails.set(q, self.tag_of(tail).key),
                 None => {
                     self.tails.remove(q);
                 }

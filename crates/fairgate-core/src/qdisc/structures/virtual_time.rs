@@ -6,10 +6,12 @@
 //! Decisions shared by both:
 //! - Tags are in bytes / weight. Packets of one flow get consecutive tags, so the flow's
 //!   queue is served FIFO; ties between flows go to the earlier arrival.
-//! - Dropping is the `buffer` manager's (default drop-tail, 50 packets). When the victim is a
-//!   flow's tail (its latest arrival), the flow's last finish tag is rolled back to that
-//!   packet's start tag, so an arrival that is refused costs the flow nothing; a head victim
-//!   is not rolled back.
+//! - Dropping is the `buffer` manager's (default drop-tail, 50 packets). A dropped packet
+//!   costs its flow nothing, wherever it was: a tail victim rolls the flow's last finish tag
+//!   back to the victim's start tag; a head victim (push-out) takes its L/w off the flow's
+//!   last finish tag and off every tag queued behind it, which are then the tags they would
+//!   have had without it (a backlogged flow's tags are chained, S_next = F_prev). Charging
+//!   pushed-out packets starved any flow above its share (docs/models/stfq.md).
 
 use super::flow_table::{apply_buffer_manager, notify, validate_weights, FlowTable, Managed};
 use super::tagged::TaggedQueues;
@@ -110,12 +112,22 @@ impl Managed for VirtualTimeCore {
         (self.manager.as_mut(), &self.queues.table)
     }
     fn discard(&mut self, victim: Victim, ctx: &mut QdiscCtx) {
-        let Some(packet) = self.queues.take(victim.queue, victim.end, ctx) else {
-            return;
+        let q = victim.queue;
+        let taken = match victim.end {
+            End::Tail => self.queues.take(q, End::Tail, ctx).inspect(|&packet| {
+                self.last_finish[q as usize] = self.queues.tag_of(packet).aux;
+            }),
+            End::Head => {
+                let Some(head) = self.queues.table.queue(q).front() else {
+                    return;
+                };
+                let charge = ctx.size(head) as f64 / self.queues.table.weight_of(q);
+                self.last_finish[q as usize] -= charge;
+                self.queues.take_head_uncharged(q, charge, ctx)
+            }
         };
-        if victim.end == End::Tail {
-            self.last_finish[victim.queue as usize] = self.queues.tag_of(packet).aux;
+        if let Some(packet) = taken {
+            ctx.drop_with(packet, victim.reason, victim.cause);
         }
-        ctx.drop_with(packet, victim.reason, victim.cause);
     }
 }
