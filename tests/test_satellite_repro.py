@@ -22,7 +22,7 @@ from fairgate.repro.satellite_measure import (
     marking_probability,
 )
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
-from fairgate.repro.satellite_setup import QUICK_RAMP_S, RECEIVE, scenario, scenario_text
+from fairgate.repro.satellite_setup import QUICK_RAMP_S, RECEIVE, SEEDS, scenario, scenario_text
 from fairgate.runner import run_text, validate_text
 
 
@@ -53,11 +53,15 @@ def test_flow_control_marks_instead_of_dropping_and_udp_joins_chapter_5() -> Non
 
 def test_each_chapter_has_its_cases() -> None:
     keys = {ch: [c.key for c in satellite.cases(ch, quick=True)] for ch in (4, 5, 6)}
-    assert keys[4] == ["ch4:inputs"] + [f"ch4:{s}" for s in CH4_SCHEMES]
+    loop = ["ch4:loop RED 4", "ch4:loop none"]
+    assert keys[4] == ["ch4:inputs", *loop] + [f"ch4:{s}" for s in CH4_SCHEMES]
     assert keys[5] == [f"ch5:{s}" for s in CH5_SCHEMES]
     assert keys[6] == ["ch6:inputs"] + [f"ch6:{c}" for c in CH6_CASES]
-    fc2 = next(c for c in satellite.cases(6, quick=False) if c.key == "ch6:AVQRED FC 2")
+    full = {c.key: c for c in satellite.cases(6, quick=False)}
+    fc2 = full["ch6:AVQRED FC 2"]
     assert fc2.args[0] == "AVQRED" and fc2.args[5] == 2 and fc2.args[3] == 900.0
+    assert fc2.args[-1] == 1 and full["ch6:AVQRED FC 2 seed 3"].args[-1] == 3
+    assert len(full) == 1 + len(CH6_CASES) * len(SEEDS)
 
 
 def test_runs_of_consecutive_arrivals() -> None:

@@ -27,8 +27,10 @@ from fairgate.repro import satellite_checks as checks
 from fairgate.repro import satellite_plots as plots
 from fairgate.repro.cases import Case, run_cases
 from fairgate.repro.report import Report
+from fairgate.repro.satellite_loop import LOOP_KEYS, add_rows, run_loop
 from fairgate.repro.satellite_measure import run_case, run_inputs
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
+from fairgate.repro.satellite_seeds import averaged, split_key, summary
 from fairgate.repro.satellite_setup import (
     CONNECTIONS,
     MEASURE_S,
@@ -36,11 +38,13 @@ from fairgate.repro.satellite_setup import (
     QUICK_MEASURE_S,
     QUICK_RAMP_S,
     RAMP_S,
+    SEEDS,
 )
 
 TITLE = "Byun 2007: AQM at a satellite gateway with a PEP (chapters 4-6, fluid models)"
 SOURCE = "[Byun07, ch. 4-6, Tables 4.1-4.3, 5.1-5.2, 6.1-6.3; §4.4, §6.6 fluid models]"
 EXPERIMENTS = ["4", "5", "6"]
+SEED_SUFFIX = " seed "
 
 
 def _ch6_args(name: str) -> tuple[str, int | None]:
@@ -49,8 +53,15 @@ def _ch6_args(name: str) -> tuple[str, int | None]:
     return base, (int(name.rsplit(" ", 1)[1]) if " FC " in name else None)
 
 
-def cases(chapter: int, quick: bool) -> list[Case]:
-    """Every run of one chapter, the fluid-input run included."""
+def seed_key(key: str, seed: int) -> str:
+    """A case's key for ``seed``: seed 1 keeps the plain key ('ch4:RED 4'), others say it
+    ('ch4:RED 4 seed 2')."""
+    return key if seed == 1 else f"{key}{SEED_SUFFIX}{seed}"
+
+
+def cases(chapter: int, quick: bool, seeds: tuple[int, ...] = SEEDS) -> list[Case]:
+    """Every run of one chapter, each packet-level case once per seed of ``seeds`` (seed 1
+    only in --quick); the fluid-input run and (chapter 4) the controlled PEP-loop runs once."""
     ramp = QUICK_RAMP_S if quick else RAMP_S
     measure = QUICK_MEASURE_S if quick else MEASURE_S[chapter]
     m = QUICK_CONNECTIONS if quick else CONNECTIONS[chapter]
@@ -58,16 +69,22 @@ def cases(chapter: int, quick: bool) -> list[Case]:
     if chapter in (4, 6):
         out.append(Case(f"ch{chapter}:inputs", run_inputs, (m, ramp, quick)))
     if chapter == 4:
-        for s in CH4_SCHEMES:
-            out.append(Case(f"ch4:{s}", run_case, (s, m, ramp, measure, quick)))
-    if chapter == 5:
-        for s in CH5_SCHEMES:
-            out.append(Case(f"ch5:{s}", run_case, (s, m, ramp, measure, quick, None, True)))
-    if chapter == 6:
-        for name in CH6_CASES:
-            scheme, fc = _ch6_args(name)
-            out.append(Case(f"ch6:{name}", run_case, (scheme, m, ramp, measure, quick, fc)))
+        for scheme, key in LOOP_KEYS.items():
+            out.append(Case(f"ch4:{key}", run_loop, (scheme,)))
+    for seed in (1,) if quick else seeds:
+        for name, args in _packet_cases(chapter).items():
+            key = seed_key(f"ch{chapter}:{name}", seed)
+            out.append(Case(key, run_case, (args[0], m, ramp, measure, quick, *args[1:], seed)))
     return out
+
+
+def _packet_cases(chapter: int) -> dict[str, tuple[str, int | None, bool]]:
+    """{name: (scheme, fc, udp)} of the chapter's packet-level cases."""
+    if chapter == 4:
+        return {s: (s, None, False) for s in CH4_SCHEMES}
+    if chapter == 5:
+        return {s: (s, None, True) for s in CH5_SCHEMES}
+    return {name: (*_ch6_args(name), False) for name in CH6_CASES}
 
 
 def _of(values: dict[str, Any], chapter: int) -> dict[str, Any]:
@@ -91,12 +108,14 @@ SCALARS = [
 
 
 def runs_table(values: dict[str, Any]) -> pd.DataFrame:
-    """One row of scalars per packet-level case (the fluid-input runs excluded)."""
+    """One row of scalars per packet-level run (``case``, ``seed``; the fluid-input and
+    controlled-loop runs excluded)."""
     rows = []
     for key, v in values.items():
-        if key.endswith(":inputs"):
+        case, seed = split_key(key, SEED_SUFFIX)
+        if case.endswith(":inputs") or case.split(":", 1)[1] in LOOP_KEYS.values():
             continue
-        row = {"case": key, **{name: v[name] for name in SCALARS}}
+        row = {"case": case, "seed": seed, **{name: v[name] for name in SCALARS}}
         row.update({f"drop_{k}": v["clustering"][k] for k in ("mean_run", "longest_run", "gap_cv")})
         if "per_flow" in v:
             row["per_flow_std_bps"] = v["per_flow"]["std_bps"]
@@ -105,16 +124,25 @@ def runs_table(values: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def chapter_runs(values: dict[str, Any], chapter: int, stats: pd.DataFrame | None) -> dict:
+    """The chapter's runs by name: seed 1's, with every scalar the mean over the seeds when
+    ``stats`` (the repetition summary) is given."""
+    runs = {k: v for k, v in _of(values, chapter).items() if SEED_SUFFIX not in k}
+    return runs if stats is None else averaged(runs, stats, chapter)
+
+
 def run(
     out_dir: Path,
     experiment: str | None = None,
     quick: bool = False,
     progress: bool = False,
     client: Any = None,
+    seeds: tuple[int, ...] = SEEDS,
 ) -> Report:
-    """Runs the chosen chapters (default all three) on the executor and returns the report."""
+    """Runs the chosen chapters (default all three) on the executor with ``seeds`` (seed 1
+    first) and returns the report."""
     chapters = [int(experiment)] if experiment else [4, 5, 6]
-    every = [c for chapter in chapters for c in cases(chapter, quick)]
+    every = [c for chapter in chapters for c in cases(chapter, quick, seeds)]
     values, errors = run_cases(every, client, progress, desc="satellite")
     report = Report("satellite", TITLE, SOURCE)
     for key, error in errors.items():
@@ -122,11 +150,20 @@ def run(
     if errors and not values:
         raise RuntimeError(f"every case failed, e.g. {next(iter(errors.items()))}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs_table(values).to_csv(out_dir / "satellite_runs.csv", index=False)
+    table = runs_table(values)
+    table.to_csv(out_dir / "satellite_runs.csv", index=False)
+    stats = summary(table) if table["seed"].nunique() > 1 else None
+    if stats is not None:
+        stats.to_csv(out_dir / "satellite_seeds.csv", index=False)
+        report.notes.append(
+            f"tables and checks: the mean over seeds {', '.join(map(str, seeds))} with its 95% "
+            "Student-t interval (satellite_seeds.csv); figures: seed 1"
+        )
     for chapter in chapters:
-        runs = _of(values, chapter)
+        runs = chapter_runs(values, chapter, stats)
         if chapter == 4:
             checks.chapter4(report, runs, quick, out_dir)
+            add_rows(report, runs)
         elif chapter == 5:
             checks.chapter5(report, runs, quick)
         else:

@@ -18,6 +18,7 @@ import numpy as np
 from fairgate.repro import satellite_paper as paper
 from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row, Tolerance
 from fairgate.repro.satellite_fluid import chapter4_model, chapter6_model
+from fairgate.repro.satellite_seeds import CLUSTERING, interval_note
 from fairgate.repro.satellite_setup import LINK_BPS, MEASURE_S
 
 
@@ -47,54 +48,50 @@ def _wide(quick: bool, full: float, fast: float) -> float:
     return fast if quick else full
 
 
+def _value(
+    report: Report,
+    runs: dict[str, Any],
+    at: tuple[str, str],
+    metric: str,
+    paper_value: float,
+    key: str,
+    scale: float = 1.0,
+) -> None:
+    """A comparison row of ``key`` (times ``scale``) of the run ``at`` = (experiment, run name)
+    with its interval over the seeds."""
+    exp, run = at
+    if key.startswith("drop_") and key[5:] in CLUSTERING:
+        value = runs[run]["clustering"][key[5:]] if run in runs else math.nan
+    elif key == "per_flow_std_bps":
+        value = runs[run]["per_flow"]["std_bps"] if run in runs else math.nan
+    elif key.startswith("udp"):
+        value = runs[run]["per_flow"]["udp"][key] if run in runs else math.nan
+    else:
+        value = _get(runs, run, key)
+    note = interval_note(runs, run, key, scale)
+    report.add(Row(f"{exp} {run}", metric, paper_value, value * scale, note=note))
+
+
 def _table_rows(report: Report, runs: dict[str, Any], chapter: int, scale: float) -> None:
     """Every published number of the chapter's tables beside fairgate's (comparison only)."""
     exp = f"ch{chapter}"
     if chapter == 4:
         for s, (mean, std) in paper.CH4_UTIL.items():
-            report.add(
-                Row(
-                    f"{exp} {s}",
-                    "output utilisation mean Mb/s",
-                    mean / 1e6,
-                    _get(runs, s, "out_mean_bps") / 1e6,
-                )
+            at = (exp, s)
+            _value(
+                report, runs, at, "output utilisation mean Mb/s", mean / 1e6, "out_mean_bps", 1e-6
             )
-            report.add(
-                Row(
-                    f"{exp} {s}",
-                    "output utilisation std kb/s",
-                    std / 1e3,
-                    _get(runs, s, "out_std_bps") / 1e3,
-                )
-            )
+            _value(report, runs, at, "output utilisation std kb/s", std / 1e3, "out_std_bps", 1e-3)
         for s, (mean, std) in paper.CH4_QUEUE.items():
-            report.add(
-                Row(f"{exp} {s}", "transmit queue mean packets", mean, _get(runs, s, "q_mean"))
-            )
-            report.add(Row(f"{exp} {s}", "transmit queue std packets", std, _get(runs, s, "q_std")))
+            _value(report, runs, (exp, s), "transmit queue mean packets", mean, "q_mean")
+            _value(report, runs, (exp, s), "transmit queue std packets", std, "q_std")
         for s, drops in paper.CH4_DROPS.items():
-            report.add(
-                Row(f"{exp} {s}", "drops in 20 minutes", drops, _get(runs, s, "drops") * scale)
-            )
-            report.add(
-                Row(
-                    f"{exp} {s}",
-                    "drop fraction",
-                    paper.CH4_DROP_FRACTION,
-                    _get(runs, s, "drop_fraction"),
-                )
-            )
-            cl = runs[s]["clustering"] if s in runs else {}
-            report.add(
-                Row(
-                    f"{exp} {s}",
-                    "mean drop run, first 1000 packets",
-                    math.nan,
-                    cl.get("mean_run", math.nan),
-                )
-            )
-            report.add(Row(f"{exp} {s}", "inter-drop gap CV", math.nan, cl.get("gap_cv", math.nan)))
+            at = (exp, s)
+            _value(report, runs, at, "drops in 20 minutes", drops, "drops", scale)
+            _value(report, runs, at, "drop fraction", paper.CH4_DROP_FRACTION, "drop_fraction")
+            metric = "mean drop run, first 1000 packets"
+            _value(report, runs, at, metric, math.nan, "drop_mean_run")
+            _value(report, runs, at, "inter-drop gap CV", math.nan, "drop_gap_cv")
 
 
 def chapter4(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -> None:
@@ -218,25 +215,14 @@ def chapter5(report: Report, runs: dict[str, Any], quick: bool) -> None:
     std = {s: runs[s]["per_flow"]["std_bps"] for s in paper.CH5_SCHEMES if s in runs}
     drops = {s: _get(runs, s, "drops") for s in paper.CH5_SCHEMES}
     for s in paper.CH5_SCHEMES:
-        report.add(Row(f"{exp} {s}", "drops", paper.CH5_DROPS[s], drops[s] * scale))
-        report.add(
-            Row(
-                f"{exp} {s}",
-                "per-flow throughput std b/s",
-                paper.CH5_FLOW_STD[s],
-                std.get(s, math.nan),
-            )
-        )
+        at = (exp, s)
+        _value(report, runs, at, "drops", paper.CH5_DROPS[s], "drops", scale)
+        metric = "per-flow throughput std b/s"
+        _value(report, runs, at, metric, paper.CH5_FLOW_STD[s], "per_flow_std_bps")
         udp = runs[s]["per_flow"]["udp"] if s in runs else {}
-        for name, bps in udp.items():
-            report.add(
-                Row(
-                    f"{exp} {s}",
-                    f"{name} throughput kb/s (fair {paper.FAIR_SHARE_BPS / 1e3:.1f})",
-                    math.nan,
-                    bps / 1e3,
-                )
-            )
+        for name in udp:
+            metric = f"{name} throughput kb/s (fair {paper.FAIR_SHARE_BPS / 1e3:.1f})"
+            _value(report, runs, at, metric, math.nan, name, 1e-3)
     check = _checker(report, "ch5 check")
     best_other = min((v for s, v in std.items() if s != "PFAVQRED"), default=math.nan)
     check(
@@ -299,49 +285,16 @@ def chapter6(report: Report, runs: dict[str, Any], quick: bool, out_dir: Path) -
     exp = "ch6"
     for c in paper.CH6_CASES:
         out, inp, q = paper.CH6_OUT[c], paper.CH6_IN[c], paper.CH6_QUEUE[c]
-        report.add(
-            Row(
-                f"{exp} {c}",
-                "output utilisation mean Mb/s",
-                out[0] / 1e6,
-                _get(runs, c, "out_mean_bps") / 1e6,
-            )
-        )
-        report.add(
-            Row(
-                f"{exp} {c}",
-                "output utilisation std kb/s",
-                out[1] / 1e3,
-                _get(runs, c, "out_std_bps") / 1e3,
-            )
-        )
-        report.add(
-            Row(
-                f"{exp} {c}",
-                "input utilisation mean Mb/s",
-                inp[0] / 1e6,
-                _get(runs, c, "in_mean_bps") / 1e6,
-            )
-        )
-        report.add(
-            Row(
-                f"{exp} {c}",
-                "input utilisation std kb/s",
-                inp[1] / 1e3,
-                _get(runs, c, "in_std_bps") / 1e3,
-            )
-        )
-        report.add(Row(f"{exp} {c}", "transmit queue mean packets", q[0], _get(runs, c, "q_mean")))
-        report.add(Row(f"{exp} {c}", "transmit queue std packets", q[1], _get(runs, c, "q_std")))
-        report.add(
-            Row(
-                f"{exp} {c}",
-                "marking probability mean",
-                paper.CH6_DROP_P.get(c, math.nan),
-                _get(runs, c, "p_mean"),
-            )
-        )
-        report.add(Row(f"{exp} {c}", "marking probability std", math.nan, _get(runs, c, "p_std")))
+        at = (exp, c)
+        _value(report, runs, at, "output utilisation mean Mb/s", out[0] / 1e6, "out_mean_bps", 1e-6)
+        _value(report, runs, at, "output utilisation std kb/s", out[1] / 1e3, "out_std_bps", 1e-3)
+        _value(report, runs, at, "input utilisation mean Mb/s", inp[0] / 1e6, "in_mean_bps", 1e-6)
+        _value(report, runs, at, "input utilisation std kb/s", inp[1] / 1e3, "in_std_bps", 1e-3)
+        _value(report, runs, at, "transmit queue mean packets", q[0], "q_mean")
+        _value(report, runs, at, "transmit queue std packets", q[1], "q_std")
+        p_drop = paper.CH6_DROP_P.get(c, math.nan)
+        _value(report, runs, at, "marking probability mean", p_drop, "p_mean")
+        _value(report, runs, at, "marking probability std", math.nan, "p_std")
     check = _checker(report, "ch6 check")
     bands = {1: (19.8, 20.0), 2: (19.2, 19.7), 3: (16.6, 17.5), 4: (14.7, 15.4), 5: (14.6, 15.0)}
     slack = _wide(quick, 0.5, 2.0)

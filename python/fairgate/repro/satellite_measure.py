@@ -185,9 +185,11 @@ def run_case(
     quick: bool,
     fc: int | None = None,
     udp: bool = False,
+    seed: int = 1,
 ) -> dict[str, Any]:
-    """One packet-level run of the testbed, measured from ``ramp_s`` for ``measure_s``."""
-    doc = scenario(scheme, connections, measure_s, quick=quick, fc=fc, udp=udp)
+    """One packet-level run of the testbed with ``seed``, measured from ``ramp_s`` for
+    ``measure_s``."""
+    doc = scenario(scheme, connections, measure_s, quick=quick, fc=fc, udp=udp, seed=seed)
     res = run_text(scenario_text(doc))
     return measure(res, ramp_s, ramp_s + measure_s, connections if udp else None)
 
