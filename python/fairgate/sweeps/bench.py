@@ -65,12 +65,13 @@ def _with_store(
     client: Any, points: int, duration_s: float, on_workers: bool
 ) -> tuple[float, float, float]:
     """``fg.sweep(..., out=DIR)``: the points and the results store, whose Parquet files the
-    workers or the client write. Wall time, and CPU per point of the client process and of
-    the workers."""
+    workers or the client write, and the summary table it returns (as ``fg.sweep`` and
+    ``fairgate sweep`` do by default). Wall time, and CPU per point of the client process and
+    of the workers."""
     with tempfile.TemporaryDirectory() as tmp:
         run = _sweep(points, duration_s, Path(tmp) / "store")
         workers_before, client_before = client.run(cpu_s), cpu_s()
-        elapsed = _timed(lambda: run.run(client, store_on_workers=on_workers))
+        elapsed = _timed(lambda: run.run(client, tables=("summary",), store_on_workers=on_workers))
         client_cpu = cpu_s() - client_before
         workers_after = client.run(cpu_s)
     workers_cpu = sum(workers_after[w] - workers_before[w] for w in workers_after)
