@@ -155,6 +155,14 @@ impl PacketArena {
         }
     }
 
+    /// Where packet `id` lives in memory (0 for no such slot), for benchmarks that replay a
+    /// run's memory accesses.
+    pub fn address(&self, id: PacketId) -> usize {
+        self.slots
+            .get(id as usize)
+            .map_or(0, |p| p as *const Packet as usize)
+    }
+
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id as usize]
     }

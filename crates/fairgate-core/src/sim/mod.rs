@@ -9,4 +9,4 @@ pub mod port;
 pub mod progress;
 pub mod simulation;
 
-pub use simulation::{AgentSlot, FlowInfo, FlowRole, SimParts, Simulation};
+pub use simulation::{AgentSlot, FlowInfo, FlowRole, Footprint, SimParts, Simulation};

@@ -1,5 +1,6 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
+mod floor;
 mod measure;
 mod prefetch;
 
@@ -17,6 +18,7 @@ use crate::stats::phases::PhaseLog;
 use crate::stats::series::{ClassSeries, FlowSeries, QueueSeries, VarSeries};
 use crate::stats::window::Window;
 use crate::stats::FlowStats;
+pub use floor::Footprint;
 
 /// Whether a flow carries data or the acknowledgements of another flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +198,12 @@ impl Simulation {
     /// Runs every event up to and including `until` (capped at the scenario's end). A run
     /// that stops making progress in time ends early with `failure()` set.
     pub fn run_until(&mut self, until: Time) {
+        self.run_observing(until, |_, _| {});
+    }
+
+    /// [`Self::run_until`], showing `observe` each event just before it runs (a benchmark
+    /// records the run's event sequence this way; observing never changes a result).
+    pub fn run_observing(&mut self, until: Time, mut observe: impl FnMut(&Self, &Event)) {
         if self.failure.is_some() {
             return;
         }
@@ -218,6 +226,7 @@ impl Simulation {
                 self.failure = Some(self.progress.stalled(culprit));
                 return;
             }
+            observe(self, &event);
             self.dispatch(event);
         }
         self.now = self.now.max(until);
