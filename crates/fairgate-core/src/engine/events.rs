@@ -1,9 +1,12 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence).
+//! The event queue: a 4-ary heap ordered by (time, insertion sequence), whose earliest
+//! entries wait in a short sorted list in front of it, so the events to come can be named
+//! (for cache hints) without disturbing the heap.
 //!
 //! Ties are broken by the order in which events were scheduled, never by addresses or hash
 //! order, so the same configuration and seed give the same run.
 
 use super::time::Time;
+use std::collections::VecDeque;
 
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,14 +45,23 @@ struct Entry {
 /// Children per node of the heap: a 4-ary heap is shallower than a binary one.
 const ARITY: usize = 4;
 
+/// Events the front list holds after each pop (when the heap has them): how far ahead
+/// [`EventQueue::ahead`] can name events.
+pub const FRONT: usize = 12;
+/// Most events the front list holds; an earlier event scheduled into a full list pushes its
+/// latest entry back into the heap.
+const FRONT_MAX: usize = 2 * FRONT;
+
 fn time_of(key: u128) -> Time {
     (key >> 64) as Time
 }
 
-/// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
-/// min-heap on (time, sequence)).
+/// Pending events, earliest first; equal times come out in scheduling order. Every entry of
+/// `front` (sorted, earliest first) is earlier than every entry of `heap` (a 4-ary min-heap
+/// on (time, sequence)).
 #[derive(Default)]
 pub struct EventQueue {
+    front: VecDeque<Entry>,
     heap: Vec<Entry>,
     next_seq: u64,
     processed: u64,
@@ -59,35 +71,64 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        self.heap.push(Entry { key, event });
+        let entry = Entry { key, event };
+        match self.front.back() {
+            Some(last) if key < last.key => self.insert_in_front(entry),
+            _ => self.push_heap(entry),
+        }
+    }
+
+    fn insert_in_front(&mut self, entry: Entry) {
+        let at = self.front.partition_point(|e| e.key < entry.key);
+        self.front.insert(at, entry);
+        if self.front.len() > FRONT_MAX {
+            let latest = self.front.pop_back().expect("a full front list");
+            self.push_heap(latest);
+        }
+    }
+
+    fn push_heap(&mut self, entry: Entry) {
+        self.heap.push(entry);
         self.sift_up(self.heap.len() - 1);
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| time_of(e.key))
+        self.front
+            .front()
+            .or_else(|| self.heap.first())
+            .map(|e| time_of(e.key))
     }
 
-    /// The next event and, as far as the queue knows now, the one after it (the smaller
-    /// child of the root), for cache hints; events scheduled meanwhile may come between.
-    pub fn upcoming(&self) -> (Option<&Event>, Option<&Event>) {
-        let next = self.heap.first().map(|e| &e.event);
-        let children = self
-            .heap
-            .get(1..self.heap.len().min(ARITY + 1))
-            .unwrap_or(&[]);
-        let after = children.iter().min_by_key(|e| e.key).map(|e| &e.event);
-        (next, after)
+    /// The event `distance` places after the next one (0 = the next), if the front list
+    /// reaches that far; events scheduled meanwhile may come between. For cache hints.
+    pub fn ahead(&self, distance: usize) -> Option<&Event> {
+        self.front.get(distance).map(|e| &e.event)
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let last = self.heap.pop()?;
+        if self.front.is_empty() {
+            let entry = self.pop_heap()?;
+            self.front.push_back(entry);
+        }
+        let next = self.front.pop_front()?;
         self.processed += 1;
+        while self.front.len() < FRONT {
+            let Some(entry) = self.pop_heap() else {
+                break;
+            };
+            self.front.push_back(entry);
+        }
+        Some((time_of(next.key), next.event))
+    }
+
+    fn pop_heap(&mut self) -> Option<Entry> {
+        let last = self.heap.pop()?;
         if self.heap.is_empty() {
-            return Some((time_of(last.key), last.event));
+            return Some(last);
         }
         let top = self.heap[0];
         self.sift_down(last);
-        Some((time_of(top.key), top.event))
+        Some(top)
     }
 
     fn sift_up(&mut self, mut pos: usize) {
@@ -132,11 +173,11 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.front.len() + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.front.is_empty() && self.heap.is_empty()
     }
 
     /// Number of events popped so far.
@@ -172,18 +213,45 @@ mod tests {
     }
 
     #[test]
-    fn upcoming_names_the_next_two_events_without_removing_them() {
+    fn ahead_names_the_events_to_come_without_removing_them() {
         let mut q = EventQueue::default();
-        assert_eq!(q.upcoming(), (None, None));
+        assert_eq!(q.ahead(0), None);
         for (t, agent) in [(9, 0), (4, 1), (7, 2), (4, 3), (8, 4)] {
             q.schedule(t, Event::AgentStart { agent });
         }
-        let (next, after) = q.upcoming();
-        assert_eq!(next, Some(&Event::AgentStart { agent: 1 }));
-        assert_eq!(after, Some(&Event::AgentStart { agent: 3 }));
-        assert_eq!(q.len(), 5);
         assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 1 })));
-        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 3 })));
+        q.schedule(5, Event::AgentStart { agent: 5 });
+        let named: Vec<Event> = (0..5).filter_map(|d| q.ahead(d).copied()).collect();
+        assert_eq!(q.len(), 5);
+        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(named, popped);
+        assert_eq!(popped[1], Event::AgentStart { agent: 5 });
+    }
+
+    #[test]
+    fn interleaved_scheduling_keeps_the_order_of_a_plain_heap() {
+        let mut q = EventQueue::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for step in 0..20_000u64 {
+            for k in 0..(step % 3) {
+                let time = now + (step * 7919 + k * 104_729) % 50;
+                q.schedule(time, Event::AgentStart { agent: seq as u32 });
+                reference.insert((time, seq));
+                seq += 1;
+            }
+            if step % 2 == 0 {
+                let expected = reference.pop_first();
+                let got = q.pop().map(|(t, e)| match e {
+                    Event::AgentStart { agent } => (t, u64::from(agent)),
+                    _ => unreachable!(),
+                });
+                assert_eq!(got, expected);
+                now = got.map_or(now, |(t, _)| t);
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 
     #[test]

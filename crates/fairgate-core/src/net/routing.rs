@@ -69,6 +69,24 @@ impl RoutingTable {
         self.columns[column as usize][node as usize]
     }
 
+    /// [`Self::next_port`] without computing a missing column (`NO_ROUTE` then), for cache
+    /// hints.
+    pub fn known_next_port(&self, node: u32, dst: u32) -> u32 {
+        let Some(anchor) = self.anchors.get(dst as usize) else {
+            return NO_ROUTE;
+        };
+        if node == anchor.node && anchor.last_port != NO_ROUTE {
+            return anchor.last_port;
+        }
+        match self.column_of.get(anchor.node as usize) {
+            Some(&column) if column != NO_ROUTE => self.columns[column as usize]
+                .get(node as usize)
+                .copied()
+                .unwrap_or(NO_ROUTE),
+            _ => NO_ROUTE,
+        }
+    }
+
     pub fn reachable(&mut self, src: u32, dst: u32) -> bool {
         src == dst || self.next_port(src, dst) != NO_ROUTE
     }

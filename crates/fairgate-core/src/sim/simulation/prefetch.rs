@@ -1,25 +1,68 @@
 //! Cache hints for the events to come. With 100,000 flows every event touches the state of
-//! a flow or a port that has left the caches since its last event; the hints overlap those
-//! misses with the current event's work and with each other, two stages deep: the record
-//! (agent slot, a port's hot fields) of the event after next, and what the next event reaches
-//! through its record, whose lines the previous round hinted: its agent and the flow's
-//! counters, or its discipline and the head of its link's in-flight queue. Hints never change
-//! a result.
+//! a flow or a port that has left the caches since its last event, and reaches it through a
+//! chain of dependent loads (port, its discipline, the in-flight queue's head, the packet, the
+//! next port or the receiving agent). The hints walk each chain one link per round, several
+//! events ahead, so a link's line has arrived by the round that reads through it: the record
+//! of the event 8 ahead; the objects behind the record 6 ahead (agent and flow counters, or
+//! discipline and in-flight head); 4 ahead the packet in flight, the delivered-to agent or a
+//! sender's own port; 2 ahead the port or agent a packet goes to next, 1 ahead the objects
+//! behind that. The event queue names the events to come from the short sorted list in front
+//! of its heap. A run with few pending events keeps its state in the caches and hints two
+//! events ahead only (the deeper hints cost more than they save there). Hints never change a
+//! result.
 
 use super::Simulation;
-use crate::engine::prefetch::{prefetch, prefetch_lines};
+use crate::engine::events::FRONT;
+use crate::engine::prefetch::{prefetch, prefetch_at, prefetch_lines};
 use crate::engine::Event;
+use crate::net::packet::PacketId;
+use crate::net::routing::NO_ROUTE;
 
 /// Bytes of an agent or a discipline hinted at most (the fields an event handler reads first).
 const OBJECT_BYTES: usize = 512;
 
+/// Pending events from which the deep pipeline runs (measured on the scale ladder: below it,
+/// at 1,000 flows, the deep hints cost more than they save; above, at 10,000, they pay).
+const DEEP_FROM: usize = 2048;
+/// Events hinted ahead.
+const DEPTH: usize = 8;
+const _: () = assert!(DEPTH <= FRONT, "the event queue names the events hinted");
+
+/// Where a packet goes at the far end of a link.
+enum Hop {
+    Agent(usize),
+    Port(usize),
+}
+
 impl Simulation {
     pub(super) fn prefetch_upcoming(&self) {
-        let (next, after) = self.events.upcoming();
-        if let Some(event) = after {
+        if self.events.len() < DEEP_FROM {
+            self.prefetch_two_ahead();
+            return;
+        }
+        let at = |distance: usize| self.events.ahead(distance - 1);
+        if let Some(event) = at(DEPTH) {
             self.prefetch_record(event);
         }
-        if let Some(event) = next {
+        if let Some(event) = at(6) {
+            self.prefetch_behind(event);
+        }
+        if let Some(event) = at(4) {
+            self.prefetch_reached(event);
+        }
+        if let Some(event) = at(2) {
+            self.prefetch_next_hop(event);
+        }
+        if let Some(event) = at(1) {
+            self.prefetch_behind_next_hop(event);
+        }
+    }
+
+    fn prefetch_two_ahead(&self) {
+        if let Some(event) = self.events.ahead(1) {
+            self.prefetch_record(event);
+        }
+        if let Some(event) = self.events.ahead(0) {
             self.prefetch_behind(event);
         }
     }
@@ -32,16 +75,13 @@ impl Simulation {
                 if let Some(slot) = self.agents.get(agent as usize) {
                     prefetch_lines(slot, usize::MAX);
                 }
+                prefetch_at(&self.sole_port, agent as usize);
             }
             Event::TxDone { port } | Event::LinkArrive { port } | Event::QdiscTimer { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    port.prefetch_hot();
-                }
+                self.prefetch_port(port as usize);
             }
             Event::Arrive { port, packet } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    port.prefetch_hot();
-                }
+                self.prefetch_port(port as usize);
                 self.packets.prefetch(packet);
             }
             Event::Deliver { packet } => self.packets.prefetch(packet),
@@ -53,27 +93,119 @@ impl Simulation {
         match *event {
             Event::AgentTimer { agent, .. }
             | Event::AgentStart { agent }
-            | Event::AgentStop { agent } => {
-                if let Some(slot) = self.agents.get(agent as usize) {
-                    prefetch_lines(&*slot.agent, OBJECT_BYTES);
-                    if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
-                        prefetch_lines(stats, usize::MAX);
-                    }
-                }
-            }
+            | Event::AgentStop { agent } => self.prefetch_agent(agent as usize),
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    prefetch_lines(&*port.qdisc, OBJECT_BYTES);
-                }
+                self.prefetch_discipline(port as usize);
             }
             Event::LinkArrive { port } => {
                 if let Some(port) = self.ports.get(port as usize) {
+                    prefetch_lines(&*port.qdisc, OBJECT_BYTES);
                     if let Some(head) = port.in_flight.front() {
                         prefetch(head);
                     }
                 }
             }
             _ => {}
+        }
+    }
+
+    fn prefetch_reached(&self, event: &Event) {
+        match *event {
+            Event::LinkArrive { port } => {
+                if let Some(packet) = self.in_flight_head(port as usize) {
+                    self.packets.prefetch(packet);
+                }
+            }
+            Event::Deliver { packet } => {
+                if let Some(slot) = self.agents.get(self.packets.get(packet).dst_agent as usize) {
+                    prefetch_lines(slot, usize::MAX);
+                }
+            }
+            Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
+                if let Some(&port) = self.sole_port.get(agent as usize) {
+                    self.prefetch_port(port as usize);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn prefetch_next_hop(&self, event: &Event) {
+        match self.hop_of(event) {
+            Some(Hop::Agent(agent)) => {
+                if let Some(slot) = self.agents.get(agent) {
+                    prefetch_lines(slot, usize::MAX);
+                }
+            }
+            Some(Hop::Port(port)) => self.prefetch_port(port),
+            None => match *event {
+                Event::Deliver { packet } => {
+                    self.prefetch_agent(self.packets.get(packet).dst_agent as usize);
+                }
+                Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
+                    if let Some(&port) = self.sole_port.get(agent as usize) {
+                        self.prefetch_discipline(port as usize);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+
+    fn prefetch_behind_next_hop(&self, event: &Event) {
+        match self.hop_of(event) {
+            Some(Hop::Agent(agent)) => self.prefetch_agent(agent),
+            Some(Hop::Port(port)) => self.prefetch_discipline(port),
+            None => {}
+        }
+    }
+
+    /// Where the packet of an arrival event goes next, as far as the tables know now.
+    fn hop_of(&self, event: &Event) -> Option<Hop> {
+        let (port, packet) = match *event {
+            Event::LinkArrive { port } => (port as usize, self.in_flight_head(port as usize)?),
+            Event::Arrive { port, packet } => (port as usize, packet),
+            _ => return None,
+        };
+        let node = self.ports.get(port)?.to;
+        let header = self.packets.get(packet);
+        if header.dst == node {
+            return Some(Hop::Agent(header.dst_agent as usize));
+        }
+        let next = self.routes.known_next_port(node, header.dst);
+        (next != NO_ROUTE).then_some(Hop::Port(next as usize))
+    }
+
+    fn in_flight_head(&self, port: usize) -> Option<PacketId> {
+        self.ports
+            .get(port)?
+            .in_flight
+            .front()
+            .map(|&(_, packet)| packet)
+    }
+
+    fn prefetch_port(&self, port: usize) {
+        if let Some(port) = self.ports.get(port) {
+            port.prefetch_hot();
+        }
+    }
+
+    /// A port's discipline and the in-flight queue's tail, where a packet sent goes.
+    fn prefetch_discipline(&self, port: usize) {
+        if let Some(port) = self.ports.get(port) {
+            prefetch_lines(&*port.qdisc, OBJECT_BYTES);
+            if let Some(tail) = port.in_flight.back() {
+                prefetch(tail);
+            }
+        }
+    }
+
+    fn prefetch_agent(&self, agent: usize) {
+        if let Some(slot) = self.agents.get(agent) {
+            prefetch_lines(&*slot.agent, OBJECT_BYTES);
+            if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
+                prefetch_lines(stats, usize::MAX);
+            }
         }
     }
 }
