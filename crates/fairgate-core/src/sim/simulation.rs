@@ -110,8 +110,8 @@ pub struct Simulation {
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
-    /// Per agent, its node's only output port (`NO_ROUTE` for a node with several), for hints.
-    sole_port: Vec<u32>,
+    /// Per agent, its first hop and its peer, for cache hints.
+    agent_routes: Vec<prefetch::AgentRoute>,
 }
 
 impl Simulation {
@@ -121,7 +121,7 @@ impl Simulation {
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
         let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
-        let sole_port = sole_ports(&parts.nodes, &parts.agents);
+        let agent_routes = prefetch::agent_routes(&parts.nodes, &parts.agents, &parts.flows);
         let class_series = ClassSeries::new(&data_flow_classes(&parts.flows));
         let phases = PhaseLog::new(parts.phase_edges, &data_flow_classes(&parts.flows));
         let mut sim = Simulation {
@@ -155,7 +155,7 @@ impl Simulation {
             },
             drop_log: EventLog::new(parts.record_drops),
             phases,
-            sole_port,
+            agent_routes,
         };
         sim.prepare();
         sim
@@ -750,16 +750,6 @@ fn data_flow_classes(flows: &[FlowInfo]) -> Vec<Option<&str>> {
 }
 
 /// The agent on each gateway node (a gateway node hosts exactly one, its gateway).
-fn sole_ports(nodes: &[Node], agents: &[AgentSlot]) -> Vec<u32> {
-    agents
-        .iter()
-        .map(|slot| match nodes[slot.node as usize].ports[..] {
-            [port] => port,
-            _ => NO_ROUTE,
-        })
-        .collect()
-}
-
 fn gateway_agents(nodes: &[Node], agents: &[AgentSlot]) -> Vec<Option<u32>> {
     let mut out = vec![None; nodes.len()];
     for (i, slot) in agents.iter().enumerate() {

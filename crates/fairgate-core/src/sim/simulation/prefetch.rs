@@ -4,17 +4,19 @@
 //! next port or the receiving agent). The hints walk each chain one link per round, several
 //! events ahead, so a link's line has arrived by the round that reads through it: the record
 //! of the event 8 ahead; the objects behind the record 6 ahead (agent and flow counters, or
-//! discipline and in-flight head); 4 ahead the packet in flight, the delivered-to agent or a
-//! sender's own port; 2 ahead the port or agent a packet goes to next, 1 ahead the objects
-//! behind that. The event queue names the events to come from the short sorted list in front
+//! discipline and in-flight head, and the routing anchor of an agent's peer); 4 ahead the
+//! packet in flight, the delivered-to agent or a sender's own port and route; 3 ahead the
+//! routing anchor of the packet's destination; 2 ahead the port or agent a packet goes to
+//! next, 1 ahead the objects behind that. The event queue names the events to come from the short sorted list in front
 //! of its heap. A run with few pending events keeps its state in the caches and hints two
 //! events ahead only (the deeper hints cost more than they save there). Hints never change a
 //! result.
 
-use super::Simulation;
+use super::{AgentSlot, FlowInfo, Simulation};
 use crate::engine::events::FRONT;
 use crate::engine::prefetch::{prefetch, prefetch_at, prefetch_lines};
 use crate::engine::Event;
+use crate::net::node::Node;
 use crate::net::packet::PacketId;
 use crate::net::routing::NO_ROUTE;
 
@@ -27,6 +29,38 @@ const DEEP_FROM: usize = 2048;
 /// Events hinted ahead.
 const DEPTH: usize = 8;
 const _: () = assert!(DEPTH <= FRONT, "the event queue names the events hinted");
+
+/// Where an agent's packets go first: its node's only output port (`NO_ROUTE` for a node
+/// with several) and the node at the other end of its flow.
+#[derive(Clone, Copy)]
+pub(super) struct AgentRoute {
+    port: u32,
+    peer: u32,
+}
+
+pub(super) fn agent_routes(
+    nodes: &[Node],
+    agents: &[AgentSlot],
+    flows: &[FlowInfo],
+) -> Vec<AgentRoute> {
+    agents
+        .iter()
+        .map(|slot| {
+            let port = match nodes[slot.node as usize].ports[..] {
+                [port] => port,
+                _ => NO_ROUTE,
+            };
+            let peer = flows.get(slot.flow as usize).map_or(NO_ROUTE, |flow| {
+                if flow.dst == slot.node {
+                    flow.src
+                } else {
+                    flow.dst
+                }
+            });
+            AgentRoute { port, peer }
+        })
+        .collect()
+}
 
 /// Where a packet goes at the far end of a link.
 enum Hop {
@@ -49,6 +83,9 @@ impl Simulation {
         }
         if let Some(event) = at(4) {
             self.prefetch_reached(event);
+        }
+        if let Some(event) = at(3) {
+            self.prefetch_route_of(event);
         }
         if let Some(event) = at(2) {
             self.prefetch_next_hop(event);
@@ -75,7 +112,7 @@ impl Simulation {
                 if let Some(slot) = self.agents.get(agent as usize) {
                     prefetch_lines(slot, usize::MAX);
                 }
-                prefetch_at(&self.sole_port, agent as usize);
+                prefetch_at(&self.agent_routes, agent as usize);
             }
             Event::TxDone { port } | Event::LinkArrive { port } | Event::QdiscTimer { port } => {
                 self.prefetch_port(port as usize);
@@ -93,7 +130,12 @@ impl Simulation {
         match *event {
             Event::AgentTimer { agent, .. }
             | Event::AgentStart { agent }
-            | Event::AgentStop { agent } => self.prefetch_agent(agent as usize),
+            | Event::AgentStop { agent } => {
+                self.prefetch_agent(agent as usize);
+                if let Some(route) = self.agent_routes.get(agent as usize) {
+                    self.routes.prefetch_anchor(route.peer);
+                }
+            }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
                 self.prefetch_discipline(port as usize);
             }
@@ -122,8 +164,12 @@ impl Simulation {
                 }
             }
             Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
-                if let Some(&port) = self.sole_port.get(agent as usize) {
-                    self.prefetch_port(port as usize);
+                if let (Some(route), Some(slot)) = (
+                    self.agent_routes.get(agent as usize),
+                    self.agents.get(agent as usize),
+                ) {
+                    self.prefetch_port(route.port as usize);
+                    self.routes.prefetch_next_port(slot.node, route.peer);
                 }
             }
             _ => {}
@@ -143,8 +189,8 @@ impl Simulation {
                     self.prefetch_agent(self.packets.get(packet).dst_agent as usize);
                 }
                 Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
-                    if let Some(&port) = self.sole_port.get(agent as usize) {
-                        self.prefetch_discipline(port as usize);
+                    if let Some(route) = self.agent_routes.get(agent as usize) {
+                        self.prefetch_discipline(route.port as usize);
                     }
                 }
                 _ => {}
@@ -160,13 +206,26 @@ impl Simulation {
         }
     }
 
+    fn prefetch_route_of(&self, event: &Event) {
+        if let Some((_, packet)) = self.arriving(event) {
+            self.routes.prefetch_anchor(self.packets.get(packet).dst);
+        }
+    }
+
+    /// The port and packet of an arrival event.
+    fn arriving(&self, event: &Event) -> Option<(usize, PacketId)> {
+        match *event {
+            Event::LinkArrive { port } => {
+                Some((port as usize, self.in_flight_head(port as usize)?))
+            }
+            Event::Arrive { port, packet } => Some((port as usize, packet)),
+            _ => None,
+        }
+    }
+
     /// Where the packet of an arrival event goes next, as far as the tables know now.
     fn hop_of(&self, event: &Event) -> Option<Hop> {
-        let (port, packet) = match *event {
-            Event::LinkArrive { port } => (port as usize, self.in_flight_head(port as usize)?),
-            Event::Arrive { port, packet } => (port as usize, packet),
-            _ => return None,
-        };
+        let (port, packet) = self.arriving(event)?;
         let node = self.ports.get(port)?.to;
         let header = self.packets.get(packet);
         if header.dst == node {
