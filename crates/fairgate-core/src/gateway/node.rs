@@ -196,9 +196,18 @@ impl Gateway {
         } else {
             c.on_downstream(p, spec, ctx);
         }
+        let fed_by = c.fed_by;
         self.write_to_leg(conn, ctx);
         self.wake_partners(conn, ctx);
         self.retire_if_finished(conn);
+        self.after_fed(fed_by, ctx);
+    }
+
+    /// After a connection fed by receiving leg `fed_by` acted: the leg's window may have grown.
+    fn after_fed(&mut self, fed_by: Option<u32>, ctx: &mut AgentCtx) {
+        if let Some(leg) = fed_by {
+            self.update_leg_window(leg as usize, ctx);
+        }
     }
 
     /// Frees a connection that holds nothing more, keeping its counters in its flow's totals.
@@ -218,6 +227,9 @@ impl Gateway {
         self.conn_of.remove(&(c.flow, c.conn));
         if let (Some(share), Some(out)) = (c.leg_share(), self.legs_out.as_mut()) {
             out.leave(share.leg, index);
+        }
+        if let Some(leg) = c.fed_by {
+            self.unfeed_from_leg(leg as usize, index);
         }
         if let Some(mut c) = self.conns[index].take() {
             c.leave_pool();
@@ -346,6 +358,7 @@ impl Gateway {
             }
         }
         self.trace_legs(ctx);
+        self.trace_leg_windows(ctx);
         self.trace_pools(ctx);
         let mut per_flow = self.retired.clone();
         let mut open_in = BTreeMap::new();
@@ -413,8 +426,10 @@ impl Agent for Gateway {
         if let Some(Some(c)) = self.conns.get_mut(slot.index) {
             if c.slot == slot {
                 c.on_timer(local, &self.spec, ctx);
+                let fed_by = c.fed_by;
                 self.wake_partners(slot.index, ctx);
                 self.retire_if_finished(slot.index);
+                self.after_fed(fed_by, ctx);
             }
         }
     }

@@ -126,6 +126,8 @@ pub struct SplitConnection {
     right_edge: u64,
     flow_control: Option<FlowControl>,
     pub leg: LegCounters,
+    /// The receiving multiplexed leg whose records feed this connection (its index there).
+    pub(crate) fed_by: Option<u32>,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
     /// `<gateway>.rhs_`: the RHS's own traces (cwnd, recovery, ...) go under these names, apart
@@ -191,7 +193,10 @@ impl SplitConnection {
             &rhs_env(p, ack_flow, ctx),
         );
         let rhs = Downstream::Own(sender);
-        Self::with(gateway, slot, ack_flow, p, spec, None, rhs, ctx)
+        let mut conn = Self::with(gateway, slot, ack_flow, p, spec, None, rhs, ctx);
+        // The leg's receiver is this connection's LHS: it flushes and controls the window.
+        conn.flow_control = None;
+        conn
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -231,6 +236,7 @@ impl SplitConnection {
                 .as_ref()
                 .map(|fc| FlowControl::Own(BufferFlowControl::new(fc))),
             leg: LegCounters::default(),
+            fed_by: None,
             syn_acked_at: None,
             rhs_trace_prefix: format!("{gateway}.rhs_"),
             gate: PortGate::new(p.dst, spec.transmit_limit, tokens | RESUME_TIMER),
@@ -461,7 +467,7 @@ impl SplitConnection {
     /// Hands `bytes` newly in order at the LHS (or out of a leg) to the RHS or the leg.
     pub(crate) fn accept(&mut self, bytes: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         self.accepted += bytes;
-        if spec.flush_period.0 > 0 {
+        if spec.flush_period.0 > 0 && self.lhs.is_some() {
             self.unflushed += bytes;
             if !self.flush_armed {
                 self.flush_armed = true;
