@@ -349,7 +349,10 @@ impl Gateway {
             };
             match r.kind {
                 RecordKind::Data if bytes > 0 => conn.accept(bytes, &self.spec, ctx),
-                RecordKind::Close => conn.close_upstream(),
+                RecordKind::Close => {
+                    conn.close_upstream();
+                    conn.close_rhs_if_due(ctx);
+                }
                 _ => {}
             }
             self.retire_if_finished(c as usize);
@@ -384,6 +387,7 @@ impl Gateway {
         };
         let mut c = SplitConnection::from_leg(&self.name, slot, ack_flow, &first, &self.spec, ctx);
         c.fed_by = Some(leg as u32);
+        c.fin_packet = handshake && !self.opens_with_syn(flow);
         self.register(c);
         self.feed_from_leg(leg, slot.index);
     }

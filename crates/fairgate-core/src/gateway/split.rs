@@ -110,6 +110,11 @@ pub struct SplitConnection {
     /// Where the relayed stream ends once the upstream side has closed: the RHS's segment
     /// ending there carries the FIN flag on.
     relay_end: Option<u64>,
+    /// Whether the RHS sent a segment carrying the FIN flag on.
+    fin_flagged: bool,
+    /// Whether the RHS closes with a FIN packet of its own when no segment carried the flag
+    /// (a plain `tcp` flow opened with a SYN), so that a gateway downstream sees the close.
+    pub(crate) fin_packet: bool,
     /// High bits of this connection's timer tokens.
     tokens: u64,
     /// None where the connection comes out of a multiplexed leg (the leg's receiver ACKs).
@@ -220,6 +225,8 @@ impl SplitConnection {
             fin_seen: false,
             upstream_end: None,
             relay_end: None,
+            fin_flagged: false,
+            fin_packet: false,
             tokens,
             lhs,
             lhs_rwnd: rwnd,
@@ -319,11 +326,37 @@ impl SplitConnection {
         }
     }
 
-    /// Whether the upstream side has closed and every byte it sent was delivered downstream:
-    /// the gateway holds nothing more for this connection.
+    /// Whether the upstream side has closed and every byte it sent was delivered downstream
+    /// (and the RHS's own FIN, if it sends one, acknowledged), or the RHS gave up: the gateway
+    /// holds nothing more for this connection.
     pub fn finished(&self) -> bool {
         let records_left = self.leg_share().is_some_and(LegShare::has_records);
-        self.fin_seen && self.occupancy().held() == 0 && !records_left
+        if !self.fin_seen || records_left {
+            return false;
+        }
+        if self.rhs_gave_up() {
+            return true;
+        }
+        let fin_waiting = self.fin_packet
+            && !self.fin_flagged
+            && self.rhs().is_some_and(|rhs| rhs.conn() != Conn::Closed);
+        self.occupancy().held() == 0 && !fin_waiting
+    }
+
+    /// Whether the connection's own RHS aborted after its `max_retries`.
+    pub fn rhs_gave_up(&self) -> bool {
+        self.rhs().is_some_and(TcpSender::gave_up)
+    }
+
+    /// Sends the RHS's FIN once the upstream side has closed, no segment carried the flag
+    /// and every relayed byte is acknowledged (see [`Self::fin_packet`]).
+    pub(crate) fn close_rhs_if_due(&mut self, ctx: &mut AgentCtx) {
+        let due = self.fin_packet && self.relay_end.is_some() && !self.fin_flagged;
+        if due && self.occupancy().held() == 0 {
+            self.call_rhs(ctx, |s, ctx| {
+                s.close(ctx);
+            });
+        }
     }
 
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
@@ -341,6 +374,7 @@ impl SplitConnection {
                 let mark = ctx.mark();
                 self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
                 self.stamp_window(mark, spec, ctx);
+                self.close_rhs_if_due(ctx);
             }
         }
     }
@@ -491,6 +525,7 @@ impl SplitConnection {
             }
         }
         self.update_window(spec, ctx);
+        self.close_rhs_if_due(ctx);
     }
 
     /// The window the LHS can offer now.
@@ -563,6 +598,7 @@ impl SplitConnection {
         let counts = hosting.call(rhs, ctx, |s, ctx| gate.send_within(s, ctx, f));
         self.leg.retransmits += counts.retransmits;
         self.leg.timeouts += counts.timeouts;
+        self.fin_flagged |= counts.fin_flagged;
     }
 
     /// Where an inner transport's effects go: this connection's flow, timers and `conn`, so
