@@ -22,6 +22,7 @@
 use super::flow_control::BufferFlowControl;
 use super::legs::LEG_IN_FLUSH;
 use super::node::Gateway;
+use super::split::offered_window;
 use crate::net::{flags, AgentCtx, Packet, PacketKind};
 
 /// A controlled leg receiver's window state.
@@ -75,14 +76,9 @@ impl Gateway {
                 held += o.held();
             }
         }
-        let lhs_free = rwnd.saturating_sub(w.unflushed);
-        let buffer_free = self
-            .spec
-            .send_buffer
-            .map_or(u64::MAX, |limit| limit.saturating_sub(largest_unsent));
         let controlled = w.fc.as_ref().map_or(u64::MAX, |fc| fc.window(held));
-        let scale = self.spec.lhs.window_scale;
-        (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
+        let lhs_free = rwnd.saturating_sub(w.unflushed);
+        offered_window(&self.spec, lhs_free, largest_unsent, controlled)
     }
 
     /// A segment for receiving leg `index`: None if it lies beyond the window (refused),

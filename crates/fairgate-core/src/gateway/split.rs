@@ -530,17 +530,17 @@ impl SplitConnection {
 
     /// The window the LHS can offer now.
     fn window(&self, spec: &GatewaySpec) -> u64 {
-        let lhs_free = self.lhs_rwnd.saturating_sub(self.unflushed);
-        let unsent = self.occupancy().unsent;
-        let buffer_free = spec
-            .send_buffer
-            .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+        let o = self.occupancy();
         let controlled = self
             .flow_control
             .as_ref()
-            .map_or(u64::MAX, |fc| fc.window(self.occupancy().held()));
-        let scale = spec.lhs.window_scale;
-        (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
+            .map_or(u64::MAX, |fc| fc.window(o.held()));
+        offered_window(
+            spec,
+            self.lhs_rwnd.saturating_sub(self.unflushed),
+            o.unsent,
+            controlled,
+        )
     }
 
     pub(crate) fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
@@ -614,6 +614,22 @@ impl SplitConnection {
             trace_prefix,
         }
     }
+}
+
+/// The window a receiving side offers: min(`lhs_free` (its receive buffer not waiting for a
+/// flush), `send_buffer` - `unsent`, the flow-control window `controlled`), rounded down to
+/// the LHS window scale.
+pub(crate) fn offered_window(
+    spec: &GatewaySpec,
+    lhs_free: u64,
+    unsent: u64,
+    controlled: u64,
+) -> u64 {
+    let buffer_free = spec
+        .send_buffer
+        .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+    let scale = spec.lhs.window_scale;
+    (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
 }
 
 /// The environment of a connection's own RHS sender, toward the destination of `p`.
