@@ -1,4 +1,4 @@
-"""Fluid models [Byun07, §4.4, §6.6]: hand-checkable cases of the solver, the Fourier fit, the
+"""Fluid models [Byun07, §4.4, §6.4]: hand-checkable cases of the solver, the Fourier fit, the
 marking law and the reports."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Measuring the fluid models' inputs from fairgate runs [Byun07, §4.4, §6.6]."""
+"""Measuring the fluid models' inputs from fairgate runs [Byun07, §4.4, §6.4]."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the fluid models report [Byun07, §4.5, §6.6]: the transmit-queue improvement of AVQRED over
+"""What the fluid models report [Byun07, §4.5, §6.5]: the transmit-queue improvement of AVQRED over
 RED beside the packet-level simulation's and the paper's, and the υ ≡ 0 ablation of chapter 6.
 
 Improvement is the relative change (AVQRED − RED) / RED in percent, so a reduction is negative;

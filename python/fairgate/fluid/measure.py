@@ -1,4 +1,4 @@
-"""Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.6].
+"""Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.4].
 
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
 transmit queue, then fits Fourier series. Here: ω from the bytes the gateway accepts from

@@ -1,4 +1,4 @@
-"""The fluid models of [Byun07, §4.4, §6.6] in the satellite reproduction.
+"""The fluid models of [Byun07, §4.4, §6.4] in the satellite reproduction.
 
 The inputs ω, d, υ are fitted (``fairgate.fluid``) to the 500 samples after the ramp-up of the
 testbed run without AQM and without a bottlenecking transmit queue, stored beside the results as
@@ -269,7 +269,7 @@ def run_models(out_dir: Path, quick: bool = False) -> Report:
     from fairgate.repro.satellite_setup import CONNECTIONS, QUICK_CONNECTIONS, QUICK_RAMP_S, RAMP_S
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = Report("satellite-fluid", "Byun 2007: the fluid models", "[Byun07, §4.4, §6.6]")
+    report = Report("satellite-fluid", "Byun 2007: the fluid models", "[Byun07, §4.4, §6.4]")
     ramp = QUICK_RAMP_S if quick else RAMP_S
     for chapter in (4, 6):
         m = QUICK_CONNECTIONS if quick else CONNECTIONS[chapter]
