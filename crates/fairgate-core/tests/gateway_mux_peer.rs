@@ -168,3 +168,23 @@ fn a_peer_bound_that_never_binds_changes_nothing() {
     };
     assert!(bits(&bound) == bits(&again));
 }
+
+#[test]
+fn a_mark_on_a_leg_segment_shrinks_the_peers_leg_buffer() {
+    // RED marking ECT leg segments in the T1 queue before gw2: every mark reaches the peer's
+    // flow control for the leg and multiplies its B by 0.9 (FC3).
+    let sim = run(&[
+        "nodes[1].gateway.rhs.ecn=true",
+        "links[1].queue={kind=\"red\",ecn=true,min_th=1,max_th=5,w_q=0.5,max_p=0.5,limit=100000}",
+        "nodes[2].gateway.flow_control={preset=\"fc3\",buffer=200000}",
+    ]);
+    let last = |name: &str| trace_all(&sim, name).last().map_or(f64::NAN, |s| s.2);
+    let marks = last("gw2.in_leg0.fc_marks");
+    let limits = trace_all(&sim, "gw2.in_leg0.pep_limit");
+    let lowest = limits.iter().map(|l| l.2).fold(f64::INFINITY, f64::min);
+    eprintln!("marks {marks}, lowest B {lowest}");
+    assert!(marks > 0.0, "RED never marked a leg segment");
+    assert!(lowest < 200_000.0 * 0.9, "{lowest}");
+    let port = sim.ports().iter().find(|p| p.name == "gw1->gw2").unwrap();
+    assert_eq!(port.stats.marks.iter().sum::<u64>() as f64, marks);
+}
