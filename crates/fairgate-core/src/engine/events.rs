@@ -51,6 +51,9 @@ pub const FRONT: usize = 12;
 /// Most events the front list holds; an earlier event scheduled into a full list pushes its
 /// latest entry back into the heap.
 const FRONT_MAX: usize = 2 * FRONT;
+/// Pending events from which the front list is kept filled. A smaller queue stays in the
+/// caches, where the plain heap is cheaper (the list then drains and stays empty).
+pub const STAGE_FROM: usize = 2048;
 
 fn time_of(key: u128) -> Time {
     (key >> 64) as Time
@@ -68,6 +71,7 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
@@ -87,11 +91,13 @@ impl EventQueue {
         }
     }
 
+    #[inline]
     fn push_heap(&mut self, entry: Entry) {
         self.heap.push(entry);
         self.sift_up(self.heap.len() - 1);
     }
 
+    #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         self.front
             .front()
@@ -101,26 +107,43 @@ impl EventQueue {
 
     /// The event `distance` places after the next one (0 = the next), if the front list
     /// reaches that far; events scheduled meanwhile may come between. For cache hints.
+    #[inline]
     pub fn ahead(&self, distance: usize) -> Option<&Event> {
         self.front.get(distance).map(|e| &e.event)
     }
 
+    /// The next event and, as far as the heap knows now, the one after it (the smaller child
+    /// of the root), for cache hints while the front list is empty.
+    #[inline]
+    pub fn upcoming(&self) -> (Option<&Event>, Option<&Event>) {
+        let next = self.heap.first().map(|e| &e.event);
+        let children = self
+            .heap
+            .get(1..self.heap.len().min(ARITY + 1))
+            .unwrap_or(&[]);
+        let after = children.iter().min_by_key(|e| e.key).map(|e| &e.event);
+        (next, after)
+    }
+
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if self.front.is_empty() {
-            let entry = self.pop_heap()?;
-            self.front.push_back(entry);
-        }
-        let next = self.front.pop_front()?;
+        let next = match self.front.pop_front() {
+            Some(entry) => entry,
+            None => self.pop_heap()?,
+        };
         self.processed += 1;
-        while self.front.len() < FRONT {
-            let Some(entry) = self.pop_heap() else {
-                break;
-            };
-            self.front.push_back(entry);
+        if self.heap.len() >= STAGE_FROM {
+            while self.front.len() < FRONT {
+                let Some(entry) = self.pop_heap() else {
+                    break;
+                };
+                self.front.push_back(entry);
+            }
         }
         Some((time_of(next.key), next.event))
     }
 
+    #[inline(always)]
     fn pop_heap(&mut self) -> Option<Entry> {
         let last = self.heap.pop()?;
         if self.heap.is_empty() {
@@ -216,16 +239,35 @@ mod tests {
     fn ahead_names_the_events_to_come_without_removing_them() {
         let mut q = EventQueue::default();
         assert_eq!(q.ahead(0), None);
+        let pending = STAGE_FROM as u32 + 100;
+        for agent in 0..pending {
+            q.schedule(
+                u64::from(agent * 7919 % pending) + 10,
+                Event::AgentStart { agent },
+            );
+        }
+        assert_eq!(q.ahead(0), None, "the front list fills at the first pop");
+        q.pop();
+        q.schedule(5, Event::AgentStart { agent: pending });
+        let named: Vec<Event> = (0..FRONT).filter_map(|d| q.ahead(d).copied()).collect();
+        assert_eq!(named.len(), FRONT);
+        assert_eq!(named[0], Event::AgentStart { agent: pending });
+        let popped: Vec<Event> = (0..FRONT).map(|_| q.pop().unwrap().1).collect();
+        assert_eq!(named, popped);
+    }
+
+    #[test]
+    fn upcoming_names_the_next_two_events_of_a_small_queue() {
+        let mut q = EventQueue::default();
+        assert_eq!(q.upcoming(), (None, None));
         for (t, agent) in [(9, 0), (4, 1), (7, 2), (4, 3), (8, 4)] {
             q.schedule(t, Event::AgentStart { agent });
         }
+        let (next, after) = q.upcoming();
+        assert_eq!(next, Some(&Event::AgentStart { agent: 1 }));
+        assert_eq!(after, Some(&Event::AgentStart { agent: 3 }));
         assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 1 })));
-        q.schedule(5, Event::AgentStart { agent: 5 });
-        let named: Vec<Event> = (0..5).filter_map(|d| q.ahead(d).copied()).collect();
-        assert_eq!(q.len(), 5);
-        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
-        assert_eq!(named, popped);
-        assert_eq!(popped[1], Event::AgentStart { agent: 5 });
+        assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 3 })));
     }
 
     #[test]
@@ -234,6 +276,12 @@ mod tests {
         let mut reference = std::collections::BTreeSet::new();
         let mut seq = 0u64;
         let mut now = 0u64;
+        for _ in 0..STAGE_FROM + 500 {
+            let time = 40 + seq * 104_729 % 5000;
+            q.schedule(time, Event::AgentStart { agent: seq as u32 });
+            reference.insert((time, seq));
+            seq += 1;
+        }
         for step in 0..20_000u64 {
             for k in 0..(step % 3) {
                 let time = now + (step * 7919 + k * 104_729) % 50;

@@ -8,12 +8,12 @@
 //! packet in flight, the delivered-to agent or a sender's own port and route; 3 ahead the
 //! routing anchor of the packet's destination; 2 ahead the port or agent a packet goes to
 //! next, 1 ahead the objects behind that. The event queue names the events to come from the short sorted list in front
-//! of its heap. A run with few pending events keeps its state in the caches and hints two
-//! events ahead only (the deeper hints cost more than they save there). Hints never change a
-//! result.
+//! of its heap once it holds [`STAGE_FROM`] events. A run with fewer pending events keeps its
+//! state in the caches and hints two events ahead only (the deeper hints cost more than they
+//! save there). Hints never change a result.
 
 use super::{AgentSlot, FlowInfo, Simulation};
-use crate::engine::events::FRONT;
+use crate::engine::events::{FRONT, STAGE_FROM};
 use crate::engine::prefetch::{prefetch, prefetch_at, prefetch_lines};
 use crate::engine::Event;
 use crate::net::node::Node;
@@ -23,9 +23,6 @@ use crate::net::routing::NO_ROUTE;
 /// Bytes of an agent or a discipline hinted at most (the fields an event handler reads first).
 const OBJECT_BYTES: usize = 512;
 
-/// Pending events from which the deep pipeline runs (measured on the scale ladder: below it,
-/// at 1,000 flows, the deep hints cost more than they save; above, at 10,000, they pay).
-const DEEP_FROM: usize = 2048;
 /// Events hinted ahead.
 const DEPTH: usize = 8;
 const _: () = assert!(DEPTH <= FRONT, "the event queue names the events hinted");
@@ -69,11 +66,17 @@ enum Hop {
 }
 
 impl Simulation {
+    #[inline(always)]
     pub(super) fn prefetch_upcoming(&self) {
-        if self.events.len() < DEEP_FROM {
+        if self.events.len() < STAGE_FROM {
             self.prefetch_two_ahead();
-            return;
+        } else {
+            self.prefetch_chains();
         }
+    }
+
+    #[inline(never)]
+    fn prefetch_chains(&self) {
         let at = |distance: usize| self.events.ahead(distance - 1);
         if let Some(event) = at(DEPTH) {
             self.prefetch_record(event);
@@ -95,15 +98,18 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn prefetch_two_ahead(&self) {
-        if let Some(event) = self.events.ahead(1) {
+        let (next, after) = self.events.upcoming();
+        if let Some(event) = after {
             self.prefetch_record(event);
         }
-        if let Some(event) = self.events.ahead(0) {
+        if let Some(event) = next {
             self.prefetch_behind(event);
         }
     }
 
+    #[inline(always)]
     fn prefetch_record(&self, event: &Event) {
         match *event {
             Event::AgentTimer { agent, .. }
@@ -126,6 +132,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn prefetch_behind(&self, event: &Event) {
         match *event {
             Event::AgentTimer { agent, .. }
