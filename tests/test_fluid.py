@@ -1,4 +1,4 @@
-"""Fluid models [Byun07, §4.4, §6.6]: hand-checkable cases of the solver, the Fourier fit, the
+"""Fluid models [Byun07, §4.4, §6.4]: hand-checkable cases of the solver, the Fourier fit, the
 marking law and the reports."""
 
 from __future__ import annotations
@@ -260,3 +260,14 @@ def test_the_delay_sweep_replaces_only_the_delay() -> None:
     fixed = FluidInputs(omega=inputs.omega, delay=FourierSeries.constant(3.0))
     expected = fluid.queue_stats(fluid.solve("red", prm, fixed))
     assert sweep.loc[1, "q_mean"] == expected["mean"] and sweep.loc[1, "q_std"] == expected["std"]
+
+
+def test_input_percentiles_span_a_fitted_series() -> None:
+    series = FourierSeries(50.0, 40.0, (4.0,), (0.0,))
+    spread = fluid.input_percentiles(series, (0.0, 50.0, 100.0))
+    assert spread[0.0] == pytest.approx(36.0, abs=1e-3)
+    assert spread[50.0] == pytest.approx(40.0, abs=1e-2)
+    assert spread[100.0] == pytest.approx(44.0, abs=1e-9)
+    assert fluid.input_percentiles(FourierSeries.constant(2.5)) == {5.0: 2.5, 50.0: 2.5, 95.0: 2.5}
+    with pytest.raises(fg.ScenarioError, match="step"):
+        fluid.input_percentiles(series, step=0.0)

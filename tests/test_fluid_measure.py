@@ -1,4 +1,4 @@
-"""Measuring the fluid models' inputs from fairgate runs [Byun07, §4.4, §6.6]."""
+"""Measuring the fluid models' inputs from fairgate runs [Byun07, §4.4, §6.4]."""
 
 from __future__ import annotations
 
@@ -104,3 +104,13 @@ def test_new_connections_of_an_http_population_come_from_its_births() -> None:
     opened = births.iloc[-1] - (first.iloc[-1] if len(first) else 0.0)
     assert upsilon.sum() * 20 == pytest.approx(opened)
     assert fluid.new_connection_fraction(run).index.equals(upsilon.index)
+
+
+def test_a_longer_new_connection_window_counts_the_recent_openings(satellite_run) -> None:
+    per_interval = fluid.new_connection_fraction(satellite_run)
+    stock = fluid.new_connection_fraction(satellite_run, window=10)
+    expected = per_interval.rolling(10, min_periods=1).sum().clip(0.0, 1.0)
+    assert np.allclose(stock.to_numpy(), expected.to_numpy())
+    assert fluid.new_connection_fraction(satellite_run, window=1).equals(per_interval)
+    with pytest.raises(fg.ScenarioError, match="window: expected a whole number"):
+        fluid.new_connection_fraction(satellite_run, window=0)

@@ -14,7 +14,7 @@ import pytest
 
 from fairgate import fluid
 from fairgate.repro import satellite
-from fairgate.repro.satellite_fluid import model_vs_simulation
+from fairgate.repro.satellite_fluid import model_vs_simulation, run_models
 from fairgate.repro.satellite_measure import (
     arrivals_before,
     clustering,
@@ -138,6 +138,10 @@ def test_quick_run_of_every_chapter_through_the_cli(tmp_path: Path) -> None:
     for name in ("ch4_series", "ch4_drops", "ch5_per_flow", "ch5_udp", "ch6_red_series"):
         assert (out / f"{name}.png").exists()
     assert (out / "fluid_inputs_ch4.json").exists() and (out / "fluid_inputs_ch6.json").exists()
+    spread = frame[frame["experiment"] == "ch4 model input"]["fairgate"].tolist()
+    assert len(spread) == 3 and spread == sorted(spread) and spread[0] >= 0.0
+    prompt = frame[frame["experiment"].str.endswith("constant d = 0")]
+    assert len(prompt) == 8 and prompt["fairgate"].notna().all()
 
 
 @pytest.mark.slow
@@ -168,3 +172,14 @@ def test_the_chapter6_model_sits_beside_the_runs_and_the_paper(tmp_path: Path) -
     assert np.isnan(avqred.loc["mean", "simulation"]) and avqred.loc["mean", "model"] == 80.0
     fig = fluid.model_simulation_figure(table, tmp_path / "bars.png")
     assert len(fig.axes) == 2 and (tmp_path / "bars.png").stat().st_size > 0
+
+
+def test_the_fluid_part_runs_alone_with_every_reading(tmp_path: Path) -> None:
+    frame = run_models(tmp_path, quick=True).frame()
+    readings = frame[frame["experiment"].str.contains("υ opened in the last")]
+    assert {e.split("last ")[1].split(" ")[0] for e in readings["experiment"]} == {"5", "10", "20"}
+    assert readings["fairgate"].notna().all() and (readings["fairgate"] >= 0).all()
+    checks = frame[frame["experiment"].str.endswith("check")]
+    assert {m.split(":")[0] for m in checks["metric"]} == {"14", "15"}
+    stored = fluid.load_inputs(tmp_path / "fluid_inputs_ch6.json")
+    assert set(stored) == {"omega", "delay", "upsilon"}

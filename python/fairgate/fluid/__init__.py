@@ -1,4 +1,4 @@
-"""Fluid (delay-differential) models of a satellite gateway with a PEP [Byun07, §4.4, §6.6].
+"""Fluid (delay-differential) models of a satellite gateway with a PEP [Byun07, §4.4, §6.4].
 
 ``solve`` integrates equations (4.1)-(4.5) or (6.1)-(6.6); ``measure_inputs`` fits the inputs
 ω(t), d(t), υ(t) from a fairgate run; ``compare`` reports AVQRED's improvement over RED and the
@@ -10,6 +10,7 @@ from fairgate.fluid.compare import (
     delay_sweep,
     improvement,
     improvement_table,
+    input_percentiles,
     model_improvement,
     queue_stats,
     upsilon_ablation,
@@ -36,6 +37,7 @@ __all__ = [
     "improvement",
     "improvement_figure",
     "improvement_table",
+    "input_percentiles",
     "load_inputs",
     "marking_rate",
     "measure_inputs",

@@ -1,4 +1,4 @@
-"""What the fluid models report [Byun07, §4.5, §6.6]: the transmit-queue improvement of AVQRED over
+"""What the fluid models report [Byun07, §4.5, §6.5]: the transmit-queue improvement of AVQRED over
 RED beside the packet-level simulation's and the paper's, and the υ ≡ 0 ablation of chapter 6.
 
 Improvement is the relative change (AVQRED − RED) / RED in percent, so a reduction is negative;
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from fairgate._core import ScenarioError
@@ -85,6 +86,17 @@ def delay_sweep(
     return pd.DataFrame(rows)
 
 
+def input_percentiles(
+    series: FourierSeries, percentiles: Sequence[float] = (5.0, 50.0, 95.0), step: float = 0.1
+) -> dict[float, float]:
+    """Percentiles of a fitted input over one period, sampled every ``step`` units (the spread
+    of the measured d(t) beside the constant delays of :func:`delay_sweep`)."""
+    if not 0 < step <= series.period:
+        raise ScenarioError(f"step: expected a number in (0, {series.period}], got {step}")
+    values = series(np.arange(0.0, series.period, step))
+    return {float(q): float(np.percentile(values, q)) for q in percentiles}
+
+
 def upsilon_ablation(
     params: FluidParams | None = None, inputs: FluidInputs | None = None
 ) -> pd.DataFrame:
@@ -105,6 +117,7 @@ __all__ = [
     "delay_sweep",
     "improvement",
     "improvement_table",
+    "input_percentiles",
     "model_improvement",
     "queue_stats",
     "upsilon_ablation",

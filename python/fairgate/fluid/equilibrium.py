@@ -1,4 +1,4 @@
-"""Where the fluid models of [Byun07, §4.4, §6.6] start: the equilibrium of their equations with
+"""Where the fluid models of [Byun07, §4.4, §6.4] start: the equilibrium of their equations with
 the inputs held at their means (ω̄, d̄, ῡ), the state the emulation is in once its population is
 reached, so the solution shows the response to the inputs' variation and not a start-up
 transient (which, behind a PEP delay of seconds, lasts the whole horizon). The source states no

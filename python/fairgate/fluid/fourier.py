@@ -1,4 +1,4 @@
-"""Fourier-series inputs of the fluid models: ω(t), d(t) and υ(t) [Byun07, §4.4, §6.6].
+"""Fourier-series inputs of the fluid models: ω(t), d(t) and υ(t) [Byun07, §4.4, §6.4].
 
 The source fits each input to 500 points measured every 100 ms (50 s) and does not print the
 coefficients. We fit a truncated series with the fundamental period fixed to the span of the data

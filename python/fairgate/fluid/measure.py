@@ -1,4 +1,4 @@
-"""Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.6].
+"""Measuring the fluid models' inputs ω(t), d(t), υ(t) from a fairgate run [Byun07, §4.4, §6.4].
 
 The source measures them every 100 ms over 50 s in a run without AQM and without a bottlenecking
 transmit queue, then fits Fourier series. Here: ω from the bytes the gateway accepts from
@@ -118,16 +118,22 @@ def _default_connections(results: Results, flows: pd.DataFrame) -> int:
     return int(population.groupby("time_s", observed=True)["value"].sum().max())
 
 
-def new_connection_fraction(results: Results, connections: int | None = None) -> pd.Series:
-    """υ samples: connections opened in each interval over m.
+def new_connection_fraction(
+    results: Results, connections: int | None = None, window: int = 1
+) -> pd.Series:
+    """υ samples: connections opened in the last ``window`` intervals (default: this one) over m.
 
     Openings are the ``births`` of request/response workloads when the run has them, else the
     data flows' start times; m defaults to the largest population traced, else all data flows.
+    A ``window`` above 1 reads "new" as a stock (opened within that many intervals) rather than
+    this interval's births; the reproduction uses 1 (decision: docs/models/fluid.md).
     """
     flows = results.flows[results.flows["role"].astype(str) == "data"]
     m = connections if connections is not None else _default_connections(results, flows)
     if m <= 0:
         raise ScenarioError(f"connections: expected a positive count, got {m}")
+    if not (isinstance(window, int) and window >= 1):
+        raise ScenarioError(f"window: expected a whole number of intervals >= 1, got {window!r}")
     ends = delivered_rate(results).index.to_numpy(dtype=float)
     edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
     births = cumulative_births(results)
@@ -136,7 +142,8 @@ def new_connection_fraction(results: Results, connections: int | None = None) ->
         opened = np.searchsorted(starts, edges, side="right").astype(float)
     else:
         opened = births.reindex(edges, method="ffill").fillna(0.0).to_numpy()
-    fraction = np.clip(np.diff(opened) / m, 0.0, 1.0)
+    lagged = np.concatenate([np.full(window - 1, opened[0]), opened])[: len(opened)]
+    fraction = np.clip((opened[1:] - lagged[:-1]) / m, 0.0, 1.0)
     return pd.Series(fraction, index=pd.Index(ends, name="time_s"), name="upsilon")
 
 

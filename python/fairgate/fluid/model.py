@@ -1,4 +1,4 @@
-"""Fluid (delay-differential) models of a satellite gateway with a PEP [Byun07, §4.4, §6.6].
+"""Fluid (delay-differential) models of a satellite gateway with a PEP [Byun07, §4.4, §6.4].
 
 Chapter 4, (4.1)-(4.5): TCP aggregate rate λ, transmit queue q fed through the PEP delay d(t),
 virtual queue v, RED average w, marking probability p. Chapter 6, (6.1)-(6.6): buffer flow

@@ -1,14 +1,15 @@
-"""The fluid models of [Byun07, §4.4, §6.6] in the satellite reproduction.
+"""The fluid models of [Byun07, §4.4, §6.4] in the satellite reproduction.
 
 The inputs ω, d, υ are fitted (``fairgate.fluid``) to the 500 samples after the ramp-up of the
-testbed run without AQM and without a bottlenecking transmit queue, stored beside the results
-as ``fluid_inputs_ch4.json`` / ``fluid_inputs_ch6.json``. Chapter 4: RED 4, AVQRED and AVQ; the
+testbed run without AQM and without a bottlenecking transmit queue, stored beside the results as
+``fluid_inputs_ch4.json`` / ``fluid_inputs_ch6.json``. Chapter 4: RED 4, AVQRED and AVQ; the
 AVQRED-over-RED queue improvement of the model beside the packet-level simulation's and the
-paper's (acceptance item 14: same sign), and RED with constant PEP delays beside the measured
-one. Chapter 6: RED FC 2 and AVQRED FC 2 with the measured υ and with υ ≡ 0 (item 15: removing
-new-connection bursts lowers the queue's variation but does not remove it, read as: the std
-with υ ≡ 0 stays at least a quarter of that with υ), and the model beside the FC 2 runs and
-the paper (Figs 6.35-6.36).
+paper's (acceptance item 14: same sign), the measured d(t)'s percentiles, and RED with constant
+PEP delays beside the measured one. Chapter 6: RED FC 2 and AVQRED FC 2 with the measured υ and
+with υ ≡ 0 (item 15: removing new-connection bursts lowers the queue's variation but does not
+remove it, read as: the std with υ ≡ 0 stays at least a quarter of that with υ), the same
+ablation without PEP delay (whether the delay decides item 15), and the model beside the FC 2
+runs and the paper (Figs 6.35-6.36).
 """
 
 from __future__ import annotations
@@ -22,19 +23,38 @@ import pandas as pd
 
 from fairgate import fluid
 from fairgate.fluid.fourier import FourierSeries
+from fairgate.fluid.measure import fit_window
 from fairgate.repro import satellite_paper as paper
 from fairgate.repro.report import AtLeast, AtMost, Check, Report, Row
+from fairgate.results import Results
 
 REMAINS = 0.25
 """Item 15: the υ ≡ 0 queue std at least this fraction of the measured-υ one ("remains")."""
-SWEPT_DELAYS = (0.0, 2.0, 5.0, 10.0, 20.0)
+SWEPT_DELAYS = (0.0, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0)
 """Constant PEP delays (units) the chapter-4 RED model is also solved with: the measured d(t)
 of the no-AQM run (about 4 s) decides whether the model's RED oscillates or swings wildly."""
 EMULATION_NOTE = "paper column: the emulation; the source prints no model values"
 
 
+UPSILON_WINDOWS = (5, 10, 20)
+"""Other readings of υ beside the reproduction's (births in this 100 ms interval): connections
+opened within the last 5, 10 or 20 intervals, a stock of "new" connections, fitted from the same
+run; does item 15 depend on the reading?"""
+INPUTS = ("omega", "delay", "upsilon")
+
+
+def upsilon_readings(res: Results, ramp_s: float, connections: int) -> dict[str, Any]:
+    """υ fitted over the 500 samples from ``ramp_s`` for each window of ``UPSILON_WINDOWS``."""
+    return {
+        str(window): fit_window(
+            fluid.new_connection_fraction(res, connections, window=window), ramp_s
+        ).to_dict()
+        for window in UPSILON_WINDOWS
+    }
+
+
 def _inputs(fitted: dict[str, Any], path: Path) -> fluid.FluidInputs:
-    series = {name: FourierSeries.from_dict(entry) for name, entry in fitted.items()}
+    series = {name: FourierSeries.from_dict(fitted[name]) for name in INPUTS}
     fluid.save_inputs(series, path)
     return fluid.FluidInputs(**series)
 
@@ -50,6 +70,16 @@ def chapter4_model(
     for name, st in stats.items():
         emulation = paper.CH4_QUEUE[{"RED": "RED 4"}.get(name, name)]
         _model_rows(report, f"ch4 model {name}", st, emulation)
+    for q, value in fluid.input_percentiles(inputs.delay).items():
+        report.add(
+            Row(
+                "ch4 model input",
+                f"measured PEP delay d(t), {q:g}th percentile, units of 100 ms",
+                math.nan,
+                value,
+                note="the fitted d over its 50 s period; the source's Fig. 4.11 has no numbers",
+            )
+        )
     for row in fluid.delay_sweep("red", SWEPT_DELAYS, params, inputs).itertuples():
         exp = f"ch4 model RED, constant d = {row.delay_units:g} units"
         _model_rows(report, exp, {"mean": row.q_mean, "std": row.q_std}, paper.CH4_QUEUE["RED 4"])
@@ -151,6 +181,14 @@ def chapter6_model(
         exp = f"ch6 model {row.scheme.upper()} FC 2 υ {row.upsilon}"
         stats = {"mean": row.q_mean, "std": row.q_std}
         _model_rows(report, exp, stats, paper.CH6_QUEUE[f"{row.scheme.upper()} FC 2"])
+    prompt = fluid.FluidInputs(
+        omega=inputs.omega, delay=FourierSeries.constant(0.0), upsilon=inputs.upsilon
+    )
+    for row in fluid.upsilon_ablation(params, prompt).itertuples():
+        exp = f"ch6 model {row.scheme.upper()} FC 2 υ {row.upsilon}, constant d = 0"
+        stats = {"mean": row.q_mean, "std": row.q_std}
+        _model_rows(report, exp, stats, paper.CH6_QUEUE[f"{row.scheme.upper()} FC 2"])
+    _upsilon_reading_rows(report, fitted.get("upsilon_windows", {}), params, inputs)
     bars = out_dir / "fluid_ch6_model_vs_simulation.png"
     fluid.model_simulation_figure(model_vs_simulation(ablation, runs), bars)
     report.figures.append(bars)
@@ -196,3 +234,48 @@ def chapter6_model(
         "FC 2 close to it; υ ≡ 0 improves stability somewhat, the core of the problem remains "
         "[Byun07, Figs 6.33-6.39]"
     )
+
+
+def _upsilon_reading_rows(
+    report: Report,
+    windows: Mapping[str, Any],
+    params: fluid.FluidParams,
+    inputs: fluid.FluidInputs,
+) -> None:
+    """RED FC 2 and AVQRED FC 2 with υ read as the connections opened within the last k
+    intervals (mean fitted υ in the note), beside the υ ≡ 0 rows above."""
+    for window, entry in windows.items():
+        upsilon = FourierSeries.from_dict(entry)
+        variant = fluid.FluidInputs(omega=inputs.omega, delay=inputs.delay, upsilon=upsilon)
+        for scheme in ("red", "avqred"):
+            stats = fluid.queue_stats(fluid.solve(scheme, params, variant, 6))
+            name = f"{scheme.upper()} FC 2"
+            for key, value in zip(("mean", "std"), paper.CH6_QUEUE[name], strict=True):
+                report.add(
+                    Row(
+                        f"ch6 model {name} υ opened in the last {window} intervals",
+                        f"transmit queue {key} packets (paper: emulation)",
+                        value,
+                        stats[key],
+                        note=f"mean υ {upsilon.a0:.4f}; {EMULATION_NOTE}",
+                    )
+                )
+
+
+def run_models(out_dir: Path, quick: bool = False) -> Report:
+    """The fluid part alone: both no-AQM input runs (seed 1) and the chapter-4 and chapter-6
+    models, without the packet-level runs (their columns are NaN)."""
+    from fairgate.repro.satellite_measure import run_inputs
+    from fairgate.repro.satellite_setup import CONNECTIONS, QUICK_CONNECTIONS, QUICK_RAMP_S, RAMP_S
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = Report("satellite-fluid", "Byun 2007: the fluid models", "[Byun07, §4.4, §6.4]")
+    ramp = QUICK_RAMP_S if quick else RAMP_S
+    for chapter in (4, 6):
+        m = QUICK_CONNECTIONS if quick else CONNECTIONS[chapter]
+        fitted = run_inputs(m, ramp, quick)
+        if chapter == 4:
+            chapter4_model(report, fitted, {"mean": math.nan, "std": math.nan}, out_dir)
+        else:
+            chapter6_model(report, fitted, out_dir)
+    return report

@@ -204,5 +204,9 @@ def run_inputs(connections: int, ramp_s: float, quick: bool) -> dict[str, Any]:
     res = run_text(scenario_text(doc))
     if not res.conserved:
         raise RuntimeError("conservation violated in the fluid-input run")
+    from fairgate.repro.satellite_fluid import upsilon_readings
+
     fitted = fluid.measure_inputs(res, gateway="pep", start_s=ramp_s, connections=connections)
-    return {name: series.to_dict() for name, series in fitted.items()}
+    stored: dict[str, Any] = {name: series.to_dict() for name, series in fitted.items()}
+    stored["upsilon_windows"] = upsilon_readings(res, ramp_s, connections)
+    return stored
