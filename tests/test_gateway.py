@@ -45,8 +45,11 @@ def test_gateway_figure_is_returned_and_written_on_request(tmp_path):
 
     from fairgate.plot_gateway import gateway_figure, gateways
 
-    res = _spoofing().run()
-    assert gateways(res) == ["gw1", "gw2"]
+    s = _spoofing()
+    s._doc["nodes"][1]["gateway"]["trace_connections"] = 1
+    res = s.run()
+    assert "gw1.conn0.pep_buffer" in set(res.traces["var"].astype(str))
+    assert gateways(res) == ["gw1", "gw2"], "a connection's traces are not a gateway"
     assert isinstance(gateway_figure(res, "gw1"), Figure)
     assert list(tmp_path.iterdir()) == [], "saved only when asked"
     fig = gateway_figure(res, "gw1", tmp_path / "gw1.png")

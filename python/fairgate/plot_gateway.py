@@ -15,9 +15,10 @@ WINDOWS = ("rhs_cwnd", "advertised_window")
 
 
 def gateways(results: Results) -> list[str]:
-    """Names of the gateways that traced connections in this run."""
+    """Names of the gateways that traced connections in this run (one per gateway node: the
+    per-connection, per-user and per-leg traces under a gateway's name are not gateways)."""
     names = results.traces["var"].astype(str)
-    found = names[names.str.endswith(".pep_buffer")].str.removesuffix(".pep_buffer")
+    found = names[names.str.endswith(".splits_opened")].str.removesuffix(".splits_opened")
     return sorted(found.unique())
 
 

@@ -144,3 +144,25 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a.1, b.1);
     assert_eq!(a.0.events_processed(), b.0.events_processed());
 }
+
+#[test]
+fn a_split_whose_rhs_gives_up_is_retired_and_counted() {
+    // 10% loss on the 1 Mb/s return link: some client's last ACK is lost after it has taken
+    // its whole object and retired the connection, so the RHS retransmits into nothing and,
+    // after its `max_retries`, gives up; the split is retired then, counted as abandoned.
+    let sim = run_with(&[
+        "simulation.duration=\"150s\"",
+        "flows[0].stop=\"60s\"",
+        "links[3].reverse.loss=0.1",
+        "nodes[2].gateway.rhs.max_retries=2",
+    ]);
+    let violations = sim.conservation_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+    let last = |name: &str| trace(&sim, name).last().unwrap().1;
+    let (opened, retired) = (last("pep.splits_opened"), last("pep.splits_retired"));
+    let abandoned = last("pep.splits_abandoned");
+    eprintln!("splits opened {opened}, retired {retired}, abandoned {abandoned}");
+    assert!(abandoned > 0.0 && abandoned < 0.2 * opened, "{abandoned}");
+    assert_eq!(opened, retired);
+    assert!(!sim.flow_stats()[0].aborted, "the source's own connections");
+}

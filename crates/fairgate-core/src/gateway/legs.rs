@@ -20,6 +20,8 @@ const LEG_IN: u64 = 1 << 61;
 pub(super) const LEG_TOKENS: u64 = LEG_OUT | LEG_IN;
 /// The low token of a sending leg's port wake-up (the sender's own timers are below).
 const RESUME: u64 = 16;
+/// The low token of a receiving leg's flush (the receiver's own timers are below).
+pub(super) const LEG_IN_FLUSH: u64 = 15;
 
 /// The legs a multiplexing gateway sends on.
 pub(crate) struct LegsOut {
@@ -72,7 +74,14 @@ impl LegsOut {
 #[derive(Default)]
 pub(crate) struct LegsIn {
     index_of: HashMap<(u32, u32), usize>,
-    legs: Vec<LegReceiver>,
+    pub(super) legs: Vec<LegReceiver>,
+}
+
+impl LegsIn {
+    /// The high bits of receiving leg `index`'s timer tokens.
+    pub(super) fn token(&self, index: usize) -> u64 {
+        tokens(LEG_IN, index)
+    }
 }
 
 fn tokens(kind: u64, index: usize) -> u64 {
@@ -278,20 +287,29 @@ impl Gateway {
                     dst_agent: p.src_agent,
                 };
                 let receiver = TcpReceiver::new(self.spec.lhs.receiver_params(), reply);
+                let window = self.new_leg_window();
                 self.legs_in
                     .legs
-                    .push(LegReceiver::new(key, receiver, p.flow));
+                    .push(LegReceiver::new(key, receiver, p.flow, window));
                 self.legs_in
                     .index_of
                     .insert(key, self.legs_in.legs.len() - 1);
                 self.legs_in.legs.len() - 1
             }
         };
-        self.call_leg_in(index, ctx, |r, ctx| Agent::on_packet(r, p, ctx));
+        let Some(p) = self.admit_leg_segment(index, p, ctx.now) else {
+            return;
+        };
+        let mark = ctx.mark();
+        let before = self.legs_in.legs[index].receiver.rcv_nxt();
+        self.call_leg_in(index, ctx, |r, ctx| Agent::on_packet(r, &p, ctx));
         self.read_leg(index, ctx);
+        let advanced = self.legs_in.legs[index].receiver.rcv_nxt() - before;
+        self.note_leg_bytes(index, advanced, ctx);
+        self.stamp_leg_window(index, mark, ctx);
     }
 
-    fn call_leg_in(
+    pub(super) fn call_leg_in(
         &mut self,
         index: usize,
         ctx: &mut AgentCtx,
@@ -315,7 +333,8 @@ impl Gateway {
         let records = self.legs_in.legs[index].read(&self.framing);
         for (r, bytes) in records {
             if let RecordKind::Open { handshake } = r.kind {
-                self.open_from_leg(r.flow, r.conn, (r.dst, r.dst_agent), handshake, ctx);
+                let target = (r.dst, r.dst_agent);
+                self.open_from_leg(index, (r.flow, r.conn), target, handshake, ctx);
                 continue;
             }
             let Some(&c) = self.conn_of.get(&(r.flow, r.conn)) else {
@@ -330,7 +349,10 @@ impl Gateway {
             };
             match r.kind {
                 RecordKind::Data if bytes > 0 => conn.accept(bytes, &self.spec, ctx),
-                RecordKind::Close => conn.close_upstream(),
+                RecordKind::Close => {
+                    conn.close_upstream();
+                    conn.close_rhs_if_due(ctx);
+                }
                 _ => {}
             }
             self.retire_if_finished(c as usize);
@@ -339,8 +361,8 @@ impl Gateway {
 
     fn open_from_leg(
         &mut self,
-        flow: u32,
-        conn: u32,
+        leg: usize,
+        (flow, conn): (u32, u32),
         target: (u32, u32),
         handshake: bool,
         ctx: &mut AgentCtx,
@@ -363,8 +385,11 @@ impl Gateway {
         let Some(slot) = self.next_slot() else {
             return;
         };
-        let c = SplitConnection::from_leg(&self.name, slot, ack_flow, &first, &self.spec, ctx);
+        let mut c = SplitConnection::from_leg(&self.name, slot, ack_flow, &first, &self.spec, ctx);
+        c.fed_by = Some(leg as u32);
+        c.fin_packet = handshake && !self.opens_with_syn(flow);
         self.register(c);
+        self.feed_from_leg(leg, slot.index);
     }
 
     /// A timer of a leg (its token has a bit of [`LEG_TOKENS`]).
@@ -372,10 +397,15 @@ impl Gateway {
         let index = ((token & !LEG_TOKENS) >> TIMER_BITS) as usize - 1;
         let local = token & ((1 << TIMER_BITS) - 1);
         if token & LEG_IN != 0 {
-            if index < self.legs_in.legs.len() {
-                self.call_leg_in(index, ctx, |r, ctx| Agent::on_timer(r, local, ctx));
+            if index >= self.legs_in.legs.len() {
+                return;
             }
-            return;
+            if local == LEG_IN_FLUSH {
+                return self.flush_leg(index, ctx);
+            }
+            let mark = ctx.mark();
+            self.call_leg_in(index, ctx, |r, ctx| Agent::on_timer(r, local, ctx));
+            return self.stamp_leg_window(index, mark, ctx);
         }
         let Some(out) = self.legs_out.as_mut().filter(|o| index < o.legs.len()) else {
             return;

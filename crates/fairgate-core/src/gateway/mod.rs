@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod flow_control;
+mod leg_window;
 mod legs;
 pub mod mux;
 pub mod node;

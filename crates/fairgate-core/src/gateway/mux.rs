@@ -27,6 +27,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use super::leg_window::LegWindow;
 use super::split::Occupancy;
 use crate::transport::tcp::receiver::TcpReceiver;
 use crate::transport::tcp::sender::TcpSender;
@@ -277,15 +278,23 @@ pub struct LegReceiver {
     /// The flow the leg's packets carry.
     pub flow: u32,
     read: u64,
+    /// The window this gateway controls on the leg (None: the leg's `rwnd`, see `leg_window.rs`).
+    pub(crate) window: Option<LegWindow>,
 }
 
 impl LegReceiver {
-    pub fn new(key: (u32, u32), receiver: TcpReceiver, flow: u32) -> Self {
+    pub(crate) fn new(
+        key: (u32, u32),
+        receiver: TcpReceiver,
+        flow: u32,
+        window: Option<LegWindow>,
+    ) -> Self {
         LegReceiver {
             key,
             receiver,
             flow,
             read: 0,
+            window,
         }
     }
 

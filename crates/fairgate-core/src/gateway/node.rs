@@ -8,7 +8,7 @@
 //! byte up to a FIN flag) and holds nothing more is retired: its cumulative counters stay in
 //! its flow's totals, its state is freed and its slot reused.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use super::config::{GatewaySpec, PoolKind};
@@ -72,9 +72,10 @@ pub struct Gateway {
     pub(super) conns: Vec<Option<SplitConnection>>,
     /// Slots of retired connections, reused by the next ones.
     free: Vec<usize>,
-    /// Connections opened and retired so far.
+    /// Connections opened and retired so far, and those retired because their RHS gave up.
     opened: u64,
     retired_count: u64,
+    abandoned: u64,
     /// Per flow that had a connection: the cumulative counters of its retired connections.
     retired: BTreeMap<u32, [f64; TRACED.len()]>,
     sample_interval: Option<Time>,
@@ -82,6 +83,9 @@ pub struct Gateway {
     pub(super) violations: Vec<String>,
     /// The IP subsystem of the two-server model, if configured.
     server: Option<RateServer>,
+    /// With the two-server model, the (flow, connection) of every connection retired: what
+    /// the IP subsystem serves for them is routed on and counted (see `docs/models/gateway.md`).
+    retired_keys: Option<HashSet<(u32, u32)>>,
     /// The records of multiplexed legs (shared by the simulation's gateways).
     pub(super) framing: Framing,
     /// The legs this gateway multiplexes its connections onto, if configured.
@@ -127,10 +131,12 @@ impl Gateway {
             free: Vec::new(),
             opened: 0,
             retired_count: 0,
+            abandoned: 0,
             retired: BTreeMap::new(),
             sample_interval: sample,
             violations: Vec::new(),
             server: spec.two_server.as_ref().map(|ts| RateServer::new(ts, name)),
+            retired_keys: spec.two_server.as_ref().map(|_| HashSet::new()),
             spec,
             framing,
             legs_out,
@@ -154,18 +160,20 @@ impl Gateway {
         p.proto == PROTO_TCP && (self.connection_for(p).is_some() || self.may_open(p))
     }
 
+    /// Whether the connections of `flow` always open with a SYN and close with a FIN flag
+    /// (web and HTTP workloads), as opposed to a plain `tcp` flow.
+    pub(super) fn opens_with_syn(&self, flow: u32) -> bool {
+        let opens = self.flows.opens_with_syn.get(flow as usize);
+        opens.copied().unwrap_or(false)
+    }
+
     /// Whether `p` may open a connection: a SYN, or a data segment of a flow whose
     /// connections may start without one, of a TCP data flow.
     fn may_open(&self, p: &Packet) -> bool {
         let flow = p.flow as usize;
         let first = match p.kind {
             PacketKind::Syn => true,
-            PacketKind::Data => !self
-                .flows
-                .opens_with_syn
-                .get(flow)
-                .copied()
-                .unwrap_or(false),
+            PacketKind::Data => !self.opens_with_syn(p.flow),
             _ => false,
         };
         first
@@ -196,9 +204,18 @@ impl Gateway {
         } else {
             c.on_downstream(p, spec, ctx);
         }
+        let fed_by = c.fed_by;
         self.write_to_leg(conn, ctx);
         self.wake_partners(conn, ctx);
         self.retire_if_finished(conn);
+        self.after_fed(fed_by, ctx);
+    }
+
+    /// After a connection fed by receiving leg `fed_by` acted: the leg's window may have grown.
+    fn after_fed(&mut self, fed_by: Option<u32>, ctx: &mut AgentCtx) {
+        if let Some(leg) = fed_by {
+            self.update_leg_window(leg as usize, ctx);
+        }
     }
 
     /// Frees a connection that holds nothing more, keeping its counters in its flow's totals.
@@ -211,13 +228,20 @@ impl Gateway {
             self.violations.extend(found);
         }
         let values = traced_values(c);
+        self.abandoned += c.rhs_gave_up() as u64;
         let totals = self.retired.entry(c.flow).or_insert([0.0; TRACED.len()]);
         for i in CUMULATIVE {
             totals[i] += values[i];
         }
         self.conn_of.remove(&(c.flow, c.conn));
+        if let Some(keys) = &mut self.retired_keys {
+            keys.insert((c.flow, c.conn));
+        }
         if let (Some(share), Some(out)) = (c.leg_share(), self.legs_out.as_mut()) {
             out.leave(share.leg, index);
+        }
+        if let Some(leg) = c.fed_by {
+            self.unfeed_from_leg(leg as usize, index);
         }
         if let Some(mut c) = self.conns[index].take() {
             c.leave_pool();
@@ -244,6 +268,12 @@ impl Gateway {
         if self.splits(&p) {
             return self.process(&p, ctx);
         }
+        let retired = self.retired_keys.as_ref().zip(self.connection_key(&p));
+        if retired.is_some_and(|(keys, key)| keys.contains(&key)) {
+            if let Some(server) = &mut self.server {
+                server.stale_packets += 1;
+            }
+        }
         let mark = ctx.mark();
         ctx.send(p);
         ctx.edit_sent_since(mark, |q| {
@@ -254,11 +284,18 @@ impl Gateway {
     }
 
     fn connection_for(&self, p: &Packet) -> Option<usize> {
+        let key = self.connection_key(p)?;
+        self.conn_of.get(&key).map(|&c| c as usize)
+    }
+
+    /// The (data flow, connection) a TCP packet would belong to: its own flow for a segment,
+    /// the flow it answers for an ACK.
+    fn connection_key(&self, p: &Packet) -> Option<(u32, u32)> {
         let flow = match p.kind {
             PacketKind::Data | PacketKind::Syn | PacketKind::Fin => p.flow,
             _ => (*self.flows.data_flow_of.get(p.flow as usize)?)?,
         };
-        self.conn_of.get(&(flow, p.conn)).map(|&c| c as usize)
+        (p.proto == PROTO_TCP).then_some((flow, p.conn))
     }
 
     fn open(&mut self, p: &Packet, ctx: &mut AgentCtx) -> Option<usize> {
@@ -266,6 +303,7 @@ impl Gateway {
         let slot = self.next_slot()?;
         let leg = self.join_leg(slot.index, ack_flow, p, ctx);
         let mut conn = SplitConnection::open(&self.name, slot, ack_flow, p, &self.spec, leg, ctx);
+        conn.fin_packet = p.kind == PacketKind::Syn && !self.opens_with_syn(p.flow);
         if let Some(fc) = self
             .spec
             .flow_control
@@ -317,6 +355,9 @@ impl Gateway {
     /// Adds a new connection in its slot.
     pub(super) fn register(&mut self, conn: SplitConnection) {
         let index = conn.slot.index;
+        if let Some(keys) = &mut self.retired_keys {
+            keys.remove(&(conn.flow, conn.conn));
+        }
         self.conn_of.insert((conn.flow, conn.conn), index as u32);
         self.retired.entry(conn.flow).or_insert([0.0; TRACED.len()]);
         self.opened += 1;
@@ -330,6 +371,7 @@ impl Gateway {
         let counts = [
             ("splits_opened", self.opened),
             ("splits_retired", self.retired_count),
+            ("splits_abandoned", self.abandoned),
         ];
         for (var, value) in counts {
             ctx.trace(0, &format!("{}.{var}", self.name), value as f64);
@@ -340,12 +382,14 @@ impl Gateway {
                 ("ip_served_pkts", server.served_packets as f64),
                 ("ip_served_bytes", server.served_bytes as f64),
                 ("ip_dropped_pkts", server.dropped_packets as f64),
+                ("tcp_stale_pkts", server.stale_packets as f64),
             ];
             for (var, value) in served {
                 ctx.trace(0, &format!("{}.{var}", self.name), value);
             }
         }
         self.trace_legs(ctx);
+        self.trace_leg_windows(ctx);
         self.trace_pools(ctx);
         let mut per_flow = self.retired.clone();
         let mut open_in = BTreeMap::new();
@@ -413,8 +457,10 @@ impl Agent for Gateway {
         if let Some(Some(c)) = self.conns.get_mut(slot.index) {
             if c.slot == slot {
                 c.on_timer(local, &self.spec, ctx);
+                let fed_by = c.fed_by;
                 self.wake_partners(slot.index, ctx);
                 self.retire_if_finished(slot.index);
+                self.after_fed(fed_by, ctx);
             }
         }
     }

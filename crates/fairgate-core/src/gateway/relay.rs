@@ -31,6 +31,8 @@ pub(crate) struct Hosting<'a> {
 pub(crate) struct CallCounts {
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Whether a segment sent carried the FIN flag on (it ended the relayed stream).
+    pub fin_flagged: bool,
 }
 
 impl Hosting<'_> {
@@ -52,9 +54,10 @@ impl Hosting<'_> {
         }
         let after = std::mem::replace(ctx.flow(self.flow), saved);
         let before = ctx.flow(self.flow);
-        let counts = CallCounts {
+        let mut counts = CallCounts {
             retransmits: after.retransmits - before.retransmits,
             timeouts: after.timeouts - before.timeouts,
+            fin_flagged: false,
         };
         for timer in ctx.timers_since(mark) {
             timer.1 = self.tokens | (self.base + timer.1);
@@ -65,6 +68,7 @@ impl Hosting<'_> {
             q.flags |= mark_flags;
             if q.kind == PacketKind::Data && Some(q.seq + q.aux) == fin_at {
                 q.set(flags::FIN);
+                counts.fin_flagged = true;
             }
         });
         counts

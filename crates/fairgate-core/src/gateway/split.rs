@@ -110,6 +110,11 @@ pub struct SplitConnection {
     /// Where the relayed stream ends once the upstream side has closed: the RHS's segment
     /// ending there carries the FIN flag on.
     relay_end: Option<u64>,
+    /// Whether the RHS sent a segment carrying the FIN flag on.
+    fin_flagged: bool,
+    /// Whether the RHS closes with a FIN packet of its own when no segment carried the flag
+    /// (a plain `tcp` flow opened with a SYN), so that a gateway downstream sees the close.
+    pub(crate) fin_packet: bool,
     /// High bits of this connection's timer tokens.
     tokens: u64,
     /// None where the connection comes out of a multiplexed leg (the leg's receiver ACKs).
@@ -126,6 +131,8 @@ pub struct SplitConnection {
     right_edge: u64,
     flow_control: Option<FlowControl>,
     pub leg: LegCounters,
+    /// The receiving multiplexed leg whose records feed this connection (its index there).
+    pub(crate) fed_by: Option<u32>,
     /// When the upstream side got its SYN-ACK (None without a handshake).
     pub syn_acked_at: Option<Time>,
     /// `<gateway>.rhs_`: the RHS's own traces (cwnd, recovery, ...) go under these names, apart
@@ -191,7 +198,10 @@ impl SplitConnection {
             &rhs_env(p, ack_flow, ctx),
         );
         let rhs = Downstream::Own(sender);
-        Self::with(gateway, slot, ack_flow, p, spec, None, rhs, ctx)
+        let mut conn = Self::with(gateway, slot, ack_flow, p, spec, None, rhs, ctx);
+        // The leg's receiver is this connection's LHS: it flushes and controls the window.
+        conn.flow_control = None;
+        conn
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -215,6 +225,8 @@ impl SplitConnection {
             fin_seen: false,
             upstream_end: None,
             relay_end: None,
+            fin_flagged: false,
+            fin_packet: false,
             tokens,
             lhs,
             lhs_rwnd: rwnd,
@@ -231,6 +243,7 @@ impl SplitConnection {
                 .as_ref()
                 .map(|fc| FlowControl::Own(BufferFlowControl::new(fc))),
             leg: LegCounters::default(),
+            fed_by: None,
             syn_acked_at: None,
             rhs_trace_prefix: format!("{gateway}.rhs_"),
             gate: PortGate::new(p.dst, spec.transmit_limit, tokens | RESUME_TIMER),
@@ -313,11 +326,37 @@ impl SplitConnection {
         }
     }
 
-    /// Whether the upstream side has closed and every byte it sent was delivered downstream:
-    /// the gateway holds nothing more for this connection.
+    /// Whether the upstream side has closed and every byte it sent was delivered downstream
+    /// (and the RHS's own FIN, if it sends one, acknowledged), or the RHS gave up: the gateway
+    /// holds nothing more for this connection.
     pub fn finished(&self) -> bool {
         let records_left = self.leg_share().is_some_and(LegShare::has_records);
-        self.fin_seen && self.occupancy().held() == 0 && !records_left
+        if !self.fin_seen || records_left {
+            return false;
+        }
+        if self.rhs_gave_up() {
+            return true;
+        }
+        let fin_waiting = self.fin_packet
+            && !self.fin_flagged
+            && self.rhs().is_some_and(|rhs| rhs.conn() != Conn::Closed);
+        self.occupancy().held() == 0 && !fin_waiting
+    }
+
+    /// Whether the connection's own RHS aborted after its `max_retries`.
+    pub fn rhs_gave_up(&self) -> bool {
+        self.rhs().is_some_and(TcpSender::gave_up)
+    }
+
+    /// Sends the RHS's FIN once the upstream side has closed, no segment carried the flag
+    /// and every relayed byte is acknowledged (see [`Self::fin_packet`]).
+    pub(crate) fn close_rhs_if_due(&mut self, ctx: &mut AgentCtx) {
+        let due = self.fin_packet && self.relay_end.is_some() && !self.fin_flagged;
+        if due && self.occupancy().held() == 0 {
+            self.call_rhs(ctx, |s, ctx| {
+                s.close(ctx);
+            });
+        }
     }
 
     /// A packet travelling downstream (data, SYN, FIN) for the LHS.
@@ -335,6 +374,7 @@ impl SplitConnection {
                 let mark = ctx.mark();
                 self.call_lhs(ctx, |r, ctx| Agent::on_packet(r, p, ctx));
                 self.stamp_window(mark, spec, ctx);
+                self.close_rhs_if_due(ctx);
             }
         }
     }
@@ -461,7 +501,7 @@ impl SplitConnection {
     /// Hands `bytes` newly in order at the LHS (or out of a leg) to the RHS or the leg.
     pub(crate) fn accept(&mut self, bytes: u64, spec: &GatewaySpec, ctx: &mut AgentCtx) {
         self.accepted += bytes;
-        if spec.flush_period.0 > 0 {
+        if spec.flush_period.0 > 0 && self.lhs.is_some() {
             self.unflushed += bytes;
             if !self.flush_armed {
                 self.flush_armed = true;
@@ -485,21 +525,22 @@ impl SplitConnection {
             }
         }
         self.update_window(spec, ctx);
+        self.close_rhs_if_due(ctx);
     }
 
     /// The window the LHS can offer now.
     fn window(&self, spec: &GatewaySpec) -> u64 {
-        let lhs_free = self.lhs_rwnd.saturating_sub(self.unflushed);
-        let unsent = self.occupancy().unsent;
-        let buffer_free = spec
-            .send_buffer
-            .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+        let o = self.occupancy();
         let controlled = self
             .flow_control
             .as_ref()
-            .map_or(u64::MAX, |fc| fc.window(self.occupancy().held()));
-        let scale = spec.lhs.window_scale;
-        (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
+            .map_or(u64::MAX, |fc| fc.window(o.held()));
+        offered_window(
+            spec,
+            self.lhs_rwnd.saturating_sub(self.unflushed),
+            o.unsent,
+            controlled,
+        )
     }
 
     pub(crate) fn update_window(&mut self, spec: &GatewaySpec, ctx: &mut AgentCtx) {
@@ -557,6 +598,7 @@ impl SplitConnection {
         let counts = hosting.call(rhs, ctx, |s, ctx| gate.send_within(s, ctx, f));
         self.leg.retransmits += counts.retransmits;
         self.leg.timeouts += counts.timeouts;
+        self.fin_flagged |= counts.fin_flagged;
     }
 
     /// Where an inner transport's effects go: this connection's flow, timers and `conn`, so
@@ -572,6 +614,22 @@ impl SplitConnection {
             trace_prefix,
         }
     }
+}
+
+/// The window a receiving side offers: min(`lhs_free` (its receive buffer not waiting for a
+/// flush), `send_buffer` - `unsent`, the flow-control window `controlled`), rounded down to
+/// the LHS window scale.
+pub(crate) fn offered_window(
+    spec: &GatewaySpec,
+    lhs_free: u64,
+    unsent: u64,
+    controlled: u64,
+) -> u64 {
+    let buffer_free = spec
+        .send_buffer
+        .map_or(u64::MAX, |limit| limit.saturating_sub(unsent));
+    let scale = spec.lhs.window_scale;
+    (lhs_free.min(buffer_free).min(controlled) >> scale) << scale
 }
 
 /// The environment of a connection's own RHS sender, toward the destination of `p`.

@@ -9,7 +9,9 @@
 //! - Service takes 1/rate per packet whatever its size; the server works while packets wait.
 //! - A packet the discipline drops is lost before the TCP layer (the source retransmits it).
 //! - Packets other than TCP leave the server toward their destination unchanged (source,
-//!   creation time) through the gateway's output ports.
+//!   creation time) through the gateway's output ports, and so does a TCP packet of a
+//!   connection the TCP layer has retired (counted as stale): C1 and C3 share one sequence
+//!   space [Vaidyanathan99, §4.2], so the far end point answers it.
 //! - The discipline sees a nominal link rate of rate × 1500 B (for disciplines that use one);
 //!   a discipline's own timers are not run here (FIFO, the per-flow schedulers and the buffer
 //!   managers need none).
@@ -49,6 +51,8 @@ pub struct RateServer {
     pub served_packets: u64,
     pub served_bytes: u64,
     pub dropped_packets: u64,
+    /// TCP packets served for a connection the TCP layer had retired, routed on as they are.
+    pub stale_packets: u64,
 }
 
 impl RateServer {
@@ -68,6 +72,7 @@ impl RateServer {
             served_packets: 0,
             served_bytes: 0,
             dropped_packets: 0,
+            stale_packets: 0,
         }
     }
 

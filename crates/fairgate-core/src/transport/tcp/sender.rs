@@ -95,6 +95,8 @@ pub struct TcpSender {
     pub(super) buffer: SendBuffer,
     /// Segments `send_more` may still send (None = no limit): a gateway's back-pressure.
     send_budget: Option<u64>,
+    /// Whether the connection aborted after `max_retries` (as opposed to a closing handshake).
+    gave_up: bool,
 }
 
 impl TcpSender {
@@ -137,6 +139,7 @@ impl TcpSender {
             retries: 0,
             buffer: SendBuffer::new(cfg.send_buffer),
             send_budget: None,
+            gave_up: false,
         }
     }
 
@@ -161,6 +164,26 @@ impl TcpSender {
 
     pub fn conn(&self) -> Conn {
         self.conn
+    }
+
+    /// Whether the connection aborted after `max_retries` expiries of one segment.
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
+    }
+
+    /// The owner of a manual application has handed over its last byte and every byte is
+    /// acknowledged: sends the FIN of the closing handshake (with a handshake, once open);
+    /// returns whether it went.
+    pub fn close(&mut self, ctx: &mut AgentCtx) -> bool {
+        let done = self.state.snd_una >= self.state.app_end;
+        if !self.handshake || self.conn != Conn::Established || !done {
+            return false;
+        }
+        self.conn = Conn::FinSent;
+        self.control_sent_at = None;
+        self.retries = 0;
+        self.control(PacketKind::Fin, ctx);
+        true
     }
 
     pub fn rto(&self) -> &RtoEstimator {
@@ -495,6 +518,7 @@ impl TcpSender {
             return false;
         }
         self.conn = Conn::Closed;
+        self.gave_up = true;
         self.rto_timer.cancel();
         self.pace_timer.cancel();
         self.app_timer.cancel();
