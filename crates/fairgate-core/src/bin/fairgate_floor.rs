@@ -36,8 +36,11 @@ struct Loads {
 type Ahead = Option<(usize, usize)>;
 
 fn built(flows: u64, duration: f64) -> Simulation {
-    let parsed = parse_for_build(&scenario(flows, duration), &[]).expect("a valid rung");
-    build(&parsed).expect("the rung builds")
+    let parsed = parse_for_build(&scenario(flows, duration), &[]);
+    parsed.and_then(|p| build(&p)).unwrap_or_else(|error| {
+        eprintln!("fairgate-floor: the {flows}-flow rung: {error}");
+        std::process::exit(2)
+    })
 }
 
 fn plain_us_per_event(flows: u64, duration: f64) -> f64 {
@@ -173,17 +176,7 @@ fn rung(flows: u64, duration: f64) {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut duration = 60.0;
-    if let Some(i) = args.iter().position(|a| a == "--duration") {
-        duration = args
-            .get(i + 1)
-            .and_then(|d| d.parse().ok())
-            .unwrap_or_else(|| {
-                eprintln!("usage: fairgate-floor [FLOWS...] [--duration SECONDS]");
-                std::process::exit(2)
-            });
-        args.drain(i..=i + 1);
-    }
+    let duration = ladder::take_duration(&mut args, "fairgate-floor");
     let rungs: Vec<u64> = if args.is_empty() {
         vec![1_000, 100_000]
     } else {

@@ -62,17 +62,7 @@ fn rung(flows: u64, duration: f64) {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut duration = 60.0;
-    if let Some(i) = args.iter().position(|a| a == "--duration") {
-        duration = args
-            .get(i + 1)
-            .and_then(|d| d.parse().ok())
-            .unwrap_or_else(|| {
-                eprintln!("usage: fairgate-scale [FLOWS...] [--duration SECONDS]");
-                std::process::exit(2)
-            });
-        args.drain(i..=i + 1);
-    }
+    let duration = ladder::take_duration(&mut args, "fairgate-scale");
     if let [flag, flows] = &args[..] {
         if flag == "--rung" {
             rung(flows.parse().expect("a flow count"), duration);

@@ -49,3 +49,20 @@ pub fn cpu_s() -> f64 {
         .collect();
     ticks.iter().sum::<f64>() / 100.0
 }
+
+/// Removes `--duration SECONDS` from `args` and returns it (60 s without one); exits with
+/// status 2 and the usage of `program` when the value is missing or not a number.
+pub fn take_duration(args: &mut Vec<String>, program: &str) -> f64 {
+    let Some(i) = args.iter().position(|a| a == "--duration") else {
+        return 60.0;
+    };
+    let duration = args
+        .get(i + 1)
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| {
+            eprintln!("usage: {program} [FLOWS...] [--duration SECONDS]");
+            std::process::exit(2)
+        });
+    args.drain(i..=i + 1);
+    duration
+}
