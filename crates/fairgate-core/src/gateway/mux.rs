@@ -123,6 +123,9 @@ pub struct LegShare {
     queued: u64,
     open: Option<bool>,
     closing: bool,
+    /// Whether the leg's sender gave up (`max_retries`): the leg is dead, nothing more of
+    /// this connection will cross it.
+    leg_gave_up: bool,
 }
 
 impl LegShare {
@@ -138,6 +141,7 @@ impl LegShare {
             queued: 0,
             open: Some(handshake),
             closing: false,
+            leg_gave_up: false,
         }
     }
 
@@ -152,6 +156,11 @@ impl LegShare {
     /// Whether the connection has a record to write.
     pub fn has_records(&self) -> bool {
         self.open.is_some() || self.queued > 0 || self.closing
+    }
+
+    /// Whether the leg gave up (see [`Leg::gave_up`]).
+    pub fn leg_gave_up(&self) -> bool {
+        self.leg_gave_up
     }
 
     /// Payload bytes written into the leg or queued for it.
@@ -261,8 +270,15 @@ impl Leg {
         at - start
     }
 
+    /// Whether the leg's sender gave up after its `max_retries`: the leg is dead and leaves
+    /// service (no connection joins it, those on it are abandoned).
+    pub fn gave_up(&self) -> bool {
+        self.sender.gave_up()
+    }
+
     /// Brings a share up to date with the leg's sender.
     pub(crate) fn sync(&self, share: &mut LegShare) {
+        share.leg_gave_up = self.gave_up();
         let s = self.sender.state();
         let open = self.sender.conn() == crate::transport::tcp::sender::Conn::Established;
         share.sync(s.snd_una, s.snd_max, open);

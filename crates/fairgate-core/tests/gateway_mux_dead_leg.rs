@@ -1,0 +1,93 @@
+//! A multiplexed leg whose own sender gives up (`max_retries` expiries of one segment) leaves
+//! service: no connection opened afterwards joins it (a new leg opens, under `legs = N` as
+//! under `connections_per_leg = N`), and the connections riding it are abandoned and retired
+//! once their source has closed, as a split whose own RHS gives up is, conservation checked
+//! at retirement.
+
+use fairgate_core::scenario::{build, parse};
+use fairgate_core::Simulation;
+
+mod gateway_support;
+use gateway_support::trace_all;
+
+const MUX: &str = include_str!("../../../scenarios/satellite_mux.toml");
+
+/// `scenarios/satellite_mux.toml` with the leg's segment starting in [100,000, 101,000) lost
+/// on each of its first ten crossings and the leg's `max_retries` at 2, so leg 0 dies; the
+/// short transfer starts at 30 s, after that. `mux` sets the assignment.
+fn dying_leg(mux: &str) -> Simulation {
+    let seqs: Vec<String> = (100_000..101_000).map(|s: u64| s.to_string()).collect();
+    let loss = format!(
+        "links[1].loss={{kind=\"seqs\",flow=\"file0\",seqs=[{}],times=10}}",
+        seqs.join(",")
+    );
+    let overrides = [
+        mux,
+        "nodes[1].gateway.rhs.max_retries=2",
+        &loss,
+        "flows[1].start=\"30s\"",
+        "simulation.duration=\"60s\"",
+    ];
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(MUX, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    let violations = sim.conservation_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+    sim
+}
+
+/// Samples (time, value) of trace `name`, whatever flow it is filed under.
+fn samples(sim: &Simulation, name: &str) -> Vec<(f64, f64)> {
+    trace_all(sim, name)
+        .into_iter()
+        .map(|s| (s.0, s.2))
+        .collect()
+}
+
+fn last(sim: &Simulation, name: &str) -> f64 {
+    samples(sim, name).last().map_or(f64::NAN, |s| s.1)
+}
+
+fn check_dead_leg(sim: &Simulation) {
+    // Leg 0 carried the three files; its sender retransmitted on 2 timeouts and gave up at
+    // the third expiry; the three were abandoned and retired once their sources closed.
+    let riding = samples(sim, "gw1.leg0.connections");
+    let most = riding.iter().map(|c| c.1).fold(0.0, f64::max);
+    assert_eq!(most, 3.0);
+    assert_eq!(last(sim, "gw1.leg0.timeouts"), 2.0);
+    assert_eq!(last(sim, "gw1.leg0.connections"), 0.0);
+    // Once empty, the dead leg never carries a connection again.
+    let emptied = riding
+        .iter()
+        .position(|c| c.1 == 0.0)
+        .expect("leg 0 emptied");
+    assert!(riding[emptied..].iter().all(|c| c.1 == 0.0), "{riding:?}");
+    let (opened, retired) = (
+        last(sim, "gw1.splits_opened"),
+        last(sim, "gw1.splits_retired"),
+    );
+    assert_eq!((opened, retired), (4.0, 4.0));
+    assert_eq!(last(sim, "gw1.splits_abandoned"), 3.0);
+    // The short transfer opened on a new leg and got every byte.
+    assert!(last(sim, "gw1.leg1.records") >= 3.0);
+    assert_eq!(last(sim, "gw1.leg1.timeouts"), 0.0);
+    let stats = sim.flow_stats();
+    assert_eq!(stats[3].goodput_bytes, 30_000);
+    for (flow, s) in stats.iter().enumerate().take(3) {
+        eprintln!("file{flow}: {} B delivered", s.goodput_bytes);
+        assert!(s.goodput_bytes < 1_500_000, "file{flow}");
+    }
+}
+
+#[test]
+fn a_dead_leg_in_the_rotation_is_replaced_by_a_new_one() {
+    check_dead_leg(&dying_leg("nodes[1].gateway.multiplex.legs=1"));
+}
+
+#[test]
+fn a_dead_leg_counts_as_full() {
+    check_dead_leg(&dying_leg(
+        "nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=4}",
+    ));
+}
