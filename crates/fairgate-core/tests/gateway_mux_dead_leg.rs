@@ -63,6 +63,12 @@ fn check_dead_leg(sim: &Simulation) {
         .position(|c| c.1 == 0.0)
         .expect("leg 0 emptied");
     assert!(riding[emptied..].iter().all(|c| c.1 == 0.0), "{riding:?}");
+    let timeouts = samples(sim, "gw1.leg0.timeouts");
+    let gave_up = timeouts.iter().find(|t| t.1 == 2.0).map(|t| t.0);
+    eprintln!(
+        "leg 0: second timeout by {gave_up:?} s, empty at {} s",
+        riding[emptied].0
+    );
     let (opened, retired) = (
         last(sim, "gw1.splits_opened"),
         last(sim, "gw1.splits_retired"),
