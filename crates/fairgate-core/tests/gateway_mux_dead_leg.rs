@@ -16,18 +16,23 @@ const MUX: &str = include_str!("../../../scenarios/satellite_mux.toml");
 /// on each of its first ten crossings and the leg's `max_retries` at 2, so leg 0 dies; the
 /// short transfer starts at 30 s, after that. `mux` sets the assignment.
 fn dying_leg(mux: &str) -> Simulation {
+    dying_leg_with(&[mux])
+}
+
+/// [`dying_leg`] with any `extra` overrides.
+fn dying_leg_with(extra: &[&str]) -> Simulation {
     let seqs: Vec<String> = (100_000..101_000).map(|s: u64| s.to_string()).collect();
     let loss = format!(
         "links[1].loss={{kind=\"seqs\",flow=\"file0\",seqs=[{}],times=10}}",
         seqs.join(",")
     );
-    let overrides = [
-        mux,
+    let mut overrides = vec![
         "nodes[1].gateway.rhs.max_retries=2",
         &loss,
         "flows[1].start=\"30s\"",
         "simulation.duration=\"60s\"",
     ];
+    overrides.extend_from_slice(extra);
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let scenario = parse(MUX, &overrides).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
@@ -96,4 +101,25 @@ fn a_dead_leg_counts_as_full() {
     check_dead_leg(&dying_leg(
         "nodes[1].gateway.multiplex={peer=\"gw2\",connections_per_leg=4}",
     ));
+}
+
+#[test]
+fn with_two_legs_the_live_one_keeps_its_connections_and_a_new_one_takes_the_dead_ones_turn() {
+    // Four files on two legs (k mod 2: files 0 and 2 on leg 0, 1 and 3 on leg 1); leg 0 dies.
+    // The short transfer is connection 4, turn 0: a new leg 2 in the dead leg's place.
+    let sim = dying_leg_with(&["nodes[1].gateway.multiplex.legs=2", "flows[0].count=4"]);
+    assert_eq!(last(&sim, "gw1.splits_abandoned"), 2.0);
+    assert_eq!(last(&sim, "gw1.leg0.connections"), 0.0);
+    let stats = sim.flow_stats();
+    for (flow, delivered) in [(1, 1_500_000), (3, 1_500_000), (4, 30_000)] {
+        assert_eq!(stats[flow].goodput_bytes, delivered, "flow {flow}");
+    }
+    assert!(stats[0].goodput_bytes < 1_500_000 && stats[2].goodput_bytes < 1_500_000);
+    assert!(last(&sim, "gw1.leg2.records") >= 3.0);
+    assert!(trace_all(&sim, "gw1.leg3.records").is_empty());
+    let (opened, retired) = (
+        last(&sim, "gw1.splits_opened"),
+        last(&sim, "gw1.splits_retired"),
+    );
+    assert_eq!((opened, retired), (5.0, 5.0));
 }

@@ -20,7 +20,9 @@
 //!   receiver has every byte of its header in order, exactly what reading it off the wire gives.
 //! - Connection k (in the order they open) goes onto leg k mod `legs`; a leg opens with the
 //!   first connection it carries (with a handshake if that one began with a SYN) and then stays
-//!   open: later connections find it open and get their SYN-ACK at once.
+//!   open: later connections find it open and get their SYN-ACK at once. A leg whose sender
+//!   gives up (`max_retries`) takes no more connections (a new leg takes its place) and those
+//!   on it are abandoned as a split whose own RHS gives up is.
 //! - A leg's packets belong to the flow of its first connection (fairgate's flow table holds
 //!   the scenario's flows): a per-flow discipline after the gateway sees one flow per leg.
 
