@@ -4,11 +4,10 @@
 //! once their source has closed, as a split whose own RHS gives up is, conservation checked
 //! at retirement.
 
-use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
 mod gateway_support;
-use gateway_support::trace_all;
+use gateway_support::{run, trace_all};
 
 const MUX: &str = include_str!("../../../scenarios/satellite_mux.toml");
 
@@ -33,13 +32,7 @@ fn dying_leg_with(extra: &[&str]) -> Simulation {
         "simulation.duration=\"60s\"",
     ];
     overrides.extend_from_slice(extra);
-    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let scenario = parse(MUX, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
-    let violations = sim.conservation_violations();
-    assert!(violations.is_empty(), "{violations:?}");
-    sim
+    run(MUX, &overrides)
 }
 
 /// Samples (time, value) of trace `name`, whatever flow it is filed under.
