@@ -23,6 +23,7 @@ from fairgate.repro.satellite_measure import (
 )
 from fairgate.repro.satellite_paper import CH4_SCHEMES, CH5_SCHEMES, CH6_CASES
 from fairgate.repro.satellite_setup import QUICK_RAMP_S, RECEIVE, SEEDS, scenario, scenario_text
+from fairgate.results import Results
 from fairgate.runner import run_text, validate_text
 
 
@@ -95,6 +96,25 @@ def test_the_raster_starts_at_the_measurement_start_of_a_real_run() -> None:
     assert (late["arrival_index"] > before).all()
     with pytest.raises(ValueError, match="phase_edges"):
         arrivals_before(res, RECEIVE, 41.0)
+
+
+def _leg_total(res: Results, name: str) -> float:
+    traces = res.traces
+    rows = traces[traces["var"].astype(str) == f"pep.{name}"]
+    return float(rows.groupby(rows["flow"].astype(str))["value"].max().sum())
+
+
+def test_the_satellite_leg_never_times_out_when_nothing_is_lost_after_the_pep() -> None:
+    """The leg's round trip (~0.83 s) plus the clients' 200 ms delayed-ACK timer exceeds RFC
+    6298's 1 s floor: with it the lossless leg retransmits; with the testbed's 1.2 s, never."""
+    doc = scenario("RED 4", 400, 20.0)
+    assert doc["nodes"][2]["gateway"]["rhs"]["min_rto"] == "1.2s"
+    res = run_text(scenario_text(doc))
+    assert _leg_total(res, "leg_timeouts") == 0 and _leg_total(res, "leg_retransmits") == 0
+    doc["nodes"][2]["gateway"]["rhs"]["min_rto"] = "1s"
+    spurious = run_text(scenario_text(doc))
+    assert _leg_total(spurious, "leg_timeouts") > 20
+    assert _leg_total(spurious, "leg_retransmits") > _leg_total(spurious, "leg_timeouts")
 
 
 def test_marking_probability_counts_drops_and_marks_per_interval() -> None:

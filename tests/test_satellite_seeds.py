@@ -54,6 +54,23 @@ def test_tables_use_the_mean_over_seeds_with_a_student_t_interval() -> None:
     assert values["ch4:RED 4"]["q_mean"] == 60.0
 
 
+def test_chapters_with_and_without_per_flow_scalars_average_together() -> None:
+    def ch5(std: float) -> dict:
+        udp = {"udp80": std / 100, "udp160": 2.0, "udp320": 3.0}
+        return {**_run(50.0, 10, 1.0), "per_flow": {"std_bps": std, "udp": udp}}
+
+    values = {f"ch4:RED 4{satellite.SEED_SUFFIX}{k}": _run(60.0, 100, 1.0) for k in (2, 3)}
+    values["ch4:RED 4"] = _run(60.0, 100, 1.0)
+    values.update({"ch5:AVQ": ch5(1000.0), "ch5:AVQ seed 2": ch5(2000.0)})
+    values["ch5:AVQ seed 3"] = ch5(3000.0)
+    stats = satellite.summary(satellite.runs_table(values))
+    red = satellite.chapter_runs(values, 4, stats)["RED 4"]
+    assert "per_flow" not in red and "udp80" not in red and red["q_mean"] == 60.0
+    avq = satellite.chapter_runs(values, 5, stats)["AVQ"]
+    assert avq["per_flow"]["std_bps"] == pytest.approx(2000.0)
+    assert avq["per_flow"]["udp"]["udp80"] == pytest.approx(20.0)
+
+
 def test_spectrum_line_finds_the_period_of_an_oscillation() -> None:
     t = np.arange(2400) * 0.1
     rng = np.random.default_rng(1)

@@ -42,7 +42,7 @@ from fairgate.repro.satellite_setup import (
 )
 
 TITLE = "Byun 2007: AQM at a satellite gateway with a PEP (chapters 4-6, fluid models)"
-SOURCE = "[Byun07, ch. 4-6, Tables 4.1-4.3, 5.1-5.2, 6.1-6.3; §4.4, §6.6 fluid models]"
+SOURCE = "[Byun07, ch. 4-6, Tables 4.1-4.3, 5.1-5.2, 6.1-6.3; §4.4, §6.4 fluid models]"
 EXPERIMENTS = ["4", "5", "6"]
 SEED_SUFFIX = " seed "
 

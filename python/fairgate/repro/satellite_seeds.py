@@ -36,13 +36,18 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _set(run: dict[str, Any], column: str, value: float) -> None:
-    """Writes one scalar of the runs table back into a run's nested value."""
+    """Writes one scalar of the runs table back into a run's nested value; the per-flow
+    scalars only into runs that measure them (chapter 5: the table of every chapter has
+    their columns, empty for the other chapters' runs)."""
     if column.startswith("drop_") and column[5:] in CLUSTERING:
         run["clustering"][column[5:]] = value
-    elif column == "per_flow_std_bps":
-        run["per_flow"]["std_bps"] = value
-    elif column.startswith("udp") and "per_flow" in run:
-        run["per_flow"]["udp"][column] = value
+    elif column == "per_flow_std_bps" or column.startswith("udp"):
+        if "per_flow" in run:
+            per_flow = run["per_flow"]
+            if column == "per_flow_std_bps":
+                per_flow["std_bps"] = value
+            else:
+                per_flow["udp"][column] = value
     else:
         run[column] = value
 
