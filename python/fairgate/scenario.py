@@ -89,7 +89,7 @@ class Scenario:
         """Adds a split-connection gateway node; ``options`` is its ``gateway`` table
         (``lhs``, ``rhs``, ``send_buffer``, ``syn_ack``, ``flush_period``,
         ``transmit_limit``, ``flow_control``, ``two_server``, ``multiplex``; see
-        ``docs/models/gateway.md``)."""
+        ``docs/models/gateway.md``, ``buffer_flow_control.md`` and ``two_server.md``)."""
         node: Table = {"name": name, "kind": "gateway"}
         if options:
             node["gateway"] = options

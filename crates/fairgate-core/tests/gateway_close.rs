@@ -3,23 +3,12 @@
 //! flag), and with the two-server model a packet of a retired connection that the IP
 //! subsystem serves is routed on, so that the far end point answers it.
 
-use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
 
 mod gateway_support;
-use gateway_support::trace;
+use gateway_support::{run, trace};
 
 const SPOOFING: &str = include_str!("../../../scenarios/spoofing_gateway.toml");
-
-fn run(scenario: &str, overrides: &[&str]) -> Simulation {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let scenario = parse(scenario, &o).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
-    let violations = sim.conservation_violations();
-    assert!(violations.is_empty(), "{violations:?}");
-    sim
-}
 
 fn last(sim: &Simulation, name: &str) -> f64 {
     trace(sim, name).last().map_or(f64::NAN, |s| s.1)

@@ -3,7 +3,7 @@
 //! buffer limit B (B × decr), and every unmarked arrival grows it again by incr × buffer, up
 //! to the buffer. The window advertised upstream is min(B - bytes held, MaxRcvWind).
 //!
-//! Decisions (long form on `docs/models/gateway.md`):
+//! Decisions (long form on `docs/models/buffer_flow_control.md`):
 //! - The mark is carried from the receive queue to the PEP as CE on an ECT segment (the
 //!   discipline at the receive queue marks with `ecn = true`); the gateway consumes it, so
 //!   the source never sees an ECN echo.

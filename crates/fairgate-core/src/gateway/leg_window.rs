@@ -6,7 +6,7 @@
 //! beyond it. Without any of the three the leg's window is its `lhs.rwnd`, as the receiver
 //! advertises it, and nothing here runs.
 //!
-//! Decisions (long form on `docs/models/gateway.md`):
+//! Decisions (long form on `docs/models/buffer_flow_control.md`):
 //! - One window per leg (the leg is one TCP connection): a connection whose send buffer is
 //!   full closes the leg for the others too, the head-of-line blocking of one byte stream.
 //!   A connection not yet open counts as an empty buffer, so the bound is `send_buffer` minus

@@ -31,6 +31,8 @@ pub(crate) struct LegsOut {
     opened: u64,
     legs: Vec<Leg>,
     gates: Vec<PortGate>,
+    /// Under `legs = N`: the leg at each turn of the rotation (a dead one replaced).
+    rotation: Vec<usize>,
 }
 
 impl LegsOut {
@@ -41,27 +43,49 @@ impl LegsOut {
             opened: 0,
             legs: Vec::new(),
             gates: Vec::new(),
+            rotation: Vec::new(),
         }
     }
 
-    /// The leg the next connection rides (`legs.len()`: a new one).
+    /// The leg the next connection rides (`legs.len()`: a new one). A leg whose sender gave
+    /// up takes no more connections: under `legs = N` a new leg takes its turn in the
+    /// rotation, under `connections_per_leg` it counts as full and not toward [`MAX_LEGS`].
     fn next_leg(&mut self) -> usize {
         let k = self.opened;
         self.opened += 1;
         match self.assignment {
-            LegAssignment::RoundRobin(count) => (k % count as u64) as usize,
+            LegAssignment::RoundRobin(count) => self.rotate((k % count as u64) as usize),
             LegAssignment::Fill(per_leg) => {
-                let room = self
-                    .legs
-                    .iter()
-                    .position(|l| l.members.len() < per_leg as usize);
+                let live = self.legs.iter().filter(|l| !l.gave_up());
+                let room = live.clone().find(|l| l.members.len() < per_leg as usize);
                 match room {
-                    Some(leg) => leg,
-                    None if self.legs.len() < MAX_LEGS as usize => self.legs.len(),
-                    None => (k % self.legs.len() as u64) as usize,
+                    Some(leg) => leg.index as usize,
+                    None if live.clone().count() < MAX_LEGS as usize => self.legs.len(),
+                    None => {
+                        let n = live.clone().count() as u64;
+                        live.clone()
+                            .nth((k % n) as usize)
+                            .map_or(0, |l| l.index as usize)
+                    }
                 }
             }
         }
+    }
+
+    /// The leg at `turn` of the rotation, or a new one in its place if it has none or a dead one.
+    fn rotate(&mut self, turn: usize) -> usize {
+        if let Some(&leg) = self.rotation.get(turn) {
+            if !self.legs[leg].gave_up() {
+                return leg;
+            }
+        }
+        let new = self.legs.len();
+        if turn < self.rotation.len() {
+            self.rotation[turn] = new;
+        } else {
+            self.rotation.push(new);
+        }
+        new
     }
 
     /// Connection `index` (retired) no longer rides leg `leg`.
@@ -175,7 +199,7 @@ impl Gateway {
             };
             let l = &mut out.legs[leg];
             let s = l.sender.state();
-            if s.app_end > s.snd_max || l.members.is_empty() {
+            if s.app_end > s.snd_max || l.members.is_empty() || l.gave_up() {
                 return;
             }
             let n = l.members.len();

@@ -20,7 +20,9 @@
 //!   receiver has every byte of its header in order, exactly what reading it off the wire gives.
 //! - Connection k (in the order they open) goes onto leg k mod `legs`; a leg opens with the
 //!   first connection it carries (with a handshake if that one began with a SYN) and then stays
-//!   open: later connections find it open and get their SYN-ACK at once.
+//!   open: later connections find it open and get their SYN-ACK at once. A leg whose sender
+//!   gives up (`max_retries`) takes no more connections (a new leg takes its place) and those
+//!   on it are abandoned as a split whose own RHS gives up is.
 //! - A leg's packets belong to the flow of its first connection (fairgate's flow table holds
 //!   the scenario's flows): a per-flow discipline after the gateway sees one flow per leg.
 
@@ -123,6 +125,9 @@ pub struct LegShare {
     queued: u64,
     open: Option<bool>,
     closing: bool,
+    /// Whether the leg's sender gave up (`max_retries`): the leg is dead, nothing more of
+    /// this connection will cross it.
+    leg_gave_up: bool,
 }
 
 impl LegShare {
@@ -138,6 +143,7 @@ impl LegShare {
             queued: 0,
             open: Some(handshake),
             closing: false,
+            leg_gave_up: false,
         }
     }
 
@@ -152,6 +158,11 @@ impl LegShare {
     /// Whether the connection has a record to write.
     pub fn has_records(&self) -> bool {
         self.open.is_some() || self.queued > 0 || self.closing
+    }
+
+    /// Whether the leg gave up (see [`Leg::gave_up`]).
+    pub fn leg_gave_up(&self) -> bool {
+        self.leg_gave_up
     }
 
     /// Payload bytes written into the leg or queued for it.
@@ -261,8 +272,15 @@ impl Leg {
         at - start
     }
 
+    /// Whether the leg's sender gave up after its `max_retries`: the leg is dead and leaves
+    /// service (no connection joins it, those on it are abandoned).
+    pub fn gave_up(&self) -> bool {
+        self.sender.gave_up()
+    }
+
     /// Brings a share up to date with the leg's sender.
     pub(crate) fn sync(&self, share: &mut LegShare) {
+        share.leg_gave_up = self.gave_up();
         let s = self.sender.state();
         let open = self.sender.conn() == crate::transport::tcp::sender::Conn::Established;
         share.sync(s.snd_una, s.snd_max, open);

@@ -84,7 +84,7 @@ pub struct Gateway {
     /// The IP subsystem of the two-server model, if configured.
     server: Option<RateServer>,
     /// With the two-server model, the (flow, connection) of every connection retired: what
-    /// the IP subsystem serves for them is routed on and counted (see `docs/models/gateway.md`).
+    /// the IP subsystem serves for them is routed on and counted (see `docs/models/two_server.md`).
     retired_keys: Option<HashSet<(u32, u32)>>,
     /// The records of multiplexed legs (shared by the simulation's gateways).
     pub(super) framing: Framing,

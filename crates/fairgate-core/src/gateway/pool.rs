@@ -5,7 +5,7 @@
 //! carries and grown by every unmarked arrival) and one count of bytes held; each advertises
 //! min(B - bytes the user holds, MaxRcvWind) [Byun07, eq. 2.1].
 //!
-//! Decisions (long form on `docs/models/gateway.md`):
+//! Decisions (long form on `docs/models/buffer_flow_control.md`):
 //! - A user is a destination node: the clients' hosts behind the satellite terminal.
 //! - The bytes a user holds are the sum of its connections' last reported holdings; a
 //!   connection reports whenever it computes its window (after every action of its RHS), and

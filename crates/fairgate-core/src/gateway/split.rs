@@ -330,12 +330,14 @@ impl SplitConnection {
     /// (and the RHS's own FIN, if it sends one, acknowledged), or the RHS gave up: the gateway
     /// holds nothing more for this connection.
     pub fn finished(&self) -> bool {
-        let records_left = self.leg_share().is_some_and(LegShare::has_records);
-        if !self.fin_seen || records_left {
+        if !self.fin_seen {
             return false;
         }
         if self.rhs_gave_up() {
             return true;
+        }
+        if self.leg_share().is_some_and(LegShare::has_records) {
+            return false;
         }
         let fin_waiting = self.fin_packet
             && !self.fin_flagged
@@ -343,9 +345,13 @@ impl SplitConnection {
         self.occupancy().held() == 0 && !fin_waiting
     }
 
-    /// Whether the connection's own RHS aborted after its `max_retries`.
+    /// Whether the connection's own RHS, or the multiplexed leg it rides, aborted after its
+    /// `max_retries`.
     pub fn rhs_gave_up(&self) -> bool {
-        self.rhs().is_some_and(TcpSender::gave_up)
+        match &self.rhs {
+            Downstream::Own(rhs) => rhs.gave_up(),
+            Downstream::Leg(share) => share.leg_gave_up(),
+        }
     }
 
     /// Sends the RHS's FIN once the upstream side has closed, no segment carried the flag

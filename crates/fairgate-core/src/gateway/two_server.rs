@@ -5,7 +5,7 @@
 //! only a served segment reaches the TCP layer, so the LHS acknowledges it only then. The
 //! RHS output goes to the gateway's output port (the FIFO subsystem).
 //!
-//! Decisions (long form on `docs/models/gateway.md`):
+//! Decisions (long form on `docs/models/two_server.md`):
 //! - Service takes 1/rate per packet whatever its size; the server works while packets wait.
 //! - A packet the discipline drops is lost before the TCP layer (the source retransmits it).
 //! - Packets other than TCP leave the server toward their destination unchanged (source,

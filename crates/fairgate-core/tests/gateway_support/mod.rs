@@ -1,7 +1,19 @@
 //! Helpers shared by the gateway end-to-end tests.
 #![allow(dead_code)]
 
+use fairgate_core::scenario::{build, parse};
 use fairgate_core::Simulation;
+
+/// Runs `scenario` with `overrides` to its end and asserts conservation held throughout.
+pub fn run(scenario: &str, overrides: &[&str]) -> Simulation {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(scenario, &o).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    let violations = sim.conservation_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+    sim
+}
 
 /// Every sample of trace `name`: (time, owner flow, value).
 pub fn trace_all(sim: &Simulation, name: &str) -> Vec<(f64, u32, f64)> {
