@@ -105,7 +105,7 @@ def _leg_total(res: Results, name: str) -> float:
 
 
 def test_the_satellite_leg_never_times_out_when_nothing_is_lost_after_the_pep() -> None:
-    """The leg's round trip (~0.83 s) plus the clients' 200 ms delayed-ACK timer exceeds RFC
+    """The leg's round trip (about 0.8 s) plus the clients' 200 ms delayed-ACK timer exceeds RFC
     6298's 1 s floor: with it the lossless leg retransmits; with the testbed's 1.2 s, never."""
     doc = scenario("RED 4", 400, 20.0)
     assert doc["nodes"][2]["gateway"]["rhs"]["min_rto"] == "1.2s"

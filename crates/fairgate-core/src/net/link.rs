@@ -5,6 +5,7 @@ use crate::config::dist::{Dist, DurationDist};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::Duration;
 use crate::engine::{secs, Rng, Time};
+use crate::net::in_order::LastArrivals;
 use crate::net::packet::{Packet, PacketKind};
 use rand::Rng as _;
 use serde::de::Error as _;
@@ -16,7 +17,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub enum DelaySpec {
     Fixed(Duration),
     PerPacket(DurationDist),
-    /// Drawn per packet, but never overtaking an earlier packet of the same flow.
+    /// Drawn per packet, but never overtaking an earlier packet of the same connection (flow
+    /// and `conn`).
     PerPacketInOrder(DurationDist),
     PerFlow(DurationDist),
     /// Drawn once per connection (flow and `conn`: the connections a web or HTTP flow
@@ -220,8 +222,8 @@ impl LossSpec {
 enum DelayModel {
     Fixed(Time),
     PerPacket(Dist),
-    /// Drawn per packet; the last arrival time of each flow keeps its packets in order.
-    PerPacketInOrder(Dist, Vec<Time>),
+    /// Drawn per packet; the last arrival time of each connection keeps its packets in order.
+    PerPacketInOrder(Dist, LastArrivals),
     /// Drawn once per flow, on the flow's first packet.
     PerFlow(Dist, Vec<Option<Time>>),
     /// Drawn once per (flow, connection), on its first packet.
@@ -272,7 +274,9 @@ impl Link {
         let delay = match delay {
             DelaySpec::Fixed(d) => DelayModel::Fixed(d.0),
             DelaySpec::PerPacket(d) => DelayModel::PerPacket(d.0),
-            DelaySpec::PerPacketInOrder(d) => DelayModel::PerPacketInOrder(d.0, Vec::new()),
+            DelaySpec::PerPacketInOrder(d) => {
+                DelayModel::PerPacketInOrder(d.0, LastArrivals::default())
+            }
             DelaySpec::PerFlow(d) => DelayModel::PerFlow(d.0, Vec::new()),
             DelaySpec::PerConnection(d) => DelayModel::PerConnection(d.0, Default::default()),
         };
@@ -326,13 +330,8 @@ impl Link {
             DelayModel::Fixed(t) => *t,
             DelayModel::PerPacket(d) => secs(d.sample(&mut self.rng)),
             DelayModel::PerPacketInOrder(d, last) => {
-                let i = packet.flow as usize;
-                if last.len() <= i {
-                    last.resize(i + 1, 0);
-                }
-                let arrival = (sent + secs(d.sample(&mut self.rng))).max(last[i]);
-                last[i] = arrival;
-                arrival - sent
+                let drawn = sent + secs(d.sample(&mut self.rng));
+                last.arrival(packet.flow, packet.conn, sent, drawn) - sent
             }
             DelayModel::PerFlow(d, drawn) => {
                 let i = packet.flow as usize;
@@ -426,6 +425,39 @@ mod tests {
         );
         assert!(a != b && a != c && b != c);
         assert_eq!((delay(on(0, 1)), delay(on(0, 0))), (b, a));
+    }
+
+    #[test]
+    fn packet_in_order_keeps_each_connection_in_order_and_apart() {
+        let spec: DelaySpec = toml::from_str::<toml::Table>(
+            "d = { dist = \"uniform\", min = \"300ms\", max = \"400ms\", per = \"packet_in_order\" }",
+        )
+        .unwrap()["d"]
+            .clone()
+            .try_into()
+            .unwrap();
+        let mut link = Link::new(1, &spec, None, rng::stream(1, "t"), &|_| 0);
+        let ms = secs(0.001);
+        let mut last = [0; 2];
+        let mut overtaken_by_conn_1 = 0;
+        for k in 0..1000u64 {
+            let (sent, conn) = (k * ms, (k % 2) as u32);
+            let packet = Packet {
+                flow: 0,
+                conn,
+                ..Default::default()
+            };
+            let arrival = sent + link.propagation(&packet, sent);
+            assert!(
+                arrival >= last[conn as usize],
+                "connection {conn} reordered"
+            );
+            if conn == 1 && arrival < last[0] {
+                overtaken_by_conn_1 += 1;
+            }
+            last[conn as usize] = arrival;
+        }
+        assert!(overtaken_by_conn_1 > 100, "{overtaken_by_conn_1}");
     }
 
     #[test]

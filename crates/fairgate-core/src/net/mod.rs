@@ -2,6 +2,7 @@
 //! are wired above the disciplines, in [`crate::sim`].
 
 pub mod agent;
+pub mod in_order;
 pub mod link;
 pub mod node;
 pub mod packet;
