@@ -66,6 +66,8 @@ fn time_of(key: u128) -> Time {
 pub struct EventQueue {
     front: VecDeque<Entry>,
     heap: Vec<Entry>,
+    /// Whether the front list is in use; while it is not, the queue is a plain heap.
+    staged: bool,
     next_seq: u64,
     processed: u64,
 }
@@ -76,10 +78,15 @@ impl EventQueue {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
         let entry = Entry { key, event };
-        match self.front.back() {
-            Some(last) if key < last.key => self.insert_in_front(entry),
-            _ => self.push_heap(entry),
+        if self.staged {
+            if let Some(last) = self.front.back() {
+                if key < last.key {
+                    self.insert_in_front(entry);
+                    return;
+                }
+            }
         }
+        self.push_heap(entry);
     }
 
     fn insert_in_front(&mut self, entry: Entry) {
@@ -99,10 +106,12 @@ impl EventQueue {
 
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.front
-            .front()
-            .or_else(|| self.heap.first())
-            .map(|e| time_of(e.key))
+        let next = if self.staged {
+            self.front.front().or_else(|| self.heap.first())
+        } else {
+            self.heap.first()
+        };
+        next.map(|e| time_of(e.key))
     }
 
     /// The event `distance` places after the next one (0 = the next), if the front list
@@ -127,20 +136,41 @@ impl EventQueue {
 
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        if self.staged {
+            return self.pop_staged();
+        }
+        let next = self.pop_heap()?;
+        self.processed += 1;
+        if self.heap.len() >= STAGE_FROM {
+            self.staged = true;
+            self.refill_front();
+        }
+        Some((time_of(next.key), next.event))
+    }
+
+    /// [`Self::pop`] while the front list is in use; it leaves use once drained below
+    /// [`STAGE_FROM`] pending events.
+    fn pop_staged(&mut self) -> Option<(Time, Event)> {
         let next = match self.front.pop_front() {
             Some(entry) => entry,
             None => self.pop_heap()?,
         };
         self.processed += 1;
         if self.heap.len() >= STAGE_FROM {
-            while self.front.len() < FRONT {
-                let Some(entry) = self.pop_heap() else {
-                    break;
-                };
-                self.front.push_back(entry);
-            }
+            self.refill_front();
+        } else if self.front.is_empty() {
+            self.staged = false;
         }
         Some((time_of(next.key), next.event))
+    }
+
+    fn refill_front(&mut self) {
+        while self.front.len() < FRONT {
+            let Some(entry) = self.pop_heap() else {
+                break;
+            };
+            self.front.push_back(entry);
+        }
     }
 
     #[inline(always)]
