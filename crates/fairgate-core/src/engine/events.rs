@@ -73,7 +73,6 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
-    #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
@@ -134,7 +133,6 @@ impl EventQueue {
         (next, after)
     }
 
-    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         if self.staged {
             return self.pop_staged();
@@ -173,7 +171,6 @@ impl EventQueue {
         }
     }
 
-    #[inline(always)]
     fn pop_heap(&mut self) -> Option<Entry> {
         let last = self.heap.pop()?;
         if self.heap.is_empty() {
