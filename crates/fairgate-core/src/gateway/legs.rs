@@ -56,17 +56,12 @@ impl LegsOut {
         match self.assignment {
             LegAssignment::RoundRobin(count) => self.rotate((k % count as u64) as usize),
             LegAssignment::Fill(per_leg) => {
-                let live = self.legs.iter().filter(|l| !l.gave_up());
-                let room = live.clone().find(|l| l.members.len() < per_leg as usize);
+                let live: Vec<&Leg> = self.legs.iter().filter(|l| !l.gave_up()).collect();
+                let room = live.iter().find(|l| l.members.len() < per_leg as usize);
                 match room {
                     Some(leg) => leg.index as usize,
-                    None if live.clone().count() < MAX_LEGS as usize => self.legs.len(),
-                    None => {
-                        let n = live.clone().count() as u64;
-                        live.clone()
-                            .nth((k % n) as usize)
-                            .map_or(0, |l| l.index as usize)
-                    }
+                    None if live.len() < MAX_LEGS as usize => self.legs.len(),
+                    None => live[(k % live.len() as u64) as usize].index as usize,
                 }
             }
         }
