@@ -66,6 +66,18 @@ pub struct PacketFifo {
 }
 
 impl PacketFifo {
+    /// Handles a small queue holds without growing; reserved when a discipline is built, so
+    /// the ring lies next to the discipline in memory instead of wherever its first packet
+    /// finds room.
+    pub const FIRST_CAPACITY: u64 = 4;
+
+    pub fn with_capacity(packets: u64) -> Self {
+        PacketFifo {
+            queue: VecDeque::with_capacity(packets as usize),
+            bytes: 0,
+        }
+    }
+
     pub fn push(&mut self, packet: PacketId, size: u32) {
         self.queue.push_back(packet);
         self.bytes += size as u64;
@@ -147,7 +159,7 @@ impl Fifo {
         Fifo {
             limits,
             drop_front,
-            queue: PacketFifo::default(),
+            queue: PacketFifo::with_capacity(limits.limit.packets.min(PacketFifo::FIRST_CAPACITY)),
         }
     }
 
