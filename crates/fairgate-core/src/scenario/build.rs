@@ -67,7 +67,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             monitor: l.monitor,
             timer_at: None,
             in_transit: 0,
-            in_flight: std::collections::VecDeque::with_capacity(4),
+            in_flight: Default::default(),
             stats: PortStats::default(),
             causes: Default::default(),
             waiting: Default::default(),

@@ -5,6 +5,7 @@
 //! agent it belongs to. Nothing below `sim` imports it.
 
 pub mod device;
+pub mod in_flight;
 pub mod port;
 pub mod progress;
 pub mod simulation;

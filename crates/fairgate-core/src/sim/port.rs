@@ -6,10 +6,10 @@
 //! being serialised, so an uncongested link costs one event per packet, not two.
 
 use super::device::DeviceQueue;
+use super::in_flight::InFlight;
 use crate::engine::prefetch::prefetch_lines;
 use crate::engine::{Rng, Time};
 use crate::net::link::Link;
-use crate::net::packet::PacketId;
 use crate::qdisc::{Qdisc, QueueView};
 use crate::stats::causes::CauseCounts;
 use crate::stats::PortStats;
@@ -33,7 +33,7 @@ pub struct Port {
     /// Whether a transmission-done event is pending.
     pub tx_scheduled: bool,
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
-    pub in_flight: VecDeque<(Time, PacketId)>,
+    pub in_flight: InFlight,
     /// (agent, token) of the agents holding data until this port sends its next packet,
     /// woken one per packet sent, oldest first (a gateway's back-pressure).
     pub waiting: VecDeque<(u32, u64)>,
