@@ -71,6 +71,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             stats: PortStats::default(),
             causes: Default::default(),
             waiting: Default::default(),
+            any_waiting: false,
         });
     }
     let mut agents = build_agents(&resolved, &flows, &nodes, &ports, seed);

@@ -12,57 +12,74 @@ use crate::engine::Time;
 use crate::net::packet::PacketId;
 use std::collections::VecDeque;
 
+/// The ring, boxed so that a port without one (the default) spends a word on it, not the
+/// ring's own fields, in the lines every packet reads.
 #[derive(Debug, Default)]
 pub struct DeviceQueue {
-    /// Packets the ring holds, besides the one being serialised (0 = no ring).
-    pub capacity: u64,
+    ring: Option<Box<Ring>>,
+}
+
+#[derive(Debug, Default)]
+struct Ring {
+    /// Packets the ring holds, besides the one being serialised.
+    capacity: u64,
     packets: VecDeque<PacketId>,
     /// When a pull last found the discipline empty with room to spare, until the next packet.
     starved_since: Option<Time>,
 }
 
 impl DeviceQueue {
+    /// A ring of `capacity` packets (0 = none).
     pub fn new(capacity: u64) -> Self {
         DeviceQueue {
-            capacity,
-            ..Default::default()
+            ring: (capacity > 0).then(|| {
+                Box::new(Ring {
+                    capacity,
+                    ..Default::default()
+                })
+            }),
         }
     }
 
     pub fn enabled(&self) -> bool {
-        self.capacity > 0
+        self.ring.is_some()
     }
 
     pub fn len(&self) -> usize {
-        self.packets.len()
+        self.ring.as_ref().map_or(0, |r| r.packets.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.len() == 0
     }
 
     pub fn has_room(&self) -> bool {
-        (self.packets.len() as u64) < self.capacity
+        self.ring
+            .as_ref()
+            .is_some_and(|r| (r.packets.len() as u64) < r.capacity)
     }
 
-    /// Takes a packet the discipline released.
+    /// Takes a packet the discipline released (call only while [`Self::has_room`]).
     pub fn push(&mut self, packet: PacketId) {
-        self.packets.push_back(packet);
-        self.starved_since = None;
+        let ring = self.ring.get_or_insert_with(Box::default);
+        ring.packets.push_back(packet);
+        ring.starved_since = None;
     }
 
     /// The next packet for the link.
     pub fn pop(&mut self) -> Option<PacketId> {
-        self.packets.pop_front()
+        self.ring.as_mut()?.packets.pop_front()
     }
 
     /// A pull found the discipline empty at `now`.
     pub fn note_starved(&mut self, now: Time) {
-        self.starved_since.get_or_insert(now);
+        if let Some(ring) = self.ring.as_mut() {
+            ring.starved_since.get_or_insert(now);
+        }
     }
 
     pub fn starved_since(&self) -> Option<Time> {
-        self.starved_since
+        self.ring.as_ref()?.starved_since
     }
 }
 

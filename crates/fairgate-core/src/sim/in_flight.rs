@@ -1,49 +1,69 @@
 //! The packets in flight on an order-preserving link, oldest first, with the oldest held in
 //! the port record itself. An uncongested link rarely has more than one packet in flight, so
 //! its arrival reads the port's own lines and not a ring allocated elsewhere (at 100,000 flows
-//! that ring is one more cold page per hop); later packets queue in a ring behind it.
+//! that ring is one more cold page per hop); later packets queue in a ring behind it, boxed so
+//! that it costs the port record one word.
 
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use std::collections::VecDeque;
 
 /// (arrival time, packet) of each packet in flight.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct InFlight {
-    head: Option<(Time, PacketId)>,
-    rest: VecDeque<(Time, PacketId)>,
+    /// The oldest entry; its packet is [`NO_PACKET`] when there is none.
+    head: (Time, PacketId),
+    /// Boxed on purpose: one word in the port record instead of the ring's four.
+    #[allow(clippy::box_collection)]
+    rest: Option<Box<VecDeque<(Time, PacketId)>>>,
+}
+
+/// The head's packet when nothing is in flight (the arena never hands out this handle).
+const NO_PACKET: PacketId = PacketId::MAX;
+
+impl Default for InFlight {
+    fn default() -> Self {
+        InFlight {
+            head: (0, NO_PACKET),
+            rest: None,
+        }
+    }
 }
 
 impl InFlight {
     pub fn is_empty(&self) -> bool {
-        self.head.is_none()
+        self.head.1 == NO_PACKET
     }
 
     pub fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.len()
+        usize::from(!self.is_empty()) + self.rest.as_ref().map_or(0, |rest| rest.len())
     }
 
     pub fn push_back(&mut self, entry: (Time, PacketId)) {
-        if self.head.is_none() {
-            self.head = Some(entry);
+        if self.is_empty() {
+            self.head = entry;
         } else {
-            self.rest.push_back(entry);
+            self.rest.get_or_insert_with(Box::default).push_back(entry);
         }
     }
 
     pub fn pop_front(&mut self) -> Option<(Time, PacketId)> {
-        let head = self.head.take();
-        self.head = self.rest.pop_front();
-        head
+        let head = self.front().copied()?;
+        let next = self.rest.as_mut().and_then(|rest| rest.pop_front());
+        self.head = next.unwrap_or((0, NO_PACKET));
+        Some(head)
     }
 
     pub fn front(&self) -> Option<&(Time, PacketId)> {
-        self.head.as_ref()
+        (!self.is_empty()).then_some(&self.head)
     }
 
     /// The newest entry (where the next packet sent is queued behind).
     pub fn back(&self) -> Option<&(Time, PacketId)> {
-        self.rest.back().or(self.head.as_ref())
+        self.rest
+            .as_ref()
+            .and_then(|rest| rest.back())
+            .or(self.front())
     }
 }
 

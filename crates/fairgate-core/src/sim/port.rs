@@ -16,10 +16,11 @@ use crate::stats::PortStats;
 use std::collections::VecDeque;
 
 /// `repr(C)` keeps the declaration order: the fields a packet's enqueue, transmission and
-/// arrival read come first, up to the counters of `stats`, and the link's first cache line
-/// holds what it reads there, so [`Port::prefetch_hot`] fetches a few lines instead of the
-/// whole record; names, causes and timers come last.
-#[repr(C)]
+/// arrival read come first, up to the counters of `stats` (four cache lines from the record's
+/// aligned start: what most ports never use is boxed), and the link's first line holds what
+/// it reads there, so [`Port::prefetch_hot`] fetches five lines instead of the whole record;
+/// names, causes and timers come last.
+#[repr(C, align(64))]
 pub struct Port {
     /// When the link finishes serialising the last packet it started.
     pub busy_until: Time,
@@ -32,15 +33,18 @@ pub struct Port {
     pub to: u32,
     /// Whether a transmission-done event is pending.
     pub tx_scheduled: bool,
+    /// Whether `waiting` holds an agent (kept by [`Port::wait`] and [`Port::next_waiting`],
+    /// so a packet sent reads this byte, not the list among the cold fields).
+    pub(crate) any_waiting: bool,
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
     pub in_flight: InFlight,
-    /// (agent, token) of the agents holding data until this port sends its next packet,
-    /// woken one per packet sent, oldest first (a gateway's back-pressure).
-    pub waiting: VecDeque<(u32, u64)>,
     /// Transmit ring between the discipline and the link (capacity 0 = none).
     pub device: DeviceQueue,
     pub stats: PortStats,
     pub link: Link,
+    /// (agent, token) of the agents holding data until this port sends its next packet,
+    /// woken one per packet sent, oldest first (a gateway's back-pressure).
+    pub(crate) waiting: VecDeque<(u32, u64)>,
     /// The discipline's random stream.
     pub rng: Rng,
     /// Pending discipline timer.
@@ -61,7 +65,23 @@ impl Port {
     #[inline(always)]
     pub fn prefetch_hot(&self) {
         prefetch_lines(self, HOT_BYTES);
-        prefetch_lines(&self.link, 64);
+        prefetch_lines(&self.link, Link::HOT_BYTES);
+    }
+
+    /// Holds `agent` (with its `token`) until this port sends its next packet.
+    pub fn wait(&mut self, agent: u32, token: u64) {
+        self.waiting.push_back((agent, token));
+        self.any_waiting = true;
+    }
+
+    /// The agent to wake as a packet leaves, if one waits.
+    pub fn next_waiting(&mut self) -> Option<(u32, u64)> {
+        if !self.any_waiting {
+            return None;
+        }
+        let next = self.waiting.pop_front();
+        self.any_waiting = !self.waiting.is_empty();
+        next
     }
 
     pub fn busy(&self, now: Time) -> bool {

@@ -366,7 +366,7 @@ impl Simulation {
         let Some(packet) = self.next_for_link(port) else {
             return;
         };
-        if let Some((agent, token)) = self.ports[port].waiting.pop_front() {
+        if let Some((agent, token)) = self.ports[port].next_waiting() {
             self.events
                 .schedule(self.now, Event::AgentTimer { agent, token });
         }
@@ -609,9 +609,7 @@ impl Simulation {
         };
         f(slot.agent.as_mut(), &mut ctx);
         for (port, token) in self.agent_effects.port_waits.drain(..) {
-            self.ports[port as usize]
-                .waiting
-                .push_back((agent as u32, token));
+            self.ports[port as usize].wait(agent as u32, token);
         }
         for (at, token) in self.agent_effects.timers.drain(..) {
             let event = Event::AgentTimer {
