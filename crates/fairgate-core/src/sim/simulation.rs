@@ -5,6 +5,7 @@ mod measure;
 mod prefetch;
 
 use super::progress::{describe, ProgressGuard};
+use crate::engine::events::Lookahead;
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::node::Node;
@@ -110,7 +111,9 @@ pub struct Simulation {
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
-    /// Per agent, its first hop and its peer, for cache hints.
+    /// Whether the run loop keeps a [`Lookahead`] for deep cache hints.
+    looks_ahead: bool,
+    /// Per agent, its first hop and its peer, for the deep hints (empty without them).
     agent_routes: Vec<prefetch::AgentRoute>,
 }
 
@@ -121,7 +124,7 @@ impl Simulation {
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
         let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
-        let agent_routes = prefetch::agent_routes(&parts.nodes, &parts.agents, &parts.flows);
+        let looks_ahead = prefetch::looks_ahead(parts.agents.len(), parts.ports.len());
         let class_series = ClassSeries::new(&data_flow_classes(&parts.flows));
         let phases = PhaseLog::new(parts.phase_edges, &data_flow_classes(&parts.flows));
         let mut sim = Simulation {
@@ -155,8 +158,10 @@ impl Simulation {
             },
             drop_log: EventLog::new(parts.record_drops),
             phases,
-            agent_routes,
+            looks_ahead: false,
+            agent_routes: Vec::new(),
         };
+        sim.set_looks_ahead(looks_ahead);
         sim.prepare();
         sim
     }
@@ -207,17 +212,36 @@ impl Simulation {
 
     /// [`Self::run_until`], showing `observe` each event just before it runs (a benchmark
     /// records the run's event sequence this way; observing never changes a result).
-    pub fn run_observing(&mut self, until: Time, mut observe: impl FnMut(&Self, &Event)) {
+    pub fn run_observing(&mut self, until: Time, observe: impl FnMut(&Self, &Event)) {
         if self.failure.is_some() {
             return;
         }
         let until = until.min(self.end);
-        while let Some(t) = self.events.peek_time() {
+        if self.looks_ahead {
+            let mut lookahead = Lookahead::default();
+            self.run_loop(until, &mut lookahead, observe);
+            lookahead.put_back(&mut self.events);
+        } else {
+            self.run_loop(until, &mut prefetch::HeapOnly, observe);
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// The run loop, compiled once per way of taking the next event from the queue (chosen
+    /// per simulation, see [`prefetch::looks_ahead`]).
+    #[inline(never)]
+    fn run_loop<P: prefetch::Pending>(
+        &mut self,
+        until: Time,
+        pending: &mut P,
+        mut observe: impl FnMut(&Self, &Event),
+    ) {
+        while let Some(t) = pending.peek_time(&mut self.events) {
             if t > until {
                 break;
             }
-            let (time, event) = self.events.pop().expect("peeked");
-            self.prefetch_upcoming();
+            let (time, event) = pending.pop(&mut self.events).expect("peeked");
+            pending.hint(self);
             self.now = time;
             if !self.progress.advance(time) {
                 let culprit = describe(
@@ -233,7 +257,18 @@ impl Simulation {
             observe(self, &event);
             self.dispatch(event);
         }
-        self.now = self.now.max(until);
+    }
+
+    /// Chooses whether the run loop keeps a [`Lookahead`] for deep cache hints, overriding the
+    /// choice [`Self::new`] made from the number of agents and ports. The way events are taken
+    /// never changes a result; tests and benchmarks compare the two ways with this.
+    pub fn set_looks_ahead(&mut self, on: bool) {
+        self.looks_ahead = on;
+        self.agent_routes = if on {
+            prefetch::agent_routes(&self.nodes, &self.agents, &self.flow_info)
+        } else {
+            Vec::new()
+        };
     }
 
     /// Why the run stopped early, if it did (then its results are not valid).
@@ -250,6 +285,7 @@ impl Simulation {
         self.now >= self.end
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::TxDone { port } => self.tx_done(port as usize),
@@ -419,6 +455,7 @@ impl Simulation {
         self.forward(node, packet);
     }
 
+    #[inline(always)]
     fn link_arrive(&mut self, port: usize) {
         let p = &mut self.ports[port];
         let (_, packet) = p
@@ -586,6 +623,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn with_agent(&mut self, agent: usize, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
         let slot = &mut self.agents[agent];
         let node = slot.node;

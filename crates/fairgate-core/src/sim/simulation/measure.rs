@@ -2,16 +2,15 @@
 //! of the measurement window and of the traffic phases, and the conservation check.
 
 use super::Simulation;
-use crate::engine::prefetch::{prefetch_at, prefetch_lines};
+use crate::engine::prefetch::prefetch_lines;
 use crate::engine::{to_secs, Event};
 use crate::qdisc::DropReason;
 use crate::stats::phases::PhaseLog;
 use crate::stats::series::PortSample;
 use crate::stats::window::{Snapshot, Window};
 
-/// A sample visits every port and agent in turn; the cache hints run this many ahead for the
-/// object behind a box and twice as many for the record holding the box, so each hint reads
-/// a pointer that has already arrived.
+/// A sample visits every port and agent in turn; the cache hint runs this many ahead, so the
+/// objects behind their boxes arrive while the ones before them are read.
 const SAMPLE_AHEAD: usize = 8;
 /// Bytes of a discipline or an agent hinted for a sample.
 const SAMPLE_OBJECT_BYTES: usize = 512;
@@ -58,7 +57,6 @@ impl Simulation {
         let ports = &self.ports;
         let qdisc_state = &mut self.qdisc_state;
         let samples = ports.iter().enumerate().map(|(i, port)| {
-            prefetch_at(ports, i + 2 * SAMPLE_AHEAD);
             if let Some(ahead) = ports.get(i + SAMPLE_AHEAD) {
                 prefetch_lines(&*ahead.qdisc, SAMPLE_OBJECT_BYTES);
             }
@@ -88,7 +86,6 @@ impl Simulation {
             s.retransmits.push(stats.retransmits);
         }
         for (i, slot) in self.agents.iter().enumerate() {
-            prefetch_at(&self.agents, i + 2 * SAMPLE_AHEAD);
             if let Some(ahead) = self.agents.get(i + SAMPLE_AHEAD) {
                 prefetch_lines(&*ahead.agent, SAMPLE_OBJECT_BYTES);
             }
