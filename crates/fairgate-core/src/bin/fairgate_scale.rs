@@ -3,7 +3,9 @@
 //! second, peak RSS and RSS per flow; build and run time both as wall and as CPU time (the
 //! latter holds on a loaded machine, where wall time does not), and CPU time per event. Each rung runs in a child process so peak RSS is its own.
 //!
-//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS]` (defaults: the ladder above, 60 s).
+//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]`
+//! (defaults: the ladder above, 60 s, a sample every 10 s). A sample interval longer than the
+//! run leaves one sample, at the start: the difference to the default is what sampling costs.
 
 use fairgate_core::net::packet::Packet;
 use fairgate_core::scenario::{build, parse_for_build};
@@ -13,7 +15,18 @@ use std::time::Instant;
 const LADDER: [u64; 4] = [10, 1_000, 10_000, 100_000];
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn scenario(flows: u64, duration: f64) -> String {
+/// The options of a run: simulated seconds and seconds between samples.
+#[derive(Clone, Copy)]
+struct Options {
+    duration: f64,
+    sample_interval: f64,
+}
+
+fn scenario(flows: u64, options: Options) -> String {
+    let Options {
+        duration,
+        sample_interval,
+    } = options;
     let limit = (flows * 2).max(100);
     format!(
         r#"
@@ -21,7 +34,7 @@ name = "scale-{flows}"
 [simulation]
 duration = {duration}
 seed = 1
-sample_interval = "10s"
+sample_interval = "{sample_interval}s"
 [topology]
 kind = "dumbbell"
 senders = {flows}
@@ -72,8 +85,8 @@ fn cpu_s() -> f64 {
 }
 
 /// One rung in this process; prints one table row.
-fn rung(flows: u64, duration: f64) {
-    let text = scenario(flows, duration);
+fn rung(flows: u64, options: Options) {
+    let text = scenario(flows, options);
     let started = Instant::now();
     let cpu_started = cpu_s();
     let parsed = parse_for_build(&text, &[]).expect("the ladder scenario is valid");
@@ -104,22 +117,36 @@ fn rung(flows: u64, duration: f64) {
     );
 }
 
+const USAGE: &str = "usage: fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]";
+
+/// Removes `--flag VALUE` from `args` and returns the value (None when the flag is absent).
+fn take_seconds(args: &mut Vec<String>, flag: &str) -> Option<f64> {
+    let i = args.iter().position(|a| a == flag)?;
+    let value = args
+        .get(i + 1)
+        .and_then(|d| d.parse().ok())
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .unwrap_or_else(|| {
+            eprintln!("{USAGE}");
+            std::process::exit(2)
+        });
+    args.drain(i..=i + 1);
+    Some(value)
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut duration = 60.0;
-    if let Some(i) = args.iter().position(|a| a == "--duration") {
-        duration = args
-            .get(i + 1)
-            .and_then(|d| d.parse().ok())
-            .unwrap_or_else(|| {
-                eprintln!("usage: fairgate-scale [FLOWS...] [--duration SECONDS]");
-                std::process::exit(2)
-            });
-        args.drain(i..=i + 1);
-    }
+    let options = Options {
+        duration: take_seconds(&mut args, "--duration").unwrap_or(60.0),
+        sample_interval: take_seconds(&mut args, "--sample-interval").unwrap_or(10.0),
+    };
+    let Options {
+        duration,
+        sample_interval,
+    } = options;
     if let [flag, flows] = &args[..] {
         if flag == "--rung" {
-            rung(flows.parse().expect("a flow count"), duration);
+            rung(flows.parse().expect("a flow count"), options);
             return;
         }
     }
@@ -129,8 +156,8 @@ fn main() {
         args.iter().filter_map(|a| a.parse().ok()).collect()
     };
     println!(
-        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated; pkts MiB: the packet \
-         arena at its high-water mark ({} bytes a packet)",
+        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated, a sample every \
+         {sample_interval} s; pkts MiB: the packet arena at its high-water mark ({} bytes a packet)",
         std::mem::size_of::<Packet>()
     );
     println!(
@@ -156,6 +183,8 @@ fn main() {
                 &flows.to_string(),
                 "--duration",
                 &duration.to_string(),
+                "--sample-interval",
+                &sample_interval.to_string(),
             ])
             .status()
             .expect("the rung starts");
