@@ -117,7 +117,8 @@ fn rung(flows: u64, options: Options) {
     );
 }
 
-const USAGE: &str = "usage: fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]";
+const USAGE: &str =
+    "usage: fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]";
 
 /// Removes `--flag VALUE` from `args` and returns the value (None when the flag is absent).
 fn take_seconds(args: &mut Vec<String>, flag: &str) -> Option<f64> {

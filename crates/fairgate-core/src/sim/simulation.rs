@@ -2,6 +2,8 @@
 
 mod measure;
 mod prefetch;
+mod sampling;
+mod touched;
 
 use super::progress::{describe, ProgressGuard};
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
@@ -108,10 +110,12 @@ pub struct Simulation {
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
+    sampler: sampling::Sampler,
 }
 
 impl Simulation {
     pub fn new(parts: SimParts) -> Self {
+        let sampler = sampling::Sampler::new(parts.ports.len(), parts.agents.len());
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
@@ -150,6 +154,7 @@ impl Simulation {
             },
             drop_log: EventLog::new(parts.record_drops),
             phases,
+            sampler,
         };
         sim.prepare();
         sim
@@ -513,6 +518,7 @@ impl Simulation {
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
+        self.sampler.port_called(port);
         self.apply_qdisc_effects(port);
         result
     }
@@ -595,6 +601,7 @@ impl Simulation {
             backlog: Some(&mut backlog),
         };
         f(slot.agent.as_mut(), &mut ctx);
+        self.sampler.agent_called(agent);
         for (port, token) in self.agent_effects.port_waits.drain(..) {
             self.ports[port as usize]
                 .waiting
@@ -661,6 +668,7 @@ impl Simulation {
         let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
         let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
         port.qdisc = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -677,6 +685,7 @@ impl Simulation {
         let placeholder: Box<dyn Agent> = Box::new(crate::traffic::sink::Sink);
         let old = std::mem::replace(&mut slot.agent, placeholder);
         slot.agent = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -711,6 +720,7 @@ impl Simulation {
         for slot in &mut self.agents {
             slot.agent.drain_transfers(&mut table);
         }
+        self.sampler.touch_all();
         table
     }
     /// Moves out the recorded drop and mark events.

@@ -150,14 +150,13 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
         });
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
         if !self.primary {
-            return Vec::new();
+            return;
         }
         self.with(|s| {
-            let mut out = vec![("open_connections", s.conns.open_count() as f64)];
+            out.push(("open_connections", s.conns.open_count() as f64));
             out.extend(s.workload.sample(&s.conns));
-            out
         })
     }
 
