@@ -3,9 +3,10 @@
 //! second, peak RSS and RSS per flow; build and run time both as wall and as CPU time (the
 //! latter holds on a loaded machine, where wall time does not), and CPU time per event. Each rung runs in a child process so peak RSS is its own.
 //!
-//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]`
-//! (defaults: the ladder above, 60 s, a sample every 10 s). A sample interval longer than the
-//! run leaves one sample, at the start: the difference to the default is what sampling costs.
+//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]
+//! [--trace-every-change]` (defaults: the ladder above, 60 s, a sample every 10 s, windows
+//! traced at the samples only). A sample interval longer than the run leaves one sample, at the
+//! start: the difference to the default is what sampling costs.
 
 use fairgate_core::net::packet::Packet;
 use fairgate_core::scenario::{build, parse_for_build};
@@ -20,12 +21,14 @@ const MIB: f64 = 1024.0 * 1024.0;
 struct Options {
     duration: f64,
     sample_interval: f64,
+    trace_every_change: bool,
 }
 
 fn scenario(flows: u64, options: Options) -> String {
     let Options {
         duration,
         sample_interval,
+        trace_every_change,
     } = options;
     let limit = (flows * 2).max(100);
     format!(
@@ -35,6 +38,7 @@ name = "scale-{flows}"
 duration = {duration}
 seed = 1
 sample_interval = "{sample_interval}s"
+trace_every_change = {trace_every_change}
 [topology]
 kind = "dumbbell"
 senders = {flows}
@@ -135,15 +139,24 @@ fn take_seconds(args: &mut Vec<String>, flag: &str) -> Option<f64> {
     Some(value)
 }
 
+/// Removes `flag` from `args`; whether it was there.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    let before = args.len();
+    args.retain(|a| a != flag);
+    args.len() != before
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let options = Options {
         duration: take_seconds(&mut args, "--duration").unwrap_or(60.0),
         sample_interval: take_seconds(&mut args, "--sample-interval").unwrap_or(10.0),
+        trace_every_change: take_flag(&mut args, "--trace-every-change"),
     };
     let Options {
         duration,
         sample_interval,
+        trace_every_change,
     } = options;
     if let [flag, flows] = &args[..] {
         if flag == "--rung" {
@@ -158,7 +171,11 @@ fn main() {
     };
     println!(
         "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated, a sample every \
-         {sample_interval} s; pkts MiB: the packet arena at its high-water mark ({} bytes a packet)",
+         {sample_interval} s{}; pkts MiB: the packet arena at its high-water mark ({} bytes a packet)",
+        match trace_every_change {
+            true => ", every window change traced",
+            false => "",
+        },
         std::mem::size_of::<Packet>()
     );
     println!(
@@ -187,6 +204,7 @@ fn main() {
                 "--sample-interval",
                 &sample_interval.to_string(),
             ])
+            .args(trace_every_change.then_some("--trace-every-change"))
             .status()
             .expect("the rung starts");
         assert!(status.success(), "the rung with {flows} flows failed");

@@ -14,7 +14,8 @@ pub struct QueueSeries {
     pub arrival_bps: Vec<f64>,
     pub departure_bps: Vec<f64>,
     /// Per port, cumulative arrival and departure bytes at the previous sample.
-    previous: PortLevels,
+    previous_arrivals: Vec<u64>,
+    previous_departures: Vec<u64>,
     previous_time: f64,
 }
 
@@ -72,7 +73,8 @@ impl QueueSeries {
     pub fn push_levels(&mut self, time: f64, ports: &PortLevels) {
         let first = self.time.is_empty();
         if first {
-            self.previous.resize(ports.packets.len());
+            self.previous_arrivals = vec![0; ports.packets.len()];
+            self.previous_departures = vec![0; ports.packets.len()];
         }
         let dt = time - self.previous_time;
         let rates = |now: &[u64], before: &[u64], out: &mut Vec<f64>| match first || dt <= 0.0 {
@@ -83,22 +85,19 @@ impl QueueSeries {
                     .map(|(now, before)| (now - before) as f64 * 8.0 / dt),
             ),
         };
-        let previous = &mut self.previous;
         rates(
             &ports.arrivals_bytes,
-            &previous.arrivals_bytes,
+            &self.previous_arrivals,
             &mut self.arrival_bps,
         );
         rates(
             &ports.departures_bytes,
-            &previous.departures_bytes,
+            &self.previous_departures,
             &mut self.departure_bps,
         );
-        previous
-            .arrivals_bytes
+        self.previous_arrivals
             .copy_from_slice(&ports.arrivals_bytes);
-        previous
-            .departures_bytes
+        self.previous_departures
             .copy_from_slice(&ports.departures_bytes);
         self.time
             .resize(self.time.len() + ports.packets.len(), time);
