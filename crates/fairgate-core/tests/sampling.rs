@@ -98,6 +98,21 @@ fn bottleneck_disciplines_give_the_same_series_both_ways() {
 }
 
 #[test]
+fn a_device_queue_under_the_discipline_gives_the_same_series_both_ways() {
+    // A packet leaving the device queue is counted as a departure; the engine then refills
+    // the queue from the discipline, which marks the port.
+    for device_queue in ["1", "3"] {
+        let red =
+            r#"{ kind = "red", limit = 60, min_th = 5, max_th = 15, w_q = 0.002, max_p = 0.1 }"#;
+        let bottleneck = format!(
+            "topology.bottleneck={{ rate = \"5Mbps\", delay = \"10ms\", queue = {red}, \
+             device_queue = {device_queue} }}"
+        );
+        assert_same_both_ways(DUMBBELL, &[&bottleneck]);
+    }
+}
+
+#[test]
 fn traces_of_every_window_change_interleave_the_same_way() {
     assert_same_both_ways(DUMBBELL, &["simulation.trace_every_change=true"]);
 }
