@@ -9,7 +9,6 @@ use super::touched::Touched;
 use super::Simulation;
 use crate::engine::prefetch::{prefetch, prefetch_lines};
 use crate::stats::series::{PortLevels, VarRows};
-use std::ops::Range;
 
 /// The hints run this many objects ahead in the list of those re-read: the object behind the
 /// box this far, the record holding the box twice as far.
@@ -69,27 +68,35 @@ impl Sampler {
     }
 }
 
-/// A step of a walk over the objects of a sample.
-enum Step {
-    /// These objects were not called since the last sample.
-    Keep(Range<usize>),
-    /// This one was: read it again.
-    Read(usize),
-}
-
-/// Calls `visit` for the objects `0..count` in order, one `Read` for each of the ascending
-/// list `fresh` and one `Keep` for each run of objects between them; `hint` gets the rest of
-/// the list from each `Read` on.
-fn walk(count: usize, fresh: &[u32], hint: impl Fn(&[u32]), mut visit: impl FnMut(Step)) {
+/// Rebuilds `rows` for the objects `0..count` in order: `read` gives the rows of each object
+/// in the ascending list `fresh`, the others keep theirs; `hint` gets the rest of the list from
+/// each read on.
+fn walk(
+    count: usize,
+    fresh: &[u32],
+    rows: &mut VarRows,
+    hint: impl Fn(&[u32]),
+    mut read: impl FnMut(usize, &mut VarRows),
+) {
+    rows.begin();
     let mut kept_from = 0;
     for (k, &index) in fresh.iter().enumerate() {
         let index = index as usize;
         hint(&fresh[k..]);
-        visit(Step::Keep(kept_from..index));
-        visit(Step::Read(index));
+        rows.keep(kept_from..index);
+        read(index, rows);
+        rows.close_object();
         kept_from = index + 1;
     }
-    visit(Step::Keep(kept_from..count));
+    rows.keep(kept_from..count);
+}
+
+/// Moves the objects of `touched` (all of them with `every_object`) into `out`, ascending.
+fn take_fresh(touched: &mut Touched, every_object: bool, out: &mut Vec<u32>) {
+    if every_object {
+        touched.mark_all();
+    }
+    touched.drain_into(out);
 }
 
 impl Simulation {
@@ -103,15 +110,11 @@ impl Simulation {
     /// state table, re-reading the ports touched since the last sample.
     pub(super) fn sample_ports(&mut self, t: f64) {
         let s = &mut self.sampler;
-        if s.every_object {
-            s.ports_touched.mark_all();
-        }
         let mut fresh = std::mem::take(&mut s.fresh);
-        s.ports_touched.drain_into(&mut fresh);
+        take_fresh(&mut s.ports_touched, s.every_object, &mut fresh);
         if s.ports.packets.len() != self.ports.len() {
             s.ports.resize(self.ports.len());
         }
-        s.port_vars.begin();
         let ports = &self.ports;
         let hint = |ahead: &[u32]| {
             if let Some(&far) = ahead.get(2 * AHEAD) {
@@ -125,11 +128,7 @@ impl Simulation {
             }
         };
         let state = &mut self.qdisc_state;
-        walk(ports.len(), &fresh, hint, |step| {
-            let i = match step {
-                Step::Keep(objects) => return s.port_vars.keep(objects),
-                Step::Read(i) => i,
-            };
+        walk(ports.len(), &fresh, &mut s.port_vars, hint, |i, rows| {
             let port = &ports[i];
             let levels = &mut s.ports;
             levels.packets[i] = port.qdisc.len_packets() as u64;
@@ -137,9 +136,8 @@ impl Simulation {
             levels.arrivals_bytes[i] = port.stats.arrivals_bytes;
             levels.departures_bytes[i] = port.stats.departures_bytes;
             for (name, value) in port.qdisc.state() {
-                s.port_vars.push(i as u32, state.var_index(name), value);
+                rows.push(i as u32, state.var_index(name), value);
             }
-            s.port_vars.close_object();
         });
         s.fresh = fresh;
         self.queue_series.push_levels(t, &s.ports);
@@ -150,13 +148,9 @@ impl Simulation {
     /// since the last sample and those whose samples read shared state.
     pub(super) fn sample_agents(&mut self, t: f64) {
         let s = &mut self.sampler;
-        if s.every_object {
-            s.agents_touched.mark_all();
-        }
         s.agents_touched.add(&s.agents_shared);
         let mut fresh = std::mem::take(&mut s.fresh);
-        s.agents_touched.drain_into(&mut fresh);
-        s.agent_vars.begin();
+        take_fresh(&mut s.agents_touched, s.every_object, &mut fresh);
         let agents = &self.agents;
         let hint = |ahead: &[u32]| {
             if let Some(&far) = ahead.get(2 * AHEAD) {
@@ -167,17 +161,12 @@ impl Simulation {
             }
         };
         let traces = &mut self.traces;
-        walk(agents.len(), &fresh, hint, |step| {
-            let i = match step {
-                Step::Keep(objects) => return s.agent_vars.keep(objects),
-                Step::Read(i) => i,
-            };
+        walk(agents.len(), &fresh, &mut s.agent_vars, hint, |i, rows| {
             let slot = &agents[i];
             slot.agent.sample(&mut s.values);
             for (name, value) in s.values.drain(..) {
-                s.agent_vars.push(slot.flow, traces.var_index(name), value);
+                rows.push(slot.flow, traces.var_index(name), value);
             }
-            s.agent_vars.close_object();
             match slot.agent.sample_reads_only_self() {
                 true => s.agents_shared.unmark(i),
                 false => s.agents_shared.mark(i),
