@@ -160,6 +160,12 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
         })
     }
 
+    /// The flow's own client samples the pool, which the other agents change; the other
+    /// endpoints sample nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        !self.primary
+    }
+
     fn violations(&self) -> Vec<String> {
         if !self.primary {
             return Vec::new();

@@ -16,8 +16,6 @@ const AHEAD: usize = 16;
 /// Bytes hinted of a discipline (its queue lengths lead) and of an agent.
 const QDISC_BYTES: usize = 128;
 const AGENT_BYTES: usize = 512;
-/// Bytes of an agent's slot up to its box and flow.
-const SLOT_BYTES: usize = 64;
 
 /// What a sample keeps between samples.
 #[derive(Default)]
@@ -154,7 +152,7 @@ impl Simulation {
         let agents = &self.agents;
         let hint = |ahead: &[u32]| {
             if let Some(&far) = ahead.get(2 * AHEAD) {
-                prefetch_lines(&agents[far as usize], SLOT_BYTES);
+                prefetch_lines(&agents[far as usize], usize::MAX);
             }
             if let Some(&near) = ahead.get(AHEAD) {
                 prefetch_lines(&*agents[near as usize].agent, AGENT_BYTES);
