@@ -3,6 +3,8 @@
 mod floor;
 mod measure;
 mod prefetch;
+mod sampling;
+mod touched;
 
 use super::progress::{describe, ProgressGuard};
 use crate::engine::events::Lookahead;
@@ -111,6 +113,7 @@ pub struct Simulation {
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
+    sampler: sampling::Sampler,
     /// Whether the run loop keeps a [`Lookahead`] for deep cache hints.
     looks_ahead: bool,
     /// Per agent, its first hop and its peer, for the deep hints (empty without them).
@@ -119,6 +122,7 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(parts: SimParts) -> Self {
+        let sampler = sampling::Sampler::new(parts.ports.len(), parts.agents.len());
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
@@ -158,6 +162,7 @@ impl Simulation {
             },
             drop_log: EventLog::new(parts.record_drops),
             phases,
+            sampler,
             looks_ahead: false,
             agent_routes: Vec::new(),
         };
@@ -563,6 +568,7 @@ impl Simulation {
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
+        self.sampler.port_called(port);
         self.apply_qdisc_effects(port);
         result
     }
@@ -646,6 +652,7 @@ impl Simulation {
             backlog: Some(&mut backlog),
         };
         f(slot.agent.as_mut(), &mut ctx);
+        self.sampler.agent_called(agent);
         for (port, token) in self.agent_effects.port_waits.drain(..) {
             self.ports[port as usize]
                 .waiting
@@ -712,6 +719,7 @@ impl Simulation {
         let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
         let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
         port.qdisc = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -728,6 +736,7 @@ impl Simulation {
         let placeholder: Box<dyn Agent> = Box::new(crate::traffic::sink::Sink);
         let old = std::mem::replace(&mut slot.agent, placeholder);
         slot.agent = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -762,6 +771,7 @@ impl Simulation {
         for slot in &mut self.agents {
             slot.agent.drain_transfers(&mut table);
         }
+        self.sampler.touch_all();
         table
     }
     /// Moves out the recorded drop and mark events.
