@@ -17,7 +17,7 @@ mod ladder;
 use fairgate_core::engine::prefetch::prefetch;
 use fairgate_core::scenario::{build, parse_for_build};
 use fairgate_core::sim::{Footprint, Simulation};
-use ladder::{cpu_s, scenario};
+use ladder::{cpu_s, scenario, Options};
 use std::hint::black_box;
 
 const PAGE_WORDS: usize = 512;
@@ -36,7 +36,17 @@ struct Loads {
 type Ahead = Option<(usize, usize)>;
 
 fn built(flows: u64, duration: f64) -> Simulation {
-    let parsed = parse_for_build(&scenario(flows, duration), &[]);
+    let parsed = parse_for_build(
+        &scenario(
+            flows,
+            Options {
+                duration,
+                sample_interval: 10.0,
+                trace_every_change: false,
+            },
+        ),
+        &[],
+    );
     parsed.and_then(|p| build(&p)).unwrap_or_else(|error| {
         eprintln!("fairgate-floor: the {flows}-flow rung: {error}");
         std::process::exit(2)
@@ -176,7 +186,7 @@ fn rung(flows: u64, duration: f64) {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let duration = ladder::take_duration(&mut args, "fairgate-floor");
+    let duration = take_duration(&mut args, "fairgate-floor");
     let rungs: Vec<u64> = if args.is_empty() {
         vec![1_000, 100_000]
     } else {
@@ -193,4 +203,21 @@ fn main() {
     for flows in rungs {
         rung(flows, duration);
     }
+}
+
+/// Removes `--duration SECONDS` from `args` and returns it (60 s without one); exits with
+/// status 2 and the usage of `program` when the value is missing or not a number.
+fn take_duration(args: &mut Vec<String>, program: &str) -> f64 {
+    let Some(i) = args.iter().position(|a| a == "--duration") else {
+        return 60.0;
+    };
+    let duration = args
+        .get(i + 1)
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| {
+            eprintln!("usage: {program} [FLOWS...] [--duration SECONDS]");
+            std::process::exit(2)
+        });
+    args.drain(i..=i + 1);
+    duration
 }

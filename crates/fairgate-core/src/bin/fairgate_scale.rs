@@ -3,14 +3,17 @@
 //! second, peak RSS and RSS per flow; build and run time both as wall and as CPU time (the
 //! latter holds on a loaded machine, where wall time does not), and CPU time per event. Each rung runs in a child process so peak RSS is its own.
 //!
-//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS]` (defaults: the ladder above, 60 s).
+//! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]
+//! [--trace-every-change]` (defaults: the ladder above, 60 s, a sample every 10 s, windows
+//! traced at the samples only). A sample interval longer than the run leaves one sample, at the
+//! start: the difference to the default is what sampling costs.
 
 #[path = "support/ladder.rs"]
 mod ladder;
 
 use fairgate_core::net::packet::Packet;
 use fairgate_core::scenario::{build, parse_for_build};
-use ladder::{cpu_s, scenario};
+use ladder::{cpu_s, scenario, Options};
 use std::process::Command;
 use std::time::Instant;
 
@@ -28,8 +31,8 @@ fn rss_kib(field: &str) -> u64 {
 }
 
 /// One rung in this process; prints one table row.
-fn rung(flows: u64, duration: f64) {
-    let text = scenario(flows, duration);
+fn rung(flows: u64, options: Options) {
+    let text = scenario(flows, options);
     let started = Instant::now();
     let cpu_started = cpu_s();
     let parsed = parse_for_build(&text, &[]).expect("the ladder scenario is valid");
@@ -60,12 +63,46 @@ fn rung(flows: u64, duration: f64) {
     );
 }
 
+const USAGE: &str =
+    "usage: fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]";
+
+/// Removes `--flag VALUE` from `args` and returns the value (None when the flag is absent).
+fn take_seconds(args: &mut Vec<String>, flag: &str) -> Option<f64> {
+    let i = args.iter().position(|a| a == flag)?;
+    let value = args
+        .get(i + 1)
+        .and_then(|d| d.parse().ok())
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .unwrap_or_else(|| {
+            eprintln!("{USAGE}");
+            std::process::exit(2)
+        });
+    args.drain(i..=i + 1);
+    Some(value)
+}
+
+/// Removes `flag` from `args`; whether it was there.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    let before = args.len();
+    args.retain(|a| a != flag);
+    args.len() != before
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let duration = ladder::take_duration(&mut args, "fairgate-scale");
+    let options = Options {
+        duration: take_seconds(&mut args, "--duration").unwrap_or(60.0),
+        sample_interval: take_seconds(&mut args, "--sample-interval").unwrap_or(10.0),
+        trace_every_change: take_flag(&mut args, "--trace-every-change"),
+    };
+    let Options {
+        duration,
+        sample_interval,
+        trace_every_change,
+    } = options;
     if let [flag, flows] = &args[..] {
         if flag == "--rung" {
-            rung(flows.parse().expect("a flow count"), duration);
+            rung(flows.parse().expect("a flow count"), options);
             return;
         }
     }
@@ -75,8 +112,12 @@ fn main() {
         args.iter().filter_map(|a| a.parse().ok()).collect()
     };
     println!(
-        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated; pkts MiB: the packet \
-         arena at its high-water mark ({} bytes a packet)",
+        "TCP NewReno dumbbells, 10 Mb/s bottleneck, {duration} s simulated, a sample every \
+         {sample_interval} s{}; pkts MiB: the packet arena at its high-water mark ({} bytes a packet)",
+        match trace_every_change {
+            true => ", every window change traced",
+            false => "",
+        },
         std::mem::size_of::<Packet>()
     );
     println!(
@@ -102,7 +143,10 @@ fn main() {
                 &flows.to_string(),
                 "--duration",
                 &duration.to_string(),
+                "--sample-interval",
+                &sample_interval.to_string(),
             ])
+            .args(trace_every_change.then_some("--trace-every-change"))
             .status()
             .expect("the rung starts");
         assert!(status.success(), "the rung with {flows} flows failed");

@@ -1,12 +1,13 @@
-//! The event queue: a 4-ary heap ordered by (time, insertion sequence), whose earliest
-//! entries wait in a short sorted list in front of it, so the events to come can be named
-//! (for cache hints) without disturbing the heap.
+//! The event queue: a 4-ary heap ordered by (time, insertion sequence), and a [`Lookahead`]
+//! a run loop may keep in front of it to name the events to come.
 //!
 //! Ties are broken by the order in which events were scheduled, never by addresses or hash
 //! order, so the same configuration and seed give the same run.
 
+mod lookahead;
+
 use super::time::Time;
-use std::collections::VecDeque;
+pub use lookahead::{Lookahead, LOOKAHEAD};
 
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,29 +46,15 @@ struct Entry {
 /// Children per node of the heap: a 4-ary heap is shallower than a binary one.
 const ARITY: usize = 4;
 
-/// Events the front list holds after each pop (when the heap has them): how far ahead
-/// [`EventQueue::ahead`] can name events.
-pub const FRONT: usize = 12;
-/// Most events the front list holds; an earlier event scheduled into a full list pushes its
-/// latest entry back into the heap.
-const FRONT_MAX: usize = 2 * FRONT;
-/// Pending events from which the front list is kept filled. A smaller queue stays in the
-/// caches, where the plain heap is cheaper (the list then drains and stays empty).
-pub const STAGE_FROM: usize = 2048;
-
 fn time_of(key: u128) -> Time {
     (key >> 64) as Time
 }
 
-/// Pending events, earliest first; equal times come out in scheduling order. Every entry of
-/// `front` (sorted, earliest first) is earlier than every entry of `heap` (a 4-ary min-heap
-/// on (time, sequence)).
+/// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
+/// min-heap on (time, sequence)).
 #[derive(Default)]
 pub struct EventQueue {
-    front: VecDeque<Entry>,
     heap: Vec<Entry>,
-    /// Whether the front list is in use; while it is not, the queue is a plain heap.
-    staged: bool,
     next_seq: u64,
     processed: u64,
 }
@@ -76,53 +63,15 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        let entry = Entry { key, event };
-        if self.staged {
-            if let Some(last) = self.front.back() {
-                if key < last.key {
-                    self.insert_in_front(entry);
-                    return;
-                }
-            }
-        }
-        self.push_heap(entry);
+        self.push(Entry { key, event });
     }
 
-    fn insert_in_front(&mut self, entry: Entry) {
-        let at = self.front.partition_point(|e| e.key < entry.key);
-        self.front.insert(at, entry);
-        if self.front.len() > FRONT_MAX {
-            let latest = self.front.pop_back().expect("a full front list");
-            self.push_heap(latest);
-        }
-    }
-
-    #[inline]
-    fn push_heap(&mut self, entry: Entry) {
-        self.heap.push(entry);
-        self.sift_up(self.heap.len() - 1);
-    }
-
-    #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        let next = if self.staged {
-            self.front.front().or_else(|| self.heap.first())
-        } else {
-            self.heap.first()
-        };
-        next.map(|e| time_of(e.key))
+        self.heap.first().map(|e| time_of(e.key))
     }
 
-    /// The event `distance` places after the next one (0 = the next), if the front list
-    /// reaches that far; events scheduled meanwhile may come between. For cache hints.
-    #[inline]
-    pub fn ahead(&self, distance: usize) -> Option<&Event> {
-        self.front.get(distance).map(|e| &e.event)
-    }
-
-    /// The next event and, as far as the heap knows now, the one after it (the smaller child
-    /// of the root), for cache hints while the front list is empty.
-    #[inline]
+    /// The next event and, as far as the queue knows now, the one after it (the smaller
+    /// child of the root), for cache hints; events scheduled meanwhile may come between.
     pub fn upcoming(&self) -> (Option<&Event>, Option<&Event>) {
         let next = self.heap.first().map(|e| &e.event);
         let children = self
@@ -134,55 +83,36 @@ impl EventQueue {
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if self.staged {
-            return self.pop_staged();
-        }
-        let next = self.pop_heap()?;
-        self.processed += 1;
-        if self.heap.len() >= STAGE_FROM {
-            self.staged = true;
-            self.refill_front();
-        }
-        Some((time_of(next.key), next.event))
-    }
-
-    /// [`Self::pop`] while the front list is in use; it leaves use once drained below
-    /// [`STAGE_FROM`] pending events.
-    fn pop_staged(&mut self) -> Option<(Time, Event)> {
-        let next = match self.front.pop_front() {
-            Some(entry) => entry,
-            None => self.pop_heap()?,
-        };
-        self.processed += 1;
-        if self.heap.len() >= STAGE_FROM {
-            self.refill_front();
-        } else if self.front.is_empty() {
-            self.staged = false;
-        }
-        Some((time_of(next.key), next.event))
-    }
-
-    fn refill_front(&mut self) {
-        while self.front.len() < FRONT {
-            let Some(entry) = self.pop_heap() else {
-                break;
-            };
-            self.front.push_back(entry);
-        }
-    }
-
-    fn pop_heap(&mut self) -> Option<Entry> {
         let last = self.heap.pop()?;
+        self.processed += 1;
         if self.heap.is_empty() {
-            return Some(last);
+            return Some((time_of(last.key), last.event));
         }
         let top = self.heap[0];
         self.sift_down(last);
+        Some((time_of(top.key), top.event))
+    }
+
+    /// The earliest entry, removed from the heap (not counted as processed).
+    fn pop_entry(&mut self) -> Option<Entry> {
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("a heap with a first entry");
+        if !self.heap.is_empty() {
+            self.sift_down(last);
+        }
         Some(top)
     }
 
-    fn sift_up(&mut self, mut pos: usize) {
-        let entry = self.heap[pos];
+    /// Puts back an entry [`Self::pop_entry`] took, with its key (so its place in the order).
+    fn restore(&mut self, entry: Entry) {
+        self.push(entry);
+    }
+
+    /// Appends `entry` and moves it up past every later parent.
+    #[inline(always)]
+    fn push(&mut self, entry: Entry) {
+        let mut pos = self.heap.len();
+        self.heap.push(entry);
         while pos > 0 {
             let parent = (pos - 1) / ARITY;
             if self.heap[parent].key <= entry.key {
@@ -195,6 +125,7 @@ impl EventQueue {
     }
 
     /// Places `entry` from the root down, moving the smallest child up at each level.
+    #[inline(always)]
     fn sift_down(&mut self, entry: Entry) {
         let heap = &mut self.heap[..];
         let len = heap.len();
@@ -223,11 +154,11 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.front.len() + self.heap.len()
+        self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.front.is_empty() && self.heap.is_empty()
+        self.heap.is_empty()
     }
 
     /// Number of events popped so far.
@@ -263,28 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn ahead_names_the_events_to_come_without_removing_them() {
-        let mut q = EventQueue::default();
-        assert_eq!(q.ahead(0), None);
-        let pending = STAGE_FROM as u32 + 100;
-        for agent in 0..pending {
-            q.schedule(
-                u64::from(agent * 7919 % pending) + 10,
-                Event::AgentStart { agent },
-            );
-        }
-        assert_eq!(q.ahead(0), None, "the front list fills at the first pop");
-        q.pop();
-        q.schedule(5, Event::AgentStart { agent: pending });
-        let named: Vec<Event> = (0..FRONT).filter_map(|d| q.ahead(d).copied()).collect();
-        assert_eq!(named.len(), FRONT);
-        assert_eq!(named[0], Event::AgentStart { agent: pending });
-        let popped: Vec<Event> = (0..FRONT).map(|_| q.pop().unwrap().1).collect();
-        assert_eq!(named, popped);
-    }
-
-    #[test]
-    fn upcoming_names_the_next_two_events_of_a_small_queue() {
+    fn upcoming_names_the_next_two_events_without_removing_them() {
         let mut q = EventQueue::default();
         assert_eq!(q.upcoming(), (None, None));
         for (t, agent) in [(9, 0), (4, 1), (7, 2), (4, 3), (8, 4)] {
@@ -293,40 +203,9 @@ mod tests {
         let (next, after) = q.upcoming();
         assert_eq!(next, Some(&Event::AgentStart { agent: 1 }));
         assert_eq!(after, Some(&Event::AgentStart { agent: 3 }));
+        assert_eq!(q.len(), 5);
         assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 1 })));
         assert_eq!(q.pop(), Some((4, Event::AgentStart { agent: 3 })));
-    }
-
-    #[test]
-    fn interleaved_scheduling_keeps_the_order_of_a_plain_heap() {
-        let mut q = EventQueue::default();
-        let mut reference = std::collections::BTreeSet::new();
-        let mut seq = 0u64;
-        let mut now = 0u64;
-        for _ in 0..STAGE_FROM + 500 {
-            let time = 40 + seq * 104_729 % 5000;
-            q.schedule(time, Event::AgentStart { agent: seq as u32 });
-            reference.insert((time, seq));
-            seq += 1;
-        }
-        for step in 0..20_000u64 {
-            for k in 0..(step % 3) {
-                let time = now + (step * 7919 + k * 104_729) % 50;
-                q.schedule(time, Event::AgentStart { agent: seq as u32 });
-                reference.insert((time, seq));
-                seq += 1;
-            }
-            if step % 2 == 0 {
-                let expected = reference.pop_first();
-                let got = q.pop().map(|(t, e)| match e {
-                    Event::AgentStart { agent } => (t, u64::from(agent)),
-                    _ => unreachable!(),
-                });
-                assert_eq!(got, expected);
-                now = got.map_or(now, |(t, _)| t);
-            }
-            assert_eq!(q.len(), reference.len());
-        }
     }
 
     #[test]

@@ -478,6 +478,11 @@ impl Agent for Gateway {
             .collect()
     }
 
+    /// Samples nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "gateway"
     }

@@ -137,9 +137,15 @@ pub trait Agent: Send {
     fn violations(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Variables sampled at the scenario's sample interval into the trace table.
-    fn sample(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
+    /// Appends the variables sampled at the scenario's sample interval into the trace table
+    /// to `out` (which arrives empty).
+    fn sample(&self, _out: &mut Vec<(&'static str, f64)>) {}
+    /// Whether `sample` reads only this agent's own state, which changes only through the
+    /// engine's calls into it: then a sample reuses the values of an agent not called since
+    /// the last sample instead of visiting it. False (visit at every sample) for an agent
+    /// whose samples read state that other agents change.
+    fn sample_reads_only_self(&self) -> bool {
+        false
     }
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).

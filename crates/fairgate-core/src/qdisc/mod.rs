@@ -182,7 +182,8 @@ pub trait Qdisc: Send {
         0.0
     }
     /// Internal variables worth plotting (average queue, probability, ...), sampled with the
-    /// queue length.
+    /// queue length. Like the lengths, they change only inside the engine's calls: a sample
+    /// reuses the last values of a discipline not called since.
     fn state(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }

@@ -3,8 +3,11 @@
 mod floor;
 mod measure;
 mod prefetch;
+mod sampling;
+mod touched;
 
 use super::progress::{describe, ProgressGuard};
+use crate::engine::events::Lookahead;
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::node::Node;
@@ -110,18 +113,22 @@ pub struct Simulation {
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
-    /// Per agent, its first hop and its peer, for cache hints.
+    sampler: sampling::Sampler,
+    /// Whether the run loop keeps a [`Lookahead`] for deep cache hints.
+    looks_ahead: bool,
+    /// Per agent, its first hop and its peer, for the deep hints (empty without them).
     agent_routes: Vec<prefetch::AgentRoute>,
 }
 
 impl Simulation {
     pub fn new(parts: SimParts) -> Self {
+        let sampler = sampling::Sampler::new(parts.ports.len(), parts.agents.len());
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
         let flow_stats = vec![FlowStats::default(); parts.flows.len()];
         let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
-        let agent_routes = prefetch::agent_routes(&parts.nodes, &parts.agents, &parts.flows);
+        let looks_ahead = prefetch::looks_ahead(parts.agents.len(), parts.ports.len());
         let class_series = ClassSeries::new(&data_flow_classes(&parts.flows));
         let phases = PhaseLog::new(parts.phase_edges, &data_flow_classes(&parts.flows));
         let mut sim = Simulation {
@@ -155,8 +162,11 @@ impl Simulation {
             },
             drop_log: EventLog::new(parts.record_drops),
             phases,
-            agent_routes,
+            sampler,
+            looks_ahead: false,
+            agent_routes: Vec::new(),
         };
+        sim.set_looks_ahead(looks_ahead);
         sim.prepare();
         sim
     }
@@ -207,17 +217,36 @@ impl Simulation {
 
     /// [`Self::run_until`], showing `observe` each event just before it runs (a benchmark
     /// records the run's event sequence this way; observing never changes a result).
-    pub fn run_observing(&mut self, until: Time, mut observe: impl FnMut(&Self, &Event)) {
+    pub fn run_observing(&mut self, until: Time, observe: impl FnMut(&Self, &Event)) {
         if self.failure.is_some() {
             return;
         }
         let until = until.min(self.end);
-        while let Some(t) = self.events.peek_time() {
+        if self.looks_ahead {
+            let mut lookahead = Lookahead::default();
+            self.run_loop(until, &mut lookahead, observe);
+            lookahead.put_back(&mut self.events);
+        } else {
+            self.run_loop(until, &mut prefetch::HeapOnly, observe);
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// The run loop, compiled once per way of taking the next event from the queue (chosen
+    /// per simulation, see [`prefetch::looks_ahead`]).
+    #[inline(never)]
+    fn run_loop<P: prefetch::Pending>(
+        &mut self,
+        until: Time,
+        pending: &mut P,
+        mut observe: impl FnMut(&Self, &Event),
+    ) {
+        while let Some(t) = pending.peek_time(&mut self.events) {
             if t > until {
                 break;
             }
-            let (time, event) = self.events.pop().expect("peeked");
-            self.prefetch_upcoming();
+            let (time, event) = pending.pop(&mut self.events).expect("peeked");
+            pending.hint(self);
             self.now = time;
             if !self.progress.advance(time) {
                 let culprit = describe(
@@ -233,7 +262,18 @@ impl Simulation {
             observe(self, &event);
             self.dispatch(event);
         }
-        self.now = self.now.max(until);
+    }
+
+    /// Chooses whether the run loop keeps a [`Lookahead`] for deep cache hints, overriding the
+    /// choice [`Self::new`] made from the number of agents and ports. The way events are taken
+    /// never changes a result; tests and benchmarks compare the two ways with this.
+    pub fn set_looks_ahead(&mut self, on: bool) {
+        self.looks_ahead = on;
+        self.agent_routes = if on {
+            prefetch::agent_routes(&self.nodes, &self.agents, &self.flow_info)
+        } else {
+            Vec::new()
+        };
     }
 
     /// Why the run stopped early, if it did (then its results are not valid).
@@ -250,6 +290,7 @@ impl Simulation {
         self.now >= self.end
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::TxDone { port } => self.tx_done(port as usize),
@@ -419,6 +460,7 @@ impl Simulation {
         self.forward(node, packet);
     }
 
+    #[inline(always)]
     fn link_arrive(&mut self, port: usize) {
         let p = &mut self.ports[port];
         let (_, packet) = p
@@ -526,6 +568,7 @@ impl Simulation {
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
+        self.sampler.port_called(port);
         self.apply_qdisc_effects(port);
         result
     }
@@ -586,6 +629,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn with_agent(&mut self, agent: usize, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
         let slot = &mut self.agents[agent];
         let node = slot.node;
@@ -608,6 +652,7 @@ impl Simulation {
             backlog: Some(&mut backlog),
         };
         f(slot.agent.as_mut(), &mut ctx);
+        self.sampler.agent_called(agent);
         for (port, token) in self.agent_effects.port_waits.drain(..) {
             self.ports[port as usize].wait(agent as u32, token);
         }
@@ -672,6 +717,7 @@ impl Simulation {
         let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
         let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
         port.qdisc = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -688,6 +734,7 @@ impl Simulation {
         let placeholder: Box<dyn Agent> = Box::new(crate::traffic::sink::Sink);
         let old = std::mem::replace(&mut slot.agent, placeholder);
         slot.agent = wrap(old);
+        self.sampler.touch_all();
         true
     }
 
@@ -722,6 +769,7 @@ impl Simulation {
         for slot in &mut self.agents {
             slot.agent.drain_transfers(&mut table);
         }
+        self.sampler.touch_all();
         table
     }
     /// Moves out the recorded drop and mark events.

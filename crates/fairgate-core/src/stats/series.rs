@@ -1,6 +1,7 @@
 //! Columnar time series: one vector per column, appended in time order.
 
 use super::FlowStats;
+use std::ops::Range;
 
 /// Queue length of every port, and its arrival and departure rates over the interval that
 /// ends at the sample, sampled at the scenario's interval.
@@ -13,7 +14,8 @@ pub struct QueueSeries {
     pub arrival_bps: Vec<f64>,
     pub departure_bps: Vec<f64>,
     /// Per port, cumulative arrival and departure bytes at the previous sample.
-    previous: Vec<(u64, u64)>,
+    previous_arrivals: Vec<u64>,
+    previous_departures: Vec<u64>,
     previous_time: f64,
 }
 
@@ -41,38 +43,67 @@ impl FlowSeries {
     }
 }
 
-/// A port's state at a sample.
-pub struct PortSample {
-    pub port: u32,
-    pub packets: u64,
-    pub bytes: u64,
-    pub arrivals_bytes: u64,
-    pub departures_bytes: u64,
+/// Every port's queue and cumulative byte counters at a sample, one column each, in port
+/// order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortLevels {
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub arrivals_bytes: Vec<u64>,
+    pub departures_bytes: Vec<u64>,
+}
+
+impl PortLevels {
+    /// Room for `ports` ports, all zero.
+    pub fn resize(&mut self, ports: usize) {
+        for column in [
+            &mut self.packets,
+            &mut self.bytes,
+            &mut self.arrivals_bytes,
+            &mut self.departures_bytes,
+        ] {
+            column.resize(ports, 0);
+        }
+    }
 }
 
 impl QueueSeries {
     /// Appends one sample of every port, in port order; the first sample's rates are NaN
     /// (no interval ends there).
-    pub fn push_all(&mut self, time: f64, ports: impl Iterator<Item = PortSample>) {
+    pub fn push_levels(&mut self, time: f64, ports: &PortLevels) {
         let first = self.time.is_empty();
-        let dt = time - self.previous_time;
-        for (i, p) in ports.enumerate() {
-            if first {
-                self.previous.push((0, 0));
-            }
-            let (arrived, departed) = self.previous[i];
-            let rate = |now: u64, before: u64| match first || dt <= 0.0 {
-                true => f64::NAN,
-                false => (now - before) as f64 * 8.0 / dt,
-            };
-            self.arrival_bps.push(rate(p.arrivals_bytes, arrived));
-            self.departure_bps.push(rate(p.departures_bytes, departed));
-            self.previous[i] = (p.arrivals_bytes, p.departures_bytes);
-            self.time.push(time);
-            self.port.push(p.port);
-            self.packets.push(p.packets);
-            self.bytes.push(p.bytes);
+        if first {
+            self.previous_arrivals = vec![0; ports.packets.len()];
+            self.previous_departures = vec![0; ports.packets.len()];
         }
+        let dt = time - self.previous_time;
+        let rates = |now: &[u64], before: &[u64], out: &mut Vec<f64>| match first || dt <= 0.0 {
+            true => out.resize(out.len() + now.len(), f64::NAN),
+            false => out.extend(
+                now.iter()
+                    .zip(before)
+                    .map(|(now, before)| (now - before) as f64 * 8.0 / dt),
+            ),
+        };
+        rates(
+            &ports.arrivals_bytes,
+            &self.previous_arrivals,
+            &mut self.arrival_bps,
+        );
+        rates(
+            &ports.departures_bytes,
+            &self.previous_departures,
+            &mut self.departure_bps,
+        );
+        self.previous_arrivals
+            .copy_from_slice(&ports.arrivals_bytes);
+        self.previous_departures
+            .copy_from_slice(&ports.departures_bytes);
+        self.time
+            .resize(self.time.len() + ports.packets.len(), time);
+        self.port.extend(0..ports.packets.len() as u32);
+        self.packets.extend_from_slice(&ports.packets);
+        self.bytes.extend_from_slice(&ports.bytes);
         self.previous_time = time;
     }
 }
@@ -179,11 +210,20 @@ pub struct VarSeries {
 
 impl VarSeries {
     pub fn push(&mut self, time: f64, owner: u32, name: &str, value: f64) {
-        let var = self.index_of(name);
+        let var = self.var_index(name);
         self.time.push(time);
         self.owner.push(owner);
-        self.var.push(var as u32);
+        self.var.push(var);
         self.value.push(value);
+    }
+
+    /// Appends the points (`owner[i]`, `var[i]`, `value[i]`) at `time`; `var` holds indices
+    /// from [`VarSeries::var_index`].
+    pub fn extend(&mut self, time: f64, owner: &[u32], var: &[u32], value: &[f64]) {
+        self.time.resize(self.time.len() + owner.len(), time);
+        self.owner.extend_from_slice(owner);
+        self.var.extend_from_slice(var);
+        self.value.extend_from_slice(value);
     }
 
     pub fn len(&self) -> usize {
@@ -199,22 +239,92 @@ impl VarSeries {
     pub fn prefix_since(&mut self, start: usize, prefix: &str) {
         for i in start..self.var.len() {
             let name = format!("{prefix}{}", self.names[self.var[i] as usize]);
-            self.var[i] = self.index_of(&name) as u32;
+            self.var[i] = self.var_index(&name);
         }
     }
 
-    fn index_of(&mut self, name: &str) -> usize {
-        match self.names.iter().position(|n| n == name) {
+    /// The index of variable `name` in `names`, added at the end if new.
+    pub fn var_index(&mut self, name: &str) -> u32 {
+        let index = match self.names.iter().position(|n| n == name) {
             Some(i) => i,
             None => {
                 self.names.push(name.to_string());
                 self.names.len() - 1
             }
-        }
+        };
+        index as u32
     }
 
     pub fn is_empty(&self) -> bool {
         self.time.is_empty()
+    }
+}
+
+/// The variables of each object (port or agent) as of the last sample, in object order, as
+/// (owner, variable, value) rows: a sample copies the rows of the objects it does not re-read
+/// and replaces those of the objects it does.
+#[derive(Clone, Debug, Default)]
+pub struct VarRows {
+    last: RowTable,
+    next: RowTable,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RowTable {
+    /// Object i's rows end at `end[i]` and start where object i - 1's end.
+    end: Vec<usize>,
+    owner: Vec<u32>,
+    var: Vec<u32>,
+    value: Vec<f64>,
+}
+
+impl VarRows {
+    /// Starts the rows of a new sample, to be given object by object in order.
+    pub fn begin(&mut self) {
+        std::mem::swap(&mut self.last, &mut self.next);
+        let next = &mut self.next;
+        next.end.clear();
+        next.owner.clear();
+        next.var.clear();
+        next.value.clear();
+    }
+
+    /// The objects `objects` have the rows they had at the last sample.
+    pub fn keep(&mut self, objects: Range<usize>) {
+        if objects.is_empty() {
+            return;
+        }
+        let last = &self.last;
+        let start = objects
+            .start
+            .checked_sub(1)
+            .map_or(0, |before| last.end[before]);
+        let stop = last.end[objects.end - 1];
+        let next = &mut self.next;
+        let base = next.var.len();
+        next.owner.extend_from_slice(&last.owner[start..stop]);
+        next.var.extend_from_slice(&last.var[start..stop]);
+        next.value.extend_from_slice(&last.value[start..stop]);
+        next.end
+            .extend(last.end[objects].iter().map(|&end| end - start + base));
+    }
+
+    /// A row of the object being given.
+    pub fn push(&mut self, owner: u32, var: u32, value: f64) {
+        self.next.owner.push(owner);
+        self.next.var.push(var);
+        self.next.value.push(value);
+    }
+
+    /// Ends the rows of the object being given.
+    pub fn close_object(&mut self) {
+        self.next.end.push(self.next.var.len());
+    }
+
+    /// Appends this sample's rows to `series` at `time`.
+    pub fn append_to(&self, time: f64, series: &mut VarSeries) {
+        let next = &self.next;
+        series.extend(time, &next.owner, &next.var, &next.value);
     }
 }
 
@@ -240,18 +350,45 @@ mod tests {
     }
 
     #[test]
+    fn kept_rows_are_copied_and_read_rows_replace_the_old() {
+        let mut rows = VarRows::default();
+        let mut series = VarSeries::default();
+        rows.begin();
+        for (object, values) in [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]].iter().enumerate() {
+            for (var, value) in values.iter().enumerate() {
+                rows.push(object as u32 * 10, var as u32, *value);
+            }
+            rows.close_object();
+        }
+        rows.append_to(0.0, &mut series);
+        rows.begin();
+        rows.keep(0..1);
+        rows.push(10, 0, 7.0);
+        rows.close_object();
+        rows.keep(2..3);
+        rows.keep(3..3);
+        rows.append_to(1.0, &mut series);
+        assert_eq!(series.owner[6..], [0, 0, 10, 20, 20]);
+        assert_eq!(series.value[6..], [1.0, 2.0, 7.0, 5.0, 6.0]);
+        assert_eq!(series.time[6..], [1.0; 5]);
+        rows.begin();
+        rows.keep(0..3);
+        rows.append_to(2.0, &mut series);
+        assert_eq!(series.value[11..], [1.0, 2.0, 7.0, 5.0, 6.0]);
+    }
+
+    #[test]
     fn port_rates_count_the_bytes_of_each_interval() {
         let mut series = QueueSeries::default();
-        let sample = |arrivals_bytes, departures_bytes| PortSample {
-            port: 0,
-            packets: 0,
-            bytes: 0,
-            arrivals_bytes,
-            departures_bytes,
+        let sample = |arrivals_bytes, departures_bytes| PortLevels {
+            packets: vec![0],
+            bytes: vec![0],
+            arrivals_bytes: vec![arrivals_bytes],
+            departures_bytes: vec![departures_bytes],
         };
-        series.push_all(0.0, [sample(0, 0)].into_iter());
-        series.push_all(0.5, [sample(1000, 500)].into_iter());
-        series.push_all(1.0, [sample(1000, 1000)].into_iter());
+        series.push_levels(0.0, &sample(0, 0));
+        series.push_levels(0.5, &sample(1000, 500));
+        series.push_levels(1.0, &sample(1000, 1000));
         assert!(series.arrival_bps[0].is_nan());
         assert_eq!(series.arrival_bps[1..], [16000.0, 0.0]);
         assert_eq!(series.departure_bps[1..], [8000.0, 8000.0]);

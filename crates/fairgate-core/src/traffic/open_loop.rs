@@ -246,6 +246,11 @@ impl Agent for OpenLoopSource {
         }
     }
 
+    /// Samples nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         self.kind
     }

@@ -150,15 +150,20 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
         });
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
         if !self.primary {
-            return Vec::new();
+            return;
         }
         self.with(|s| {
-            let mut out = vec![("open_connections", s.conns.open_count() as f64)];
+            out.push(("open_connections", s.conns.open_count() as f64));
             out.extend(s.workload.sample(&s.conns));
-            out
         })
+    }
+
+    /// The flow's own client samples the pool, which the other agents change; the other
+    /// endpoints sample nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        !self.primary
     }
 
     fn violations(&self) -> Vec<String> {

@@ -1,8 +1,21 @@
 //! The scale ladder's scenario and CPU clock, shared by `fairgate-scale` and `fairgate-floor`.
 
+/// The options of a run: simulated seconds and seconds between samples.
+#[derive(Clone, Copy)]
+pub struct Options {
+    pub duration: f64,
+    pub sample_interval: f64,
+    pub trace_every_change: bool,
+}
+
 /// A TCP NewReno dumbbell of `flows` senders (10 Mb/s bottleneck, 100 Mb/s access links,
-/// starts spread over the first 5 s) simulated for `duration` seconds.
-pub fn scenario(flows: u64, duration: f64) -> String {
+/// starts spread over the first 5 s).
+pub fn scenario(flows: u64, options: Options) -> String {
+    let Options {
+        duration,
+        sample_interval,
+        trace_every_change,
+    } = options;
     let limit = (flows * 2).max(100);
     format!(
         r#"
@@ -10,7 +23,8 @@ name = "scale-{flows}"
 [simulation]
 duration = {duration}
 seed = 1
-sample_interval = "10s"
+sample_interval = "{sample_interval}s"
+trace_every_change = {trace_every_change}
 [topology]
 kind = "dumbbell"
 senders = {flows}
@@ -48,21 +62,4 @@ pub fn cpu_s() -> f64 {
         .filter_map(|t| t.parse().ok())
         .collect();
     ticks.iter().sum::<f64>() / 100.0
-}
-
-/// Removes `--duration SECONDS` from `args` and returns it (60 s without one); exits with
-/// status 2 and the usage of `program` when the value is missing or not a number.
-pub fn take_duration(args: &mut Vec<String>, program: &str) -> f64 {
-    let Some(i) = args.iter().position(|a| a == "--duration") else {
-        return 60.0;
-    };
-    let duration = args
-        .get(i + 1)
-        .and_then(|d| d.parse().ok())
-        .unwrap_or_else(|| {
-            eprintln!("usage: {program} [FLOWS...] [--duration SECONDS]");
-            std::process::exit(2)
-        });
-    args.drain(i..=i + 1);
-    duration
 }

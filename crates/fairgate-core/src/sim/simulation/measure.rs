@@ -2,19 +2,10 @@
 //! of the measurement window and of the traffic phases, and the conservation check.
 
 use super::Simulation;
-use crate::engine::prefetch::{prefetch_at, prefetch_lines};
 use crate::engine::{to_secs, Event};
 use crate::qdisc::DropReason;
 use crate::stats::phases::PhaseLog;
-use crate::stats::series::PortSample;
 use crate::stats::window::{Snapshot, Window};
-
-/// A sample visits every port and agent in turn; the cache hints run this many ahead for the
-/// object behind a box and twice as many for the record holding the box, so each hint reads
-/// a pointer that has already arrived.
-const SAMPLE_AHEAD: usize = 8;
-/// Bytes of a discipline or an agent hinted for a sample.
-const SAMPLE_OBJECT_BYTES: usize = 512;
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
@@ -55,25 +46,7 @@ impl Simulation {
 
     fn push_sample(&mut self) {
         let t = to_secs(self.now);
-        let ports = &self.ports;
-        let qdisc_state = &mut self.qdisc_state;
-        let samples = ports.iter().enumerate().map(|(i, port)| {
-            prefetch_at(ports, i + 2 * SAMPLE_AHEAD);
-            if let Some(ahead) = ports.get(i + SAMPLE_AHEAD) {
-                prefetch_lines(&*ahead.qdisc, SAMPLE_OBJECT_BYTES);
-            }
-            for (name, value) in port.qdisc.state() {
-                qdisc_state.push(t, i as u32, name, value);
-            }
-            PortSample {
-                port: i as u32,
-                packets: port.qdisc.len_packets() as u64,
-                bytes: port.qdisc.len_bytes(),
-                arrivals_bytes: port.stats.arrivals_bytes,
-                departures_bytes: port.stats.departures_bytes,
-            }
-        });
-        self.queue_series.push_all(t, samples);
+        self.sample_ports(t);
         self.class_series.push(t, &self.flow_stats);
         for (i, stats) in self.flow_stats.iter().enumerate() {
             let s = &mut self.flow_series;
@@ -87,15 +60,7 @@ impl Simulation {
             s.rtt_samples.push(stats.rtt_count);
             s.retransmits.push(stats.retransmits);
         }
-        for (i, slot) in self.agents.iter().enumerate() {
-            prefetch_at(&self.agents, i + 2 * SAMPLE_AHEAD);
-            if let Some(ahead) = self.agents.get(i + SAMPLE_AHEAD) {
-                prefetch_lines(&*ahead.agent, SAMPLE_OBJECT_BYTES);
-            }
-            for (name, value) in slot.agent.sample() {
-                self.traces.push(t, slot.flow, name, value);
-            }
-        }
+        self.sample_agents(t);
     }
 
     /// Packets of each flow still inside the network (queued, in service or on a link).

@@ -276,12 +276,16 @@ impl Agent for PacketPairSender {
         self.core.trace_outstanding(ctx);
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
-        vec![
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([
             ("s_e", self.s_e),
             ("v_e", self.v_e),
             ("outstanding", self.core.outstanding() as f64),
-        ]
+        ]);
+    }
+
+    fn sample_reads_only_self(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

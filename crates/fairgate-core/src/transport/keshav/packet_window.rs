@@ -255,8 +255,12 @@ impl<P: WindowPolicy> Agent for WindowSender<P> {
         }
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
-        vec![("window", self.policy.window()), ("srtt", self.srtt)]
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([("window", self.policy.window()), ("srtt", self.srtt)]);
+    }
+
+    fn sample_reads_only_self(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {
@@ -317,6 +321,11 @@ impl Agent for PacketSink {
             ack.set(flags::DECBIT);
         }
         ctx.send(ack);
+    }
+
+    /// Samples nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

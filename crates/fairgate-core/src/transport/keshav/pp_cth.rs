@@ -391,8 +391,8 @@ impl Agent for PpCthSender {
         self.core.trace_outstanding(ctx);
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
-        vec![
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([
             ("rate", self.rate),
             (
                 "predicted_spacing",
@@ -400,7 +400,11 @@ impl Agent for PpCthSender {
             ),
             ("alpha", self.predictor.alpha()),
             ("outstanding", self.outstanding()),
-        ]
+        ]);
+    }
+
+    fn sample_reads_only_self(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

@@ -265,6 +265,11 @@ impl Agent for TcpReceiver {
         }
     }
 
+    /// Samples nothing.
+    fn sample_reads_only_self(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "tcp_receiver"
     }

@@ -610,14 +610,18 @@ impl Agent for TcpSender {
         self.note_room();
     }
 
-    fn sample(&self) -> Vec<(&'static str, f64)> {
+    fn sample(&self, out: &mut Vec<(&'static str, f64)>) {
         let s = &self.state;
-        vec![
+        out.extend([
             ("cwnd", s.cwnd as f64),
             ("ssthresh", ssthresh_value(s.ssthresh)),
             ("srtt", self.rto.srtt().unwrap_or(f64::NAN)),
             ("rto", to_secs(self.rto.rto())),
-        ]
+        ]);
+    }
+
+    fn sample_reads_only_self(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

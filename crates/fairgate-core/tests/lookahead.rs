@@ -1,0 +1,109 @@
+//! The run loop's two ways of taking events (straight from the heap, or through a lookahead
+//! list in front of it for deep cache hints) give byte-identical results, also when a run is
+//! paused and resumed (the lookahead returns its events to the heap at every pause).
+
+use fairgate_core::engine::secs;
+use fairgate_core::results::{collect, Results};
+use fairgate_core::scenario::{build, parse};
+
+const TCP_MIX: &str = r#"
+name = "tcp-mix"
+[simulation]
+duration = "12s"
+seed = 7
+sample_interval = "250ms"
+[topology]
+kind = "dumbbell"
+senders = 20
+bottleneck = { rate = "10Mbps", delay = "20ms", queue = { kind = "red", limit = 80 } }
+access = { rate = "100Mbps", delay = "1ms" }
+[[flows]]
+name = "t{i}"
+count = 20
+src = "s{i}"
+dst = "d{i}"
+start = { dist = "uniform", min = "0s", max = "3s" }
+source = { kind = "tcp", cc = "newreno" }
+[[flows]]
+name = "p{i}"
+count = 4
+src = "s{i}"
+dst = "d{i}"
+start = "2s"
+stop = "9s"
+source = { kind = "poisson", rate = "2Mbps", size = 700 }
+"#;
+
+/// How a run is driven: the lookahead on or off, and in how many equal steps.
+fn run(text: &str, look_ahead: bool, steps: u32) -> String {
+    let scenario = parse(text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build(&scenario).unwrap();
+    sim.set_looks_ahead(look_ahead);
+    let end = sim.end();
+    for step in 1..=steps {
+        sim.run_until(end / u64::from(steps) * u64::from(step));
+    }
+    sim.run();
+    assert!(sim.conservation_violations().is_empty());
+    let events = sim.events_processed();
+    assert!(
+        events > 10_000,
+        "a run long enough to matter: {events} events"
+    );
+    let results = collect(&mut sim, &scenario.name, scenario.simulation.seed);
+    format!("{events} {}", describe(&results))
+}
+
+fn describe(r: &Results) -> String {
+    let tables = [
+        &r.flows,
+        &r.ports,
+        &r.queue_series,
+        &r.flow_series,
+        &r.qdisc_state,
+        &r.traces,
+        &r.transfers,
+        &r.drops,
+        &r.class_series,
+        &r.phase_classes,
+        &r.phase_ports,
+    ];
+    format!("{} {tables:?}", r.summary)
+}
+
+fn assert_same_either_way(text: &str) {
+    let plain = run(text, false, 1);
+    assert_eq!(run(text, true, 1), plain, "looking ahead changed a result");
+    assert_eq!(run(text, true, 37), plain, "pausing a run that looks ahead");
+    assert_eq!(run(text, false, 37), plain, "pausing a run");
+}
+
+#[test]
+fn tcp_flows_on_red_give_the_same_results_either_way() {
+    assert_same_either_way(TCP_MIX);
+}
+
+#[test]
+fn the_showcase_gives_the_same_results_either_way() {
+    assert_same_either_way(include_str!("../../../scenarios/showcase.toml"));
+}
+
+#[test]
+fn open_loop_sources_give_the_same_results_either_way() {
+    assert_same_either_way(include_str!("../../../scenarios/open_loop_mix.toml"));
+}
+
+#[test]
+fn many_short_pauses_change_nothing() {
+    let plain = run(TCP_MIX, false, 1);
+    let scenario = parse(TCP_MIX, &[]).unwrap();
+    let mut sim = build(&scenario).unwrap();
+    sim.set_looks_ahead(true);
+    for ms in (0..12_000).step_by(7) {
+        sim.run_until(secs(f64::from(ms) / 1000.0));
+    }
+    sim.run();
+    let events = sim.events_processed();
+    let results = collect(&mut sim, &scenario.name, scenario.simulation.seed);
+    assert_eq!(format!("{events} {}", describe(&results)), plain);
+}
