@@ -35,8 +35,11 @@ fn rung(flows: u64, options: Options) {
     let text = scenario(flows, options);
     let started = Instant::now();
     let cpu_started = cpu_s();
-    let parsed = parse_for_build(&text, &[]).expect("the ladder scenario is valid");
-    let mut sim = build(&parsed).expect("the ladder scenario builds");
+    let built = parse_for_build(&text, &[]).and_then(|parsed| build(&parsed));
+    let mut sim = built.unwrap_or_else(|error| {
+        eprintln!("fairgate-scale: the {flows}-flow rung cannot be built: {error}");
+        std::process::exit(2)
+    });
     let build_s = started.elapsed().as_secs_f64();
     let build_cpu_s = cpu_s() - cpu_started;
     let rss_built = rss_kib("VmRSS:");
@@ -149,6 +152,9 @@ fn main() {
             .args(trace_every_change.then_some("--trace-every-change"))
             .status()
             .expect("the rung starts");
-        assert!(status.success(), "the rung with {flows} flows failed");
+        if !status.success() {
+            eprintln!("fairgate-scale: the rung with {flows} flows failed");
+            std::process::exit(status.code().unwrap_or(1));
+        }
     }
 }
