@@ -2,9 +2,12 @@
 //! list in front of it for deep cache hints) give byte-identical results, also when a run is
 //! paused and resumed (the lookahead returns its events to the heap at every pause).
 
+mod results_support;
+
 use fairgate_core::engine::secs;
-use fairgate_core::results::{collect, Results};
+use fairgate_core::results::collect;
 use fairgate_core::scenario::{build, parse};
+use results_support::tables_as_text;
 
 const TCP_MIX: &str = r#"
 name = "tcp-mix"
@@ -51,24 +54,7 @@ fn run(text: &str, look_ahead: bool, steps: u32) -> String {
         "a run long enough to matter: {events} events"
     );
     let results = collect(&mut sim, &scenario.name, scenario.simulation.seed);
-    format!("{events} {}", describe(&results))
-}
-
-fn describe(r: &Results) -> String {
-    let tables = [
-        &r.flows,
-        &r.ports,
-        &r.queue_series,
-        &r.flow_series,
-        &r.qdisc_state,
-        &r.traces,
-        &r.transfers,
-        &r.drops,
-        &r.class_series,
-        &r.phase_classes,
-        &r.phase_ports,
-    ];
-    format!("{} {tables:?}", r.summary)
+    format!("{events} {:?}", tables_as_text(&results))
 }
 
 fn assert_same_either_way(text: &str) {
@@ -105,5 +91,5 @@ fn many_short_pauses_change_nothing() {
     sim.run();
     let events = sim.events_processed();
     let results = collect(&mut sim, &scenario.name, scenario.simulation.seed);
-    assert_eq!(format!("{events} {}", describe(&results)), plain);
+    assert_eq!(format!("{events} {:?}", tables_as_text(&results)), plain);
 }

@@ -4,8 +4,11 @@
 //! share state between agents, twice: once reusing rows and once re-reading every object at
 //! every sample; every table must come out the same.
 
+mod results_support;
+
 use fairgate_core::results::{collect, Results};
 use fairgate_core::scenario::{build, parse};
+use results_support::tables_as_text;
 
 fn run(text: &str, overrides: &[&str], every_object: bool) -> Results {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
@@ -20,26 +23,15 @@ fn run(text: &str, overrides: &[&str], every_object: bool) -> Results {
     collect(&mut sim, &scenario.name, scenario.simulation.seed)
 }
 
-/// The tables as text (`{:?}` of an f64 gives back its exact value, NaN included).
-fn tables(r: &Results) -> [(&'static str, String); 8] {
-    [
-        ("queue_series", format!("{:?}", r.queue_series)),
-        ("flow_series", format!("{:?}", r.flow_series)),
-        ("qdisc_state", format!("{:?}", r.qdisc_state)),
-        ("traces", format!("{:?}", r.traces)),
-        ("class_series", format!("{:?}", r.class_series)),
-        ("ports", format!("{:?}", r.ports)),
-        ("flows", format!("{:?}", r.flows)),
-        ("transfers", format!("{:?}", r.transfers)),
-    ]
-}
-
 fn assert_same_both_ways(text: &str, overrides: &[&str]) {
     let reused = run(text, overrides, false);
     let read = run(text, overrides, true);
     assert!(reused.queue_series.rows() > 0, "the scenario takes samples");
     assert!(reused.traces.rows() > 0, "the agents trace variables");
-    for ((name, a), (_, b)) in tables(&reused).iter().zip(tables(&read).iter()) {
+    for ((name, a), (_, b)) in tables_as_text(&reused)
+        .iter()
+        .zip(tables_as_text(&read).iter())
+    {
         assert!(a == b, "{name} differs between reused and re-read samples");
     }
 }
