@@ -1,6 +1,7 @@
 //! The run loop's two ways of taking events (straight from the heap, or through a lookahead
-//! list in front of it for deep cache hints) give byte-identical results, also when a run is
-//! paused and resumed (the lookahead returns its events to the heap at every pause).
+//! list in front of it for deep cache hints), with far-future events in a calendar beside the
+//! heap or not, give byte-identical results, also when a run is paused and resumed (the
+//! lookahead returns its events to the heap at every pause).
 
 mod results_support;
 
@@ -37,11 +38,38 @@ stop = "9s"
 source = { kind = "poisson", rate = "2Mbps", size = 700 }
 "#;
 
-/// How a run is driven: the lookahead on or off, and in how many equal steps.
-fn run(text: &str, look_ahead: bool, steps: u32) -> String {
+/// How a run takes its events: through the lookahead or not, with the calendar or not.
+#[derive(Clone, Copy)]
+struct Way {
+    look_ahead: bool,
+    calendar: bool,
+}
+
+const PLAIN: Way = Way {
+    look_ahead: false,
+    calendar: false,
+};
+const WAYS: [Way; 3] = [
+    Way {
+        look_ahead: true,
+        calendar: true,
+    },
+    Way {
+        look_ahead: true,
+        calendar: false,
+    },
+    Way {
+        look_ahead: false,
+        calendar: true,
+    },
+];
+
+/// How a run is driven: its way of taking events, and in how many equal steps.
+fn run(text: &str, way: Way, steps: u32) -> String {
     let scenario = parse(text, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = build(&scenario).unwrap();
-    sim.set_looks_ahead(look_ahead);
+    sim.set_looks_ahead(way.look_ahead);
+    sim.set_uses_calendar(way.calendar);
     let end = sim.end();
     for step in 1..=steps {
         sim.run_until(end / u64::from(steps) * u64::from(step));
@@ -58,10 +86,18 @@ fn run(text: &str, look_ahead: bool, steps: u32) -> String {
 }
 
 fn assert_same_either_way(text: &str) {
-    let plain = run(text, false, 1);
-    assert_eq!(run(text, true, 1), plain, "looking ahead changed a result");
-    assert_eq!(run(text, true, 37), plain, "pausing a run that looks ahead");
-    assert_eq!(run(text, false, 37), plain, "pausing a run");
+    let plain = run(text, PLAIN, 1);
+    for way in WAYS {
+        let (look_ahead, calendar) = (way.look_ahead, way.calendar);
+        let context = format!("looking ahead {look_ahead}, calendar {calendar}");
+        assert_eq!(run(text, way, 1), plain, "{context}: a result changed");
+        assert_eq!(
+            run(text, way, 37),
+            plain,
+            "{context}: pausing changed a result"
+        );
+    }
+    assert_eq!(run(text, PLAIN, 37), plain, "pausing a run");
 }
 
 #[test]
@@ -81,10 +117,11 @@ fn open_loop_sources_give_the_same_results_either_way() {
 
 #[test]
 fn many_short_pauses_change_nothing() {
-    let plain = run(TCP_MIX, false, 1);
+    let plain = run(TCP_MIX, PLAIN, 1);
     let scenario = parse(TCP_MIX, &[]).unwrap();
     let mut sim = build(&scenario).unwrap();
     sim.set_looks_ahead(true);
+    sim.set_uses_calendar(true);
     for ms in (0..12_000).step_by(7) {
         sim.run_until(secs(f64::from(ms) / 1000.0));
     }

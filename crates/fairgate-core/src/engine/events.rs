@@ -1,12 +1,15 @@
-//! The event queue: a 4-ary heap ordered by (time, insertion sequence), and a [`Lookahead`]
-//! a run loop may keep in front of it to name the events to come.
+//! The event queue: a 4-ary heap ordered by (time, insertion sequence), optionally a
+//! calendar that keeps far-future events out of the heap, and a [`Lookahead`] a run loop
+//! may keep in front of it to name the events to come.
 //!
 //! Ties are broken by the order in which events were scheduled, never by addresses or hash
 //! order, so the same configuration and seed give the same run.
 
+mod calendar;
 mod lookahead;
 
 use super::time::Time;
+use calendar::Calendar;
 pub use lookahead::{Lookahead, LOOKAHEAD};
 
 /// Something that happens at a point in simulated time.
@@ -51,23 +54,103 @@ fn time_of(key: u128) -> Time {
 }
 
 /// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
-/// min-heap on (time, sequence)).
-#[derive(Default)]
+/// min-heap on (time, sequence), and with [`Self::use_calendar`] a calendar of the events at
+/// or after a horizon, every one later than every heap entry).
 pub struct EventQueue {
     heap: Vec<Entry>,
     next_seq: u64,
     processed: u64,
+    /// Events at or after this time go to the calendar (`Time::MAX` without one).
+    horizon: Time,
+    calendar: Option<Box<Calendar>>,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            heap: Vec::new(),
+            next_seq: 0,
+            processed: 0,
+            horizon: Time::MAX,
+            calendar: None,
+        }
+    }
 }
 
 impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        self.push(Entry { key, event });
+        let entry = Entry { key, event };
+        if time < self.horizon {
+            self.push(entry);
+        } else {
+            self.defer(entry);
+        }
+    }
+
+    /// Files an entry at or after the horizon in the calendar (the heap takes one at
+    /// `Time::MAX` once the horizon has reached it, or without a calendar).
+    #[inline(never)]
+    fn defer(&mut self, entry: Entry) {
+        match self.calendar.as_mut() {
+            Some(calendar) if calendar.accepts(time_of(entry.key)) => calendar.file(entry),
+            _ => self.push(entry),
+        }
+    }
+
+    /// Keeps the events at or after a horizon in a calendar of buckets instead of the heap
+    /// (on), or every event in the heap (off). Either way the events come out in the same
+    /// order; a simulation with many flows pops from a much smaller heap with it. Call it
+    /// with every pending event in the queue (a [`Lookahead`] put back).
+    pub fn use_calendar(&mut self, on: bool) {
+        if let Some(mut calendar) = self.calendar.take() {
+            for entry in calendar.drain() {
+                self.push(entry);
+            }
+        }
+        self.horizon = Time::MAX;
+        if !on {
+            return;
+        }
+        let mut calendar = Box::<Calendar>::default();
+        calendar.restart_at(self.peek_time().unwrap_or(0));
+        for entry in std::mem::take(&mut self.heap) {
+            calendar.file(entry);
+        }
+        self.horizon = calendar.horizon();
+        self.calendar = Some(calendar);
+    }
+
+    /// Moves the calendar's earliest bucket into the heap; false when the calendar is empty
+    /// (or there is none).
+    fn release_next(&mut self) -> bool {
+        let Some(calendar) = self.calendar.as_mut() else {
+            return false;
+        };
+        let Some((slot, mut entries)) = calendar.take_next() else {
+            return false;
+        };
+        self.horizon = calendar.horizon();
+        for entry in entries.drain(..) {
+            self.push(entry);
+        }
+        if let Some(calendar) = self.calendar.as_mut() {
+            calendar.give_back(slot, entries);
+        }
+        true
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| time_of(e.key))
+        match self.heap.first() {
+            Some(e) => Some(time_of(e.key)),
+            None => self.calendar_earliest(),
+        }
+    }
+
+    #[inline(never)]
+    fn calendar_earliest(&self) -> Option<Time> {
+        self.calendar.as_ref()?.earliest_time()
     }
 
     /// The next event and, as far as the queue knows now, the one after it (the smaller
@@ -83,7 +166,9 @@ impl EventQueue {
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let last = self.heap.pop()?;
+        let Some(last) = self.heap.pop() else {
+            return self.pop_released();
+        };
         self.processed += 1;
         if self.heap.is_empty() {
             return Some((time_of(last.key), last.event));
@@ -91,6 +176,16 @@ impl EventQueue {
         let top = self.heap[0];
         self.sift_down(last);
         Some((time_of(top.key), top.event))
+    }
+
+    /// [`Self::pop`] on an empty heap: the calendar's next bucket first.
+    #[inline(never)]
+    fn pop_released(&mut self) -> Option<(Time, Event)> {
+        if self.release_next() {
+            self.pop()
+        } else {
+            None
+        }
     }
 
     /// The earliest entry, removed from the heap (not counted as processed).
@@ -154,11 +249,11 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.calendar.as_ref().map_or(0, |c| c.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Number of events popped so far.

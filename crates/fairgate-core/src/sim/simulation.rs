@@ -270,6 +270,7 @@ impl Simulation {
     /// never changes a result; tests and benchmarks compare the two ways with this.
     pub fn set_looks_ahead(&mut self, on: bool) {
         self.looks_ahead = on;
+        self.events.use_calendar(on);
         self.agent_routes = if on {
             prefetch::agent_routes(&self.nodes, &self.agents, &self.flow_info)
         } else {

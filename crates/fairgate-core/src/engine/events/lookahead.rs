@@ -53,9 +53,16 @@ impl Lookahead {
     }
 
     /// Moves heap entries into the list until it holds [`LOOKAHEAD`] and every entry left in
-    /// the heap is later than the list's last.
+    /// the heap is later than the list's last (the calendar's are later than all of them); an
+    /// empty heap takes the calendar's next bucket while the list is short.
     fn refill(&mut self, queue: &mut EventQueue) {
-        while let Some(top) = queue.heap.first() {
+        loop {
+            let Some(top) = queue.heap.first() else {
+                if self.front.len() >= LOOKAHEAD || !queue.release_next() {
+                    break;
+                }
+                continue;
+            };
             if self.front.len() >= LOOKAHEAD && self.front.back().is_some_and(|l| l.key < top.key) {
                 break;
             }
@@ -178,31 +185,40 @@ mod tests {
     }
 
     /// What a test does to the queue: schedule an event `delay` after the last popped time,
-    /// pop the next one, or put the lookahead back into the heap.
+    /// pop the next one, put the lookahead back into the heap (as a paused run does), or
+    /// turn the calendar on or off.
     #[derive(Clone, Debug)]
     enum Step {
         Schedule(u64),
         Pop,
         PutBack,
+        Calendar(bool),
     }
 
+    /// A calendar bucket spans some 8.6 ms (2^33 ps) and its ring some 70 s (2^46 ps): delays
+    /// of picoseconds, around a bucket and beyond the ring.
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             6 => (0u64..60).prop_map(Step::Schedule),
             1 => (0u64..100_000).prop_map(Step::Schedule),
+            2 => (0u64..1 << 35).prop_map(Step::Schedule),
+            1 => (0u64..1 << 48).prop_map(Step::Schedule),
             5 => Just(Step::Pop),
             1 => Just(Step::PutBack),
+            1 => proptest::bool::weighted(0.8).prop_map(Step::Calendar),
         ]
     }
 
     proptest! {
-        /// Any interleaving of schedules (many at one instant, some far ahead), pops and
-        /// put-backs gives the order of an ordered set of (time, sequence).
+        /// Any interleaving of schedules (many at one instant, some far ahead), pops,
+        /// put-backs and calendar changes gives the order of an ordered set of (time, sequence).
         #[test]
         fn any_interleaving_keeps_the_order_of_an_ordered_set(
+            calendar in any::<bool>(),
             steps in proptest::collection::vec(step(), 1..600),
         ) {
             let mut q = EventQueue::default();
+            q.use_calendar(calendar);
             let mut look = Lookahead::default();
             let mut reference = BTreeSet::new();
             let (mut seq, mut now) = (0u64, 0u64);
@@ -220,6 +236,10 @@ mod tests {
                         now = got.map_or(now, |(t, _)| t);
                     }
                     Step::PutBack => look.put_back(&mut q),
+                    Step::Calendar(on) => {
+                        look.put_back(&mut q);
+                        q.use_calendar(on);
+                    }
                 }
                 prop_assert_eq!(q.len() + look.front.len(), reference.len());
             }

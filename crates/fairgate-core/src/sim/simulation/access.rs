@@ -20,6 +20,13 @@ impl Simulation {
         self.events.len()
     }
 
+    /// Keeps the events beyond a horizon in a calendar instead of the event heap, overriding
+    /// the choice [`Self::set_looks_ahead`] made (on with the lookahead). Where events wait
+    /// never changes a result; tests and benchmarks compare the ways with this.
+    pub fn set_uses_calendar(&mut self, on: bool) {
+        self.events.use_calendar(on);
+    }
+
     pub fn packet_hops(&self) -> u64 {
         self.packet_hops
     }
