@@ -128,15 +128,12 @@ impl EventQueue {
         let Some(calendar) = self.calendar.as_mut() else {
             return false;
         };
-        let Some((slot, mut entries)) = calendar.take_next() else {
+        let Some(entries) = calendar.take_next() else {
             return false;
         };
         self.horizon = calendar.horizon();
-        for entry in entries.drain(..) {
+        for entry in entries {
             self.push(entry);
-        }
-        if let Some(calendar) = self.calendar.as_mut() {
-            calendar.give_back(slot, entries);
         }
         true
     }

@@ -116,9 +116,10 @@ impl Calendar {
     }
 
     /// The entries of the earliest bucket holding any, taken out; the horizon moves past that
-    /// bucket. None when the calendar is empty. Hand the (emptied) vector back with
-    /// [`Self::give_back`] so the bucket keeps its capacity.
-    pub(super) fn take_next(&mut self) -> Option<(usize, Vec<Entry>)> {
+    /// bucket. None when the calendar is empty. The bucket does not keep the vector: a bucket
+    /// is filled once per turn of the ring, so kept capacities would add up to every event of
+    /// a turn, not the pending ones.
+    pub(super) fn take_next(&mut self) -> Option<Vec<Entry>> {
         self.spill_overflow();
         if self.in_ring == 0 {
             let Reverse(Far(first)) = self.overflow.peek()?;
@@ -131,14 +132,7 @@ impl Calendar {
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         let entries = std::mem::take(&mut self.buckets[slot]);
         self.in_ring -= entries.len();
-        Some((slot, entries))
-    }
-
-    pub(super) fn give_back(&mut self, slot: usize, mut entries: Vec<Entry>) {
-        entries.clear();
-        if self.buckets[slot].capacity() == 0 {
-            self.buckets[slot] = entries;
-        }
+        Some(entries)
     }
 
     /// Moves the overflow's entries that fall in the ring's window into their buckets.
