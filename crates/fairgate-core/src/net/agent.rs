@@ -3,6 +3,7 @@
 //! set fires; the agent answers through an [`AgentCtx`]. A transport protocol is an agent pair,
 //! so the TCP family plugs in without changes to the engine.
 
+use crate::engine::prefetch::prefetch_lines;
 use crate::engine::{to_secs, Rng, Time};
 use crate::net::packet::{Packet, PacketArena, PacketId};
 use crate::stats::series::VarSeries;
@@ -146,6 +147,16 @@ pub trait Agent: Send {
     /// whose samples read state that other agents change.
     fn sample_reads_only_self(&self) -> bool {
         false
+    }
+    /// Whether `sample` never gives a value (a sink): a sample then never visits this agent.
+    fn samples_nothing(&self) -> bool {
+        false
+    }
+    /// A cache hint for what `sample` reads, given a few objects ahead of the sample's visit
+    /// (a hint never changes a result): by default the agent's first 512 bytes; an agent
+    /// whose sampled fields lie elsewhere in a larger record names them.
+    fn prefetch_sample(&self) {
+        prefetch_lines(self, 512);
     }
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).
