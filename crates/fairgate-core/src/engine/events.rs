@@ -54,16 +54,25 @@ fn time_of(key: u128) -> Time {
 }
 
 /// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
-/// min-heap on (time, sequence), and with [`Self::use_calendar`] a calendar of the events at
-/// or after a horizon, every one later than every heap entry).
+/// min-heap on (time, sequence)). With [`Self::use_calendar`], a [`Lookahead`] reading the
+/// queue moves the heap's entries at or after a horizon into a calendar of buckets whenever
+/// the heap has grown; [`Self::pop`] and [`Self::peek_time`] read the heap alone, so they are
+/// for a queue whose calendar is empty (without one, or never read through a lookahead).
+/// `schedule` and `pop` are exactly the plain heap's: the small simulation pays nothing.
 pub struct EventQueue {
     heap: Vec<Entry>,
     next_seq: u64,
     processed: u64,
-    /// Events at or after this time go to the calendar (`Time::MAX` without one).
+    /// Every calendar entry is at or after this time (`Time::MAX` without a calendar).
     horizon: Time,
+    /// The heap's length from which a lookahead files its far entries in the calendar.
+    evict_from: usize,
     calendar: Option<Box<Calendar>>,
 }
+
+/// The heap's length from which its far entries go to the calendar at least: a few cached
+/// pages of entries (a few entries in the unit tests, so they file entries often).
+const EVICT_FROM: usize = if cfg!(test) { 16 } else { 1024 };
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -72,6 +81,7 @@ impl Default for EventQueue {
             next_seq: 0,
             processed: 0,
             horizon: Time::MAX,
+            evict_from: usize::MAX,
             calendar: None,
         }
     }
@@ -81,28 +91,13 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        let entry = Entry { key, event };
-        if time < self.horizon {
-            self.push(entry);
-        } else {
-            self.defer(entry);
-        }
+        self.push(Entry { key, event });
     }
 
-    /// Files an entry at or after the horizon in the calendar (the heap takes one at
-    /// `Time::MAX` once the horizon has reached it, or without a calendar).
-    #[inline(never)]
-    fn defer(&mut self, entry: Entry) {
-        match self.calendar.as_mut() {
-            Some(calendar) if calendar.accepts(time_of(entry.key)) => calendar.file(entry),
-            _ => self.push(entry),
-        }
-    }
-
-    /// Keeps the events at or after a horizon in a calendar of buckets instead of the heap
-    /// (on), or every event in the heap (off). Either way the events come out in the same
-    /// order; a simulation with many flows pops from a much smaller heap with it. Call it
-    /// with every pending event in the queue (a [`Lookahead`] put back).
+    /// Lets a [`Lookahead`] keep the events at or after a horizon in a calendar of buckets
+    /// instead of the heap (on), or puts every event back in the heap (off). Either way the
+    /// events come out in the same order; a simulation with many flows pops from a much
+    /// smaller heap with it.
     pub fn use_calendar(&mut self, on: bool) {
         if let Some(mut calendar) = self.calendar.take() {
             for entry in calendar.drain() {
@@ -110,16 +105,44 @@ impl EventQueue {
             }
         }
         self.horizon = Time::MAX;
+        self.evict_from = usize::MAX;
         if !on {
             return;
         }
         let mut calendar = Box::<Calendar>::default();
         calendar.restart_at(self.peek_time().unwrap_or(0));
-        for entry in std::mem::take(&mut self.heap) {
-            calendar.file(entry);
-        }
         self.horizon = calendar.horizon();
+        self.evict_from = 0;
         self.calendar = Some(calendar);
+    }
+
+    /// Files the heap's entries at or after the horizon in the calendar once the heap has
+    /// grown past `evict_from`, and rebuilds the heap from the rest.
+    #[inline]
+    fn evict_if_grown(&mut self) {
+        if self.heap.len() >= self.evict_from {
+            self.evict();
+        }
+    }
+
+    #[inline(never)]
+    fn evict(&mut self) {
+        let Some(calendar) = self.calendar.as_mut() else {
+            return;
+        };
+        self.heap.retain(|entry| {
+            let far = calendar.accepts(time_of(entry.key));
+            if far {
+                calendar.file(*entry);
+            }
+            !far
+        });
+        for pos in (0..self.heap.len() / ARITY + 1).rev() {
+            if let Some(&entry) = self.heap.get(pos) {
+                self.sift_down_from(pos, entry);
+            }
+        }
+        self.evict_from = (2 * self.heap.len()).max(EVICT_FROM);
     }
 
     /// Moves the calendar's earliest bucket into the heap; false when the calendar is empty
@@ -138,16 +161,25 @@ impl EventQueue {
         true
     }
 
-    pub fn peek_time(&self) -> Option<Time> {
-        match self.heap.first() {
-            Some(e) => Some(time_of(e.key)),
-            None => self.calendar_earliest(),
+    /// With an empty calendar, moves the horizon past `time` (the heap's earliest entry, which
+    /// a lookahead is about to take).
+    fn move_horizon_past(&mut self, time: Time) {
+        if let Some(calendar) = self.calendar.as_mut() {
+            calendar.restart_after(time);
+            self.horizon = calendar.horizon();
         }
     }
 
-    #[inline(never)]
-    fn calendar_earliest(&self) -> Option<Time> {
-        self.calendar.as_ref()?.earliest_time()
+    pub fn peek_time(&self) -> Option<Time> {
+        debug_assert!(
+            self.calendar_is_empty(),
+            "a calendar read without a lookahead"
+        );
+        self.heap.first().map(|e| time_of(e.key))
+    }
+
+    fn calendar_is_empty(&self) -> bool {
+        self.calendar.as_ref().is_none_or(|c| c.is_empty())
     }
 
     /// The next event and, as far as the queue knows now, the one after it (the smaller
@@ -163,9 +195,11 @@ impl EventQueue {
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let Some(last) = self.heap.pop() else {
-            return self.pop_released();
-        };
+        debug_assert!(
+            self.calendar_is_empty(),
+            "a calendar read without a lookahead"
+        );
+        let last = self.heap.pop()?;
         self.processed += 1;
         if self.heap.is_empty() {
             return Some((time_of(last.key), last.event));
@@ -173,16 +207,6 @@ impl EventQueue {
         let top = self.heap[0];
         self.sift_down(last);
         Some((time_of(top.key), top.event))
-    }
-
-    /// [`Self::pop`] on an empty heap: the calendar's next bucket first.
-    #[inline(never)]
-    fn pop_released(&mut self) -> Option<(Time, Event)> {
-        if self.release_next() {
-            self.pop()
-        } else {
-            None
-        }
     }
 
     /// The earliest entry, removed from the heap (not counted as processed).
@@ -219,9 +243,14 @@ impl EventQueue {
     /// Places `entry` from the root down, moving the smallest child up at each level.
     #[inline(always)]
     fn sift_down(&mut self, entry: Entry) {
+        self.sift_down_from(0, entry);
+    }
+
+    /// Places `entry` at `pos` or below, moving the smallest child up at each level.
+    #[inline(always)]
+    fn sift_down_from(&mut self, mut pos: usize, entry: Entry) {
         let heap = &mut self.heap[..];
         let len = heap.len();
-        let mut pos = 0;
         loop {
             let first = pos * ARITY + 1;
             if first >= len {

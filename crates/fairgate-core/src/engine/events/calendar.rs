@@ -1,17 +1,21 @@
 //! Far-future events kept out of the heap: a ring of buckets of simulated time beyond a
-//! horizon, and an overflow for what lies beyond the ring. Filing an event appends it to its
-//! bucket (a sequential write); the heap takes a bucket's entries, with their keys, only when it
-//! has run empty, and the horizon then moves past that bucket. Every heap entry is earlier
-//! than the horizon and every calendar entry at or after it, so the heap's order is the order
-//! of all pending events. A simulation with many flows holds some 100,000 retransmission
-//! timers seconds ahead; the heap the run loop pops from keeps only the events of the current
-//! bucket and stays in the caches.
+//! horizon, and an overflow for what lies beyond the ring. Events are scheduled into the heap
+//! as always; when it has grown, the lookahead reading the queue files its entries at or after
+//! the horizon in their buckets (appending, a sequential write). Before the heap gives an
+//! entry at or after the horizon (or when it has run empty), it takes the next occupied
+//! bucket's entries with their keys and the horizon moves past that bucket, so every calendar
+//! entry is later than every entry the lookahead holds and the order is that of all pending
+//! events. A simulation with many flows holds some 100,000 retransmission timers seconds
+//! ahead; the heap the run loop pops from keeps about a thousand entries at most.
 //!
 //! Decisions (measured, see docs/engine.md): buckets of 2^33 ps (widths from 2^31 to 2^37 ps
 //! measured alike at 100,000 flows), a ring of 8,192 of them (about 70 s), an overflow heap
 //! beyond it whose entries move into the ring as its window reaches them, a bitmap of occupied
 //! buckets so an empty stretch of the ring is skipped a word at a time, and a drained bucket
 //! frees its vector (kept capacities would add up to every event of a turn of the ring).
+//! Filing at `schedule` instead (one comparison with the horizon there) gained more at scale
+//! but made the small engine benchmark 2.5-3 % slower, so the plain heap's paths stay as they
+//! were and the filing happens in batches, in the lookahead's refill.
 
 use super::{time_of, Entry, Time};
 use std::cmp::Reverse;
@@ -99,6 +103,12 @@ impl Calendar {
         self.len() == 0
     }
 
+    /// Moves the horizon to the bucket after that of `time`; only on an empty calendar.
+    pub(super) fn restart_after(&mut self, time: Time) {
+        self.restart_at(time);
+        self.current += 1;
+    }
+
     /// Whether an entry at `time` belongs in the calendar (is at or after the horizon).
     pub(super) fn accepts(&self, time: Time) -> bool {
         bucket_of(time) >= self.current
@@ -172,17 +182,6 @@ impl Calendar {
                 (bits != 0).then(|| word * 64 + bits.trailing_zeros() as usize)
             })
             .expect("an occupied slot in a ring with entries")
-    }
-
-    /// The earliest entry's time, without moving anything.
-    pub(super) fn earliest_time(&self) -> Option<Time> {
-        let overflow = self.overflow.peek().map(|Reverse(Far(e))| time_of(e.key));
-        if self.in_ring == 0 {
-            return overflow;
-        }
-        let slot = self.next_occupied_slot();
-        let in_ring = self.buckets[slot].iter().map(|e| time_of(e.key)).min();
-        [in_ring, overflow].into_iter().flatten().min()
     }
 
     /// Every entry, taken out; the calendar is empty afterwards.

@@ -1,7 +1,7 @@
-//! The calendar under the plain heap's `pop`, `peek_time` and `len`: the order of an ordered
-//! set of (time, sequence), with entries in the ring, beyond it and at the end of time.
+//! The calendar as a run loop reads it, through a lookahead: the order of an ordered set of
+//! (time, sequence), with entries in the ring, beyond it and at the end of time.
 
-use super::super::{Event, EventQueue};
+use super::super::{Event, EventQueue, Lookahead};
 use super::{BUCKET_BITS, RING_BITS};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -9,34 +9,57 @@ use std::collections::BTreeSet;
 const BUCKET: u64 = 1 << BUCKET_BITS;
 const RING_SPAN: u64 = 1 << (BUCKET_BITS + RING_BITS);
 
-fn schedule(q: &mut EventQueue, reference: &mut BTreeSet<(u64, u32)>, time: u64) {
-    let agent = reference.len() as u32 + q.processed() as u32;
-    q.schedule(time, Event::AgentStart { agent });
-    reference.insert((time, agent));
+/// A queue with its calendar, read through a lookahead, beside the ordered set it must match.
+struct Checked {
+    queue: EventQueue,
+    look: Lookahead,
+    reference: BTreeSet<(u64, u32)>,
+    scheduled: u32,
 }
 
-fn pop(q: &mut EventQueue) -> Option<(u64, u32)> {
-    q.pop().map(|(t, e)| match e {
-        Event::AgentStart { agent } => (t, agent),
-        _ => unreachable!("the tests schedule agent starts only"),
-    })
-}
-
-/// Pops everything, checking `peek_time` and `len` before each pop.
-fn drain_in_order(q: &mut EventQueue, reference: &mut BTreeSet<(u64, u32)>) {
-    while let Some(expected) = reference.pop_first() {
-        assert_eq!(q.peek_time(), Some(expected.0));
-        assert_eq!(q.len(), reference.len() + 1);
-        assert_eq!(pop(q), Some(expected));
+impl Checked {
+    fn new() -> Self {
+        let mut queue = EventQueue::default();
+        queue.use_calendar(true);
+        Checked {
+            queue,
+            look: Lookahead::default(),
+            reference: BTreeSet::new(),
+            scheduled: 0,
+        }
     }
-    assert_eq!((q.peek_time(), q.len(), pop(q)), (None, 0, None));
+
+    fn schedule(&mut self, time: u64) {
+        let agent = self.scheduled;
+        self.scheduled += 1;
+        self.queue.schedule(time, Event::AgentStart { agent });
+        self.reference.insert((time, agent));
+    }
+
+    /// Pops the next event, checking it, the time peeked before and the count of pending ones.
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        let expected = self.reference.pop_first();
+        assert_eq!(
+            self.look.peek_time(&mut self.queue),
+            expected.map(|(t, _)| t)
+        );
+        let got = self.look.pop(&mut self.queue).map(|(t, e)| match e {
+            Event::AgentStart { agent } => (t, agent),
+            _ => unreachable!("the tests schedule agent starts only"),
+        });
+        assert_eq!(got, expected);
+        assert_eq!(self.queue.len() + self.look.held(), self.reference.len());
+        got
+    }
+
+    fn drain(&mut self) {
+        while self.pop().is_some() {}
+    }
 }
 
 #[test]
 fn entries_in_the_ring_beyond_it_and_at_the_end_of_time_come_out_in_order() {
-    let mut q = EventQueue::default();
-    q.use_calendar(true);
-    let mut reference = BTreeSet::new();
+    let mut checked = Checked::new();
     for time in [
         5,
         BUCKET - 1,
@@ -49,52 +72,47 @@ fn entries_in_the_ring_beyond_it_and_at_the_end_of_time_come_out_in_order() {
         3 * RING_SPAN + 7,
         5,
     ] {
-        schedule(&mut q, &mut reference, time);
+        checked.schedule(time);
     }
-    drain_in_order(&mut q, &mut reference);
+    checked.drain();
 }
 
 #[test]
-fn an_event_at_the_end_of_time_scheduled_after_the_last_bucket_is_popped() {
-    let mut q = EventQueue::default();
-    q.use_calendar(true);
-    let mut reference = BTreeSet::new();
-    schedule(&mut q, &mut reference, u64::MAX);
-    assert_eq!(pop(&mut q), reference.pop_first());
-    schedule(&mut q, &mut reference, u64::MAX);
-    schedule(&mut q, &mut reference, u64::MAX);
-    drain_in_order(&mut q, &mut reference);
+fn events_at_the_end_of_time_scheduled_after_the_last_bucket_come_out_in_order() {
+    let mut checked = Checked::new();
+    checked.schedule(u64::MAX - BUCKET);
+    checked.schedule(u64::MAX);
+    checked.pop();
+    checked.pop();
+    checked.schedule(u64::MAX);
+    checked.schedule(u64::MAX);
+    checked.drain();
 }
 
 #[test]
-fn turning_the_calendar_on_and_off_keeps_every_event_and_the_order() {
-    let mut q = EventQueue::default();
-    let mut reference = BTreeSet::new();
-    for i in 0..2_000u64 {
-        schedule(
-            &mut q,
-            &mut reference,
-            1_000 + i * 7_919_000_003 % (2 * RING_SPAN),
-        );
+fn turning_the_calendar_on_and_off_between_runs_keeps_every_event_and_the_order() {
+    let mut checked = Checked::new();
+    for i in 0..3_000u64 {
+        checked.schedule(1_000 + i * 7_919_000_003 % (2 * RING_SPAN));
     }
-    for round in 0..40 {
-        q.use_calendar(round % 3 != 0);
-        assert_eq!(q.len(), reference.len());
+    for round in 0..40u64 {
+        checked.look.put_back(&mut checked.queue);
+        checked.queue.use_calendar(round % 3 != 0);
         for _ in 0..50 {
-            let now = q.peek_time().unwrap();
-            assert_eq!(pop(&mut q), reference.pop_first());
-            schedule(&mut q, &mut reference, now + round * BUCKET / 3);
+            let (now, _) = checked.pop().expect("pending events");
+            checked.schedule(now + round * BUCKET / 3);
         }
     }
-    q.use_calendar(true);
-    drain_in_order(&mut q, &mut reference);
+    checked.drain();
 }
 
 proptest! {
-    /// Schedules from picoseconds to several rings ahead, interleaved with pops, give the
-    /// order of an ordered set; `peek_time` and `len` always agree with it.
+    /// Schedules from picoseconds to several rings ahead (enough of them for the heap to file
+    /// its far entries in the calendar), interleaved with pops and pauses, give the order of
+    /// an ordered set.
     #[test]
-    fn the_plain_heap_with_a_calendar_keeps_the_order_of_an_ordered_set(
+    fn the_calendar_keeps_the_order_of_an_ordered_set(
+        initial in proptest::collection::vec(0u64..3 * RING_SPAN, 0..3000),
         steps in proptest::collection::vec(
             prop_oneof![
                 3 => (0u64..1_000).prop_map(Some),
@@ -104,23 +122,22 @@ proptest! {
             ],
             1..500,
         ),
+        pause_every in 1usize..200,
     ) {
-        let mut q = EventQueue::default();
-        q.use_calendar(true);
-        let mut reference = BTreeSet::new();
-        let mut now = 0;
-        for step in steps {
-            match step {
-                Some(delay) => schedule(&mut q, &mut reference, now + delay),
-                None => {
-                    prop_assert_eq!(q.peek_time(), reference.first().map(|&(t, _)| t));
-                    let got = pop(&mut q);
-                    prop_assert_eq!(got, reference.pop_first());
-                    now = got.map_or(now, |(t, _)| t);
-                }
-            }
-            prop_assert_eq!(q.len(), reference.len());
+        let mut checked = Checked::new();
+        for time in initial {
+            checked.schedule(time);
         }
-        drain_in_order(&mut q, &mut reference);
+        let mut now = 0;
+        for (i, step) in steps.into_iter().enumerate() {
+            match step {
+                Some(delay) => checked.schedule(now + delay),
+                None => now = checked.pop().map_or(now, |(t, _)| t),
+            }
+            if i % pause_every == 0 {
+                checked.look.put_back(&mut checked.queue);
+            }
+        }
+        checked.drain();
     }
 }

@@ -45,6 +45,12 @@ impl Lookahead {
         self.front.get(distance).map(|e| &e.event)
     }
 
+    /// How many events the list holds.
+    #[cfg(test)]
+    pub(super) fn held(&self) -> usize {
+        self.front.len()
+    }
+
     /// Returns every entry to `queue`, which then holds all pending events again.
     pub fn put_back(&mut self, queue: &mut EventQueue) {
         for entry in self.front.drain(..) {
@@ -53,20 +59,28 @@ impl Lookahead {
     }
 
     /// Moves heap entries into the list until it holds [`LOOKAHEAD`] and every entry left in
-    /// the heap is later than the list's last (the calendar's are later than all of them); an
-    /// empty heap takes the calendar's next bucket while the list is short.
+    /// the heap is later than the list's last. The list's entries are all earlier than the
+    /// calendar's horizon: before the heap gives an entry at or after it, the calendar's next
+    /// bucket goes into the heap.
     fn refill(&mut self, queue: &mut EventQueue) {
+        queue.evict_if_grown();
         loop {
-            let Some(top) = queue.heap.first() else {
-                if self.front.len() >= LOOKAHEAD || !queue.release_next() {
-                    break;
-                }
-                continue;
-            };
-            if self.front.len() >= LOOKAHEAD && self.front.back().is_some_and(|l| l.key < top.key) {
+            let top = queue.heap.first().map(|e| e.key);
+            let full = self.front.len() >= LOOKAHEAD;
+            if full && top.is_none_or(|top| self.front.back().is_some_and(|l| l.key < top)) {
                 break;
             }
-            let entry = queue.pop_entry().expect("a heap with a first entry");
+            if top.is_none_or(|top| time_of(top) >= queue.horizon) {
+                if queue.release_next() {
+                    continue;
+                }
+                if let Some(top) = top {
+                    queue.move_horizon_past(time_of(top));
+                }
+            }
+            let Some(entry) = queue.pop_entry() else {
+                break;
+            };
             self.insert(entry, queue);
         }
     }
