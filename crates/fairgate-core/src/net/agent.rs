@@ -3,6 +3,7 @@
 //! set fires; the agent answers through an [`AgentCtx`]. A transport protocol is an agent pair,
 //! so the TCP family plugs in without changes to the engine.
 
+use crate::engine::prefetch::prefetch_lines;
 use crate::engine::{to_secs, Rng, Time};
 use crate::net::packet::{Packet, PacketArena, PacketId};
 use crate::stats::series::VarSeries;
@@ -150,4 +151,15 @@ pub trait Agent: Send {
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).
     fn drain_transfers(&mut self, _out: &mut crate::stats::transfers::TransferTable) {}
+    /// A cache hint for the lines of this record an event's call reads (a hint never changes
+    /// a result): by default its first [`AGENT_HINT_BYTES`].
+    fn prefetch(&self) {
+        prefetch_lines(self, AGENT_HINT_BYTES);
+    }
+    /// A cache hint for the state a call reads outside this record (a boxed part), asked once
+    /// [`Agent::prefetch`] has had time to bring the record in.
+    fn prefetch_parts(&self) {}
 }
+
+/// Bytes of an agent's record [`Agent::prefetch`] hints unless the agent says otherwise.
+pub const AGENT_HINT_BYTES: usize = 512;

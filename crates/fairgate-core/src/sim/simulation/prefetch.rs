@@ -24,8 +24,13 @@ use crate::net::node::Node;
 use crate::net::packet::PacketId;
 use crate::net::routing::NO_ROUTE;
 
-/// Bytes of an agent or a discipline hinted at most (the fields an event handler reads first).
+/// Bytes of a discipline hinted at most (the fields an event handler reads first).
 const OBJECT_BYTES: usize = 512;
+
+const _: () = assert!(
+    std::mem::offset_of!(AgentSlot, start) == 64,
+    "what a call reads of an agent slot fills its first line, the one hinted"
+);
 
 /// Events hinted ahead with a lookahead.
 const DEPTH: usize = 8;
@@ -119,9 +124,10 @@ pub(super) fn agent_routes(
         .collect()
 }
 
-/// Where a packet goes at the far end of a link.
+/// Where a packet goes at the far end of a link: the agent it is delivered to (and its flow,
+/// whose delivery counters it updates), or the next port.
 enum Hop {
-    Agent(usize),
+    Agent { agent: usize, flow: u32 },
     Port(usize),
 }
 
@@ -169,7 +175,7 @@ impl Simulation {
             | Event::AgentStart { agent }
             | Event::AgentStop { agent } => {
                 if let Some(slot) = self.agents.get(agent as usize) {
-                    prefetch_lines(slot, usize::MAX);
+                    prefetch(slot);
                 }
             }
             Event::TxDone { port } | Event::LinkArrive { port } | Event::QdiscTimer { port } => {
@@ -217,8 +223,8 @@ impl Simulation {
     }
 
     /// Beyond [`Self::prefetch_behind`] (deep hints only): the routing anchor of an agent's
-    /// peer, the in-flight queue's tail of a port that sends (where its packet goes), and the
-    /// discipline of a port whose link delivers.
+    /// peer and the in-flight queue's tail of a port that sends (where its packet goes). A
+    /// port whose link delivers does not call its discipline.
     fn prefetch_also_behind(&self, event: &Event) {
         match *event {
             Event::AgentTimer { agent, .. }
@@ -237,17 +243,17 @@ impl Simulation {
                     prefetch(tail);
                 }
             }
-            Event::LinkArrive { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    prefetch_lines(&*port.qdisc, OBJECT_BYTES);
-                }
-            }
             _ => {}
         }
     }
 
     fn prefetch_reached(&self, event: &Event) {
         match *event {
+            Event::TxDone { port } => {
+                if let Some(packet) = self.ports.get(port as usize).and_then(|p| p.qdisc.peek()) {
+                    self.packets.prefetch(packet);
+                }
+            }
             Event::LinkArrive { port } => {
                 if let Some(packet) = self.in_flight_head(port as usize) {
                     self.packets.prefetch(packet);
@@ -255,7 +261,7 @@ impl Simulation {
             }
             Event::Deliver { packet } => {
                 if let Some(slot) = self.agents.get(self.packets.get(packet).dst_agent as usize) {
-                    prefetch_lines(slot, usize::MAX);
+                    prefetch(slot);
                 }
             }
             Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
@@ -265,6 +271,7 @@ impl Simulation {
                 ) {
                     self.prefetch_port(route.port as usize);
                     self.routes.prefetch_next_port(slot.node, route.peer);
+                    slot.agent.prefetch_parts();
                 }
             }
             _ => {}
@@ -273,15 +280,17 @@ impl Simulation {
 
     fn prefetch_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent(agent)) => {
+            Some(Hop::Agent { agent, .. }) => {
                 if let Some(slot) = self.agents.get(agent) {
-                    prefetch_lines(slot, usize::MAX);
+                    prefetch(slot);
                 }
             }
             Some(Hop::Port(port)) => self.prefetch_port(port),
             None => match *event {
                 Event::Deliver { packet } => {
-                    self.prefetch_agent(self.packets.get(packet).dst_agent as usize);
+                    let header = self.packets.get(packet);
+                    self.prefetch_agent(header.dst_agent as usize);
+                    self.prefetch_delivery(header.flow);
                 }
                 Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
                     if let Some(route) = self.agent_routes.get(agent as usize) {
@@ -295,7 +304,10 @@ impl Simulation {
 
     fn prefetch_behind_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent(agent)) => self.prefetch_agent(agent),
+            Some(Hop::Agent { agent, flow }) => {
+                self.prefetch_agent(agent);
+                self.prefetch_delivery(flow);
+            }
             Some(Hop::Port(port)) => self.prefetch_discipline(port),
             None => {}
         }
@@ -324,7 +336,10 @@ impl Simulation {
         let node = self.ports.get(port)?.to;
         let header = self.packets.get(packet);
         if header.dst == node {
-            return Some(Hop::Agent(header.dst_agent as usize));
+            return Some(Hop::Agent {
+                agent: header.dst_agent as usize,
+                flow: header.flow,
+            });
         }
         let next = self.routes.known_next_port(node, header.dst);
         (next != NO_ROUTE).then_some(Hop::Port(next as usize))
@@ -354,12 +369,21 @@ impl Simulation {
         }
     }
 
+    /// An agent's record and its flow's sender counters (a segment sent, a timeout, an RTT
+    /// sample; a sink's flow is the ACK flow, whose ACKs it sends).
     fn prefetch_agent(&self, agent: usize) {
         if let Some(slot) = self.agents.get(agent) {
-            prefetch_lines(&*slot.agent, OBJECT_BYTES);
+            slot.agent.prefetch();
             if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
-                prefetch_lines(stats, usize::MAX);
+                stats.prefetch_sender_line();
             }
+        }
+    }
+
+    /// The delivery counters of `flow`, for a packet of it about to be delivered.
+    fn prefetch_delivery(&self, flow: u32) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            stats.prefetch_delivery_line();
         }
     }
 }
