@@ -159,6 +159,12 @@ pub trait Agent: Send {
     /// A cache hint for the state a call reads outside this record (a boxed part), asked once
     /// [`Agent::prefetch`] has had time to bring the record in.
     fn prefetch_parts(&self) {}
+    /// Whether `start` does nothing, so its event reads no more than the agent's slot (the run
+    /// loop then hints nothing behind it). Answer without reading `self`: it is asked before
+    /// the record is in the caches.
+    fn idle_at_start(&self) -> bool {
+        false
+    }
 }
 
 /// Bytes of an agent's record [`Agent::prefetch`] hints unless the agent says otherwise.

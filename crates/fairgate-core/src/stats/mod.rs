@@ -113,10 +113,21 @@ impl FlowStats {
 }
 
 /// Per-port counters with exact time integrals of the queue length. `repr(C)` keeps the
-/// counters every packet updates first and the per-reason arrays last.
+/// counters every packet updates first (`delivered_pkts`, the one an arrival updates, leading),
+/// then the time integrals, and the per-reason arrays last.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct PortStats {
+    /// Packets that left on the link and reached the far node.
+    pub delivered_pkts: u64,
+    pub last_change: Time,
+    pub arrivals_pkts: u64,
+    pub arrivals_bytes: u64,
+    pub departures_pkts: u64,
+    pub departures_bytes: u64,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
+    pub max_device_pkts: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -127,16 +138,6 @@ pub struct PortStats {
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
-    pub last_change: Time,
-    pub arrivals_pkts: u64,
-    pub arrivals_bytes: u64,
-    pub departures_pkts: u64,
-    pub departures_bytes: u64,
-    /// Packets that left on the link and reached the far node.
-    pub delivered_pkts: u64,
-    pub max_queue_pkts: u64,
-    pub max_queue_bytes: u64,
-    pub max_device_pkts: u64,
     pub drops_pkts: [u64; DropReason::COUNT],
     pub drops_bytes: [u64; DropReason::COUNT],
     pub marks: [u64; DropReason::COUNT],

@@ -139,21 +139,32 @@ impl Simulation {
             self.prefetch_record(event);
             self.prefetch_agent_route(event);
         }
-        if let Some(event) = at(6) {
+        if let Some(event) = at(6).filter(|e| !self.starts_idle(e)) {
             self.prefetch_behind(event);
             self.prefetch_also_behind(event);
         }
-        if let Some(event) = at(4) {
+        if let Some(event) = at(4).filter(|e| !self.starts_idle(e)) {
             self.prefetch_reached(event);
         }
         if let Some(event) = at(3) {
             self.prefetch_route_of(event);
         }
-        if let Some(event) = at(2) {
+        if let Some(event) = at(2).filter(|e| !self.starts_idle(e)) {
             self.prefetch_next_hop(event);
         }
         if let Some(event) = at(1) {
             self.prefetch_behind_next_hop(event);
+        }
+    }
+
+    /// Whether `event` starts an agent whose start reads nothing behind its slot.
+    fn starts_idle(&self, event: &Event) -> bool {
+        match *event {
+            Event::AgentStart { agent } => self
+                .agents
+                .get(agent as usize)
+                .is_some_and(|slot| slot.agent.idle_at_start()),
+            _ => false,
         }
     }
 
@@ -178,8 +189,13 @@ impl Simulation {
                     prefetch(slot);
                 }
             }
-            Event::TxDone { port } | Event::LinkArrive { port } | Event::QdiscTimer { port } => {
+            Event::TxDone { port } | Event::QdiscTimer { port } => {
                 self.prefetch_port(port as usize);
+            }
+            Event::LinkArrive { port } => {
+                if let Some(port) = self.ports.get(port as usize) {
+                    port.prefetch_arrival();
+                }
             }
             Event::Arrive { port, packet } => {
                 self.prefetch_port(port as usize);
@@ -201,13 +217,7 @@ impl Simulation {
                     prefetch_lines(&*port.qdisc, OBJECT_BYTES);
                 }
             }
-            Event::LinkArrive { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    if let Some(head) = port.in_flight.front() {
-                        prefetch(head);
-                    }
-                }
-            }
+            // A link's arrival reads the in-flight head in the port record, hinted with it.
             _ => {}
         }
     }
