@@ -156,6 +156,10 @@ pub trait Agent: Send {
     fn prefetch(&self) {
         prefetch_lines(self, AGENT_HINT_BYTES);
     }
+    /// [`Agent::prefetch`] for the start event, which may read more of the record.
+    fn prefetch_start(&self) {
+        self.prefetch();
+    }
     /// A cache hint for the state a call reads outside this record (a boxed part), asked once
     /// [`Agent::prefetch`] has had time to bring the record in.
     fn prefetch_parts(&self) {}
@@ -163,6 +167,12 @@ pub trait Agent: Send {
     /// loop then hints nothing behind it). Answer without reading `self`: it is asked before
     /// the record is in the caches.
     fn idle_at_start(&self) -> bool {
+        false
+    }
+    /// Whether a packet delivered to this agent usually makes it send at once (a sender's
+    /// ACK), so the run loop hints its first port and route ahead. Answer without reading
+    /// `self`, as for [`Agent::idle_at_start`].
+    fn sends_on_packet(&self) -> bool {
         false
     }
 }

@@ -124,10 +124,15 @@ pub(super) fn agent_routes(
         .collect()
 }
 
-/// Where a packet goes at the far end of a link: the agent it is delivered to (and its flow,
-/// whose delivery counters it updates), or the next port.
+/// Where a packet goes at the far end of a link: the agent it is delivered to (with the
+/// packet, which the agent reads whole, and its flow, whose delivery counters it updates),
+/// or the next port.
 enum Hop {
-    Agent { agent: usize, flow: u32 },
+    Agent {
+        agent: usize,
+        packet: PacketId,
+        flow: u32,
+    },
     Port(usize),
 }
 
@@ -209,9 +214,15 @@ impl Simulation {
     #[inline(always)]
     fn prefetch_behind(&self, event: &Event) {
         match *event {
-            Event::AgentTimer { agent, .. }
-            | Event::AgentStart { agent }
-            | Event::AgentStop { agent } => self.prefetch_agent(agent as usize),
+            Event::AgentTimer { agent, .. } | Event::AgentStop { agent } => {
+                self.prefetch_agent(agent as usize)
+            }
+            Event::AgentStart { agent } => {
+                if let Some(slot) = self.agents.get(agent as usize) {
+                    slot.agent.prefetch_start();
+                    self.prefetch_sender_line(slot.flow);
+                }
+            }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
                 if let Some(port) = self.ports.get(port as usize) {
                     prefetch_lines(&*port.qdisc, OBJECT_BYTES);
@@ -290,10 +301,12 @@ impl Simulation {
 
     fn prefetch_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent { agent, .. }) => {
+            Some(Hop::Agent { agent, packet, .. }) => {
                 if let Some(slot) = self.agents.get(agent) {
                     prefetch(slot);
                 }
+                prefetch_at(&self.agent_routes, agent);
+                self.packets.prefetch_whole(packet);
             }
             Some(Hop::Port(port)) => self.prefetch_port(port),
             None => match *event {
@@ -314,9 +327,10 @@ impl Simulation {
 
     fn prefetch_behind_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent { agent, flow }) => {
+            Some(Hop::Agent { agent, flow, .. }) => {
                 self.prefetch_agent(agent);
                 self.prefetch_delivery(flow);
+                self.prefetch_answer(agent);
             }
             Some(Hop::Port(port)) => self.prefetch_discipline(port),
             None => {}
@@ -348,6 +362,7 @@ impl Simulation {
         if header.dst == node {
             return Some(Hop::Agent {
                 agent: header.dst_agent as usize,
+                packet,
                 flow: header.flow,
             });
         }
@@ -384,8 +399,24 @@ impl Simulation {
     fn prefetch_agent(&self, agent: usize) {
         if let Some(slot) = self.agents.get(agent) {
             slot.agent.prefetch();
-            if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
-                stats.prefetch_sender_line();
+            self.prefetch_sender_line(slot.flow);
+        }
+    }
+
+    fn prefetch_sender_line(&self, flow: u32) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            stats.prefetch_sender_line();
+        }
+    }
+
+    /// The first port and the peer's routing anchor of an agent that sends on a packet it
+    /// is given (the deeper links, the route's entry and the port's discipline, are read
+    /// through these and not hinted).
+    fn prefetch_answer(&self, agent: usize) {
+        if let (Some(slot), Some(route)) = (self.agents.get(agent), self.agent_routes.get(agent)) {
+            if slot.agent.sends_on_packet() {
+                self.prefetch_port(route.port as usize);
+                self.routes.prefetch_anchor(route.peer);
             }
         }
     }

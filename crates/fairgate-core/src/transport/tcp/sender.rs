@@ -64,8 +64,8 @@ struct AppPlan {
 #[repr(C, align(64))]
 pub struct TcpSender {
     // `repr(C)` keeps this order: what a timer, an ACK or a segment sent reads comes first,
-    // up to `pace_timer` (seven cache lines, all that [`Agent::prefetch`] hints); what the
-    // handshake, pacing and request applications read comes last.
+    // up to `app` (seven cache lines, all that [`Agent::prefetch`] hints), then what the start
+    // reads besides; what the handshake, pacing and request applications read comes last.
     conn: Conn,
     ecn: bool,
     handshake: bool,
@@ -94,9 +94,9 @@ pub struct TcpSender {
     ecn_recover: Option<u64>,
     pub(super) buffer: SendBuffer,
     log: TransferLog,
+    app: AppPlan,
     pace_timer: LazyTimer,
     app_timer: LazyTimer,
-    app: AppPlan,
     traced: (u64, bool),
     control_sent_at: Option<Time>,
     syn_rto: Time,
@@ -105,7 +105,9 @@ pub struct TcpSender {
 }
 
 /// Bytes at the start of a [`TcpSender`] that its calls on the data path read.
-const HOT_BYTES: usize = std::mem::offset_of!(TcpSender, pace_timer);
+const HOT_BYTES: usize = std::mem::offset_of!(TcpSender, app);
+/// Bytes at the start of a [`TcpSender`] that its start reads (the application plan too).
+const START_BYTES: usize = std::mem::offset_of!(TcpSender, pace_timer);
 const _: () = assert!(HOT_BYTES <= 7 * 64, "the hot fields fill seven lines");
 
 impl TcpSender {
@@ -639,6 +641,14 @@ impl Agent for TcpSender {
 
     fn prefetch(&self) {
         prefetch_lines(self, HOT_BYTES);
+    }
+
+    fn prefetch_start(&self) {
+        prefetch_lines(self, START_BYTES);
+    }
+
+    fn sends_on_packet(&self) -> bool {
+        true
     }
 
     fn prefetch_parts(&self) {
