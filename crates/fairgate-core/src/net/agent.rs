@@ -169,12 +169,6 @@ pub trait Agent: Send {
     fn idle_at_start(&self) -> bool {
         false
     }
-    /// Whether a packet delivered to this agent usually makes it send at once (a sender's
-    /// ACK), so the run loop hints its first port and route ahead. Answer without reading
-    /// `self`, as for [`Agent::idle_at_start`].
-    fn sends_on_packet(&self) -> bool {
-        false
-    }
 }
 
 /// Bytes of an agent's record [`Agent::prefetch`] hints unless the agent says otherwise.

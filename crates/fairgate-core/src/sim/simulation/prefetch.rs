@@ -9,12 +9,17 @@
 //! [`Lookahead`] of the earliest events in front of the heap and walks each event's chain one
 //! link per round, several events ahead, so a link's line has arrived by the round that reads
 //! through it: the record of the event 8 ahead; the objects behind the record 6 ahead (agent
-//! and flow counters, or discipline and in-flight head, and the routing anchor of an agent's
-//! peer); 4 ahead the packet in flight, the delivered-to agent or a sender's own port and
-//! route; 3 ahead the routing anchor of the packet's destination; 2 ahead the port or agent a
-//! packet goes to next, 1 ahead the objects behind that. The choice is made once per
-//! simulation, so each run loop is compiled for its own way and the small one is the plain
-//! heap's. Hints never change a result.
+//! and flow counters, or discipline, and the routing anchor of an agent's peer); 4 ahead the
+//! packet in flight or the one a busy link sends next, the delivered-to agent or a sender's
+//! own port, route and congestion control; 3 ahead the routing anchor of the packet's
+//! destination; 2 ahead the port or agent a packet goes to next, 1 ahead the objects behind
+//! that. The choice is made once per simulation, so each run loop is compiled for its own way
+//! and the small one is the plain heap's. Hints never change a result.
+//!
+//! Each hint names the lines its event reads, not whole objects: an agent says which of its
+//! lines ([`crate::net::Agent::prefetch`]), a slot is one line, a flow's counters one line per
+//! role (a sender's, a delivery's), a link's arrival two lines of its port, a sending port
+//! five; a TCP sink's start reads nothing behind its slot.
 
 use super::{AgentSlot, FlowInfo, Simulation};
 use crate::engine::events::{EventQueue, Lookahead, LOOKAHEAD};
@@ -305,7 +310,6 @@ impl Simulation {
                 if let Some(slot) = self.agents.get(agent) {
                     prefetch(slot);
                 }
-                prefetch_at(&self.agent_routes, agent);
                 self.packets.prefetch_whole(packet);
             }
             Some(Hop::Port(port)) => self.prefetch_port(port),
@@ -330,7 +334,6 @@ impl Simulation {
             Some(Hop::Agent { agent, flow, .. }) => {
                 self.prefetch_agent(agent);
                 self.prefetch_delivery(flow);
-                self.prefetch_answer(agent);
             }
             Some(Hop::Port(port)) => self.prefetch_discipline(port),
             None => {}
@@ -406,18 +409,6 @@ impl Simulation {
     fn prefetch_sender_line(&self, flow: u32) {
         if let Some(stats) = self.flow_stats.get(flow as usize) {
             stats.prefetch_sender_line();
-        }
-    }
-
-    /// The first port and the peer's routing anchor of an agent that sends on a packet it
-    /// is given (the deeper links, the route's entry and the port's discipline, are read
-    /// through these and not hinted).
-    fn prefetch_answer(&self, agent: usize) {
-        if let (Some(slot), Some(route)) = (self.agents.get(agent), self.agent_routes.get(agent)) {
-            if slot.agent.sends_on_packet() {
-                self.prefetch_port(route.port as usize);
-                self.routes.prefetch_anchor(route.peer);
-            }
         }
     }
 

@@ -647,10 +647,6 @@ impl Agent for TcpSender {
         prefetch_lines(self, START_BYTES);
     }
 
-    fn sends_on_packet(&self) -> bool {
-        true
-    }
-
     fn prefetch_parts(&self) {
         prefetch_lines(&*self.cc, usize::MAX);
     }
