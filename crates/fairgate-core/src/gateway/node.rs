@@ -478,8 +478,7 @@ impl Agent for Gateway {
             .collect()
     }
 
-    /// Samples nothing.
-    fn sample_reads_only_self(&self) -> bool {
+    fn samples_nothing(&self) -> bool {
         true
     }
 

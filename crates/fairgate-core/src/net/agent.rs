@@ -148,6 +148,16 @@ pub trait Agent: Send {
     fn sample_reads_only_self(&self) -> bool {
         false
     }
+    /// Whether `sample` never gives a value (a sink): a sample then never visits this agent.
+    fn samples_nothing(&self) -> bool {
+        false
+    }
+    /// A cache hint for what `sample` reads, given a few objects ahead of the sample's visit
+    /// (a hint never changes a result): by default the agent's first 512 bytes; an agent
+    /// whose sampled fields lie elsewhere in a larger record names them.
+    fn prefetch_sample(&self) {
+        prefetch_lines(self, AGENT_HINT_BYTES);
+    }
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).
     fn drain_transfers(&mut self, _out: &mut crate::stats::transfers::TransferTable) {}

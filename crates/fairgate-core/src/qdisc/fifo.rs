@@ -12,6 +12,7 @@
 
 use super::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use crate::config::ScenarioError;
+use crate::engine::prefetch::prefetch_lines;
 use crate::net::packet::PacketId;
 use crate::qdisc::limit::limited_config;
 use std::collections::VecDeque;
@@ -174,6 +175,10 @@ impl Fifo {
 }
 
 impl Qdisc for Fifo {
+    fn prefetch_sample(&self) {
+        prefetch_lines(&self.queue, usize::MAX);
+    }
+
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet) as u64;
         if self.drop_front && self.limits.limit.bytes.is_none_or(|b| size <= b) {

@@ -246,8 +246,7 @@ impl Agent for OpenLoopSource {
         }
     }
 
-    /// Samples nothing.
-    fn sample_reads_only_self(&self) -> bool {
+    fn samples_nothing(&self) -> bool {
         true
     }
 

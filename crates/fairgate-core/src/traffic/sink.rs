@@ -8,8 +8,7 @@ impl Agent for Sink {
     fn on_packet(&mut self, packet: &Packet, ctx: &mut AgentCtx) {
         ctx.goodput(packet.flow, packet.size as u64);
     }
-    /// Samples nothing.
-    fn sample_reads_only_self(&self) -> bool {
+    fn samples_nothing(&self) -> bool {
         true
     }
 

@@ -47,19 +47,8 @@ impl Simulation {
     fn push_sample(&mut self) {
         let t = to_secs(self.now);
         self.sample_ports(t);
-        self.class_series.push(t, &self.flow_stats);
-        for (i, stats) in self.flow_stats.iter().enumerate() {
-            let s = &mut self.flow_series;
-            s.time.push(t);
-            s.flow.push(i as u32);
-            s.delivered_pkts.push(stats.delivered_pkts);
-            s.delivered_bytes.push(stats.delivered_bytes);
-            s.goodput_bytes.push(stats.goodput_bytes);
-            s.dropped_pkts.push(stats.dropped_total());
-            s.rtt_sum_s.push(stats.rtt_sum);
-            s.rtt_samples.push(stats.rtt_count);
-            s.retransmits.push(stats.retransmits);
-        }
+        self.flow_series
+            .push(t, &self.flow_stats, &mut self.class_series);
         self.sample_agents(t);
     }
 

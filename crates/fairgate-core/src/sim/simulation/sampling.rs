@@ -7,15 +7,12 @@
 
 use super::touched::Touched;
 use super::Simulation;
-use crate::engine::prefetch::{prefetch, prefetch_lines};
-use crate::stats::series::{PortLevels, VarRows};
+use crate::engine::prefetch::prefetch;
+use crate::stats::series::{PortLevels, VarIndexCache, VarRows};
 
 /// The hints run this many objects ahead in the list of those re-read: the object behind the
 /// box this far, the record holding the box twice as far.
 const AHEAD: usize = 16;
-/// Bytes hinted of a discipline (its queue lengths lead) and of an agent.
-const QDISC_BYTES: usize = 128;
-const AGENT_BYTES: usize = 512;
 
 /// What a sample keeps between samples.
 #[derive(Default)]
@@ -24,6 +21,8 @@ pub(super) struct Sampler {
     agents_touched: Touched,
     /// Agents whose `sample()` may change without a call into them: re-read every time.
     agents_shared: Touched,
+    /// Agents whose `sample()` never gives a value: not visited after the first sample.
+    agents_silent: Touched,
     every_object: bool,
     /// Each port's queue and counters at the last sample.
     ports: PortLevels,
@@ -41,6 +40,7 @@ impl Sampler {
             ports_touched: Touched::new(ports),
             agents_touched: Touched::new(agents),
             agents_shared: Touched::new(agents),
+            agents_silent: Touched::new(agents),
             ..Sampler::default()
         };
         sampler.touch_all();
@@ -122,10 +122,11 @@ impl Simulation {
                 prefetch(&port.stats.departures_bytes);
             }
             if let Some(&near) = ahead.get(AHEAD) {
-                prefetch_lines(&*ports[near as usize].qdisc, QDISC_BYTES);
+                ports[near as usize].qdisc.prefetch_sample();
             }
         };
         let state = &mut self.qdisc_state;
+        let mut names = VarIndexCache::default();
         walk(ports.len(), &fresh, &mut s.port_vars, hint, |i, rows| {
             let port = &ports[i];
             let levels = &mut s.ports;
@@ -133,8 +134,8 @@ impl Simulation {
             levels.bytes[i] = port.qdisc.len_bytes();
             levels.arrivals_bytes[i] = port.stats.arrivals_bytes;
             levels.departures_bytes[i] = port.stats.departures_bytes;
-            for (name, value) in port.qdisc.state() {
-                rows.push(i as u32, state.var_index(name), value);
+            for (k, (name, value)) in port.qdisc.state().into_iter().enumerate() {
+                rows.push(i as u32, names.index(k, name, state), value);
             }
         });
         s.fresh = fresh;
@@ -143,32 +144,41 @@ impl Simulation {
     }
 
     /// Appends every agent's variables to the trace table, re-reading the agents touched
-    /// since the last sample and those whose samples read shared state.
+    /// since the last sample and those whose samples read shared state, but none whose
+    /// samples never give a value.
     pub(super) fn sample_agents(&mut self, t: f64) {
         let s = &mut self.sampler;
         s.agents_touched.add(&s.agents_shared);
+        s.agents_touched.remove(&s.agents_silent);
         let mut fresh = std::mem::take(&mut s.fresh);
         take_fresh(&mut s.agents_touched, s.every_object, &mut fresh);
         let agents = &self.agents;
         let hint = |ahead: &[u32]| {
             if let Some(&far) = ahead.get(2 * AHEAD) {
-                prefetch_lines(&agents[far as usize], usize::MAX);
+                let slot = &agents[far as usize];
+                prefetch(&slot.agent);
+                prefetch(&slot.flow);
             }
             if let Some(&near) = ahead.get(AHEAD) {
-                prefetch_lines(&*agents[near as usize].agent, AGENT_BYTES);
+                agents[near as usize].agent.prefetch_sample();
             }
         };
         let traces = &mut self.traces;
+        let mut names = VarIndexCache::default();
         walk(agents.len(), &fresh, &mut s.agent_vars, hint, |i, rows| {
             let slot = &agents[i];
             slot.agent.sample(&mut s.values);
-            for (name, value) in s.values.drain(..) {
-                rows.push(slot.flow, traces.var_index(name), value);
+            let silent = slot.agent.samples_nothing();
+            debug_assert!(
+                !silent || s.values.is_empty(),
+                "agent {i} gives samples but says it gives none"
+            );
+            for (k, (name, value)) in s.values.drain(..).enumerate() {
+                rows.push(slot.flow, names.index(k, name, traces), value);
             }
-            match slot.agent.sample_reads_only_self() {
-                true => s.agents_shared.unmark(i),
-                false => s.agents_shared.mark(i),
-            }
+            let shared = !silent && !slot.agent.sample_reads_only_self();
+            s.agents_silent.set(i, silent);
+            s.agents_shared.set(i, shared);
         });
         s.fresh = fresh;
         s.agent_vars.append_to(t, traces);

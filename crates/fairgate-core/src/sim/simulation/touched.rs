@@ -27,6 +27,14 @@ impl Touched {
         self.words[index / 64] &= !(1 << (index % 64));
     }
 
+    /// Puts `index` in the set or takes it out.
+    pub fn set(&mut self, index: usize, member: bool) {
+        match member {
+            true => self.mark(index),
+            false => self.unmark(index),
+        }
+    }
+
     /// Puts every index in the set.
     pub fn mark_all(&mut self) {
         self.words.fill(u64::MAX);
@@ -42,6 +50,13 @@ impl Touched {
     pub fn add(&mut self, other: &Touched) {
         for (word, more) in self.words.iter_mut().zip(&other.words) {
             *word |= more;
+        }
+    }
+
+    /// Takes out every index of `other` (a set of the same bound).
+    pub fn remove(&mut self, other: &Touched) {
+        for (word, less) in self.words.iter_mut().zip(&other.words) {
+            *word &= !less;
         }
     }
 
@@ -80,13 +95,18 @@ mod tests {
     }
 
     #[test]
-    fn adds_another_set() {
+    fn adds_and_removes_another_set() {
         let (mut a, mut b) = (Touched::new(70), Touched::new(70));
         a.mark(1);
         b.mark(69);
         a.add(&b);
         let mut out = Vec::new();
-        a.drain_into(&mut out);
+        a.clone().drain_into(&mut out);
         assert_eq!(out, [1, 69]);
+        b.set(1, true);
+        b.set(69, false);
+        a.remove(&b);
+        a.drain_into(&mut out);
+        assert_eq!(out, [69]);
     }
 }

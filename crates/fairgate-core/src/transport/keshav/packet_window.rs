@@ -323,8 +323,7 @@ impl Agent for PacketSink {
         ctx.send(ack);
     }
 
-    /// Samples nothing.
-    fn sample_reads_only_self(&self) -> bool {
+    fn samples_nothing(&self) -> bool {
         true
     }
 

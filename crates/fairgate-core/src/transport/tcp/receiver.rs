@@ -269,8 +269,7 @@ impl Agent for TcpReceiver {
         }
     }
 
-    /// Samples nothing.
-    fn sample_reads_only_self(&self) -> bool {
+    fn samples_nothing(&self) -> bool {
         true
     }
 

@@ -27,7 +27,7 @@ use super::config::{EcnFloor, LostSynRto, TcpConfig};
 use super::receiver::PROTO_TCP;
 use super::rto::RtoEstimator;
 use super::tcp_options::option_bytes;
-use crate::engine::prefetch::prefetch_lines;
+use crate::engine::prefetch::{prefetch, prefetch_lines};
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
@@ -635,6 +635,12 @@ impl Agent for TcpSender {
 
     fn sample_reads_only_self(&self) -> bool {
         true
+    }
+
+    fn prefetch_sample(&self) {
+        prefetch(&self.state.cwnd);
+        prefetch(&self.state.ssthresh);
+        prefetch_lines(&self.rto, usize::MAX);
     }
 
     fn name(&self) -> &'static str {
