@@ -68,6 +68,10 @@ const _: () = assert!(
         && HOT_BYTES <= 4 * LINE,
     "an arrival reads two lines, a packet sent four and the link's first"
 );
+const _: () = assert!(
+    std::mem::size_of::<Port>() <= 12 * LINE,
+    "a port takes 12 lines"
+);
 
 impl Port {
     /// A cache hint for the fields a packet passing through reads (a hint never changes a

@@ -127,7 +127,6 @@ pub struct PortStats {
     pub departures_bytes: u64,
     pub max_queue_pkts: u64,
     pub max_queue_bytes: u64,
-    pub max_device_pkts: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -138,6 +137,8 @@ pub struct PortStats {
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
+    /// After the integrals, so that no padding precedes them.
+    pub max_device_pkts: u64,
     pub drops_pkts: [u64; DropReason::COUNT],
     pub drops_bytes: [u64; DropReason::COUNT],
     pub marks: [u64; DropReason::COUNT],
