@@ -156,9 +156,30 @@ pub trait Agent: Send {
     /// (a hint never changes a result): by default the agent's first 512 bytes; an agent
     /// whose sampled fields lie elsewhere in a larger record names them.
     fn prefetch_sample(&self) {
-        prefetch_lines(self, 512);
+        prefetch_lines(self, AGENT_HINT_BYTES);
     }
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).
     fn drain_transfers(&mut self, _out: &mut crate::stats::transfers::TransferTable) {}
+    /// A cache hint for the lines of this record an event's call reads (a hint never changes
+    /// a result): by default its first [`AGENT_HINT_BYTES`].
+    fn prefetch(&self) {
+        prefetch_lines(self, AGENT_HINT_BYTES);
+    }
+    /// [`Agent::prefetch`] for the start event, which may read more of the record.
+    fn prefetch_start(&self) {
+        self.prefetch();
+    }
+    /// A cache hint for the state a call reads outside this record (a boxed part), asked once
+    /// [`Agent::prefetch`] has had time to bring the record in.
+    fn prefetch_parts(&self) {}
+    /// Whether `start` does nothing, so its event reads no more than the agent's slot (the run
+    /// loop then hints nothing behind it). Answer without reading `self`: it is asked before
+    /// the record is in the caches.
+    fn idle_at_start(&self) -> bool {
+        false
+    }
 }
+
+/// Bytes of an agent's record [`Agent::prefetch`] hints unless the agent says otherwise.
+pub const AGENT_HINT_BYTES: usize = 512;

@@ -155,6 +155,13 @@ impl PacketArena {
         }
     }
 
+    /// Hints every line of packet `id`, for a delivery, which hands the agent a copy.
+    pub fn prefetch_whole(&self, id: PacketId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::engine::prefetch::prefetch_lines(p, usize::MAX);
+        }
+    }
+
     /// Where packet `id` lives in memory (0 for no such slot), for benchmarks that replay a
     /// run's memory accesses.
     pub fn address(&self, id: PacketId) -> usize {

@@ -7,7 +7,7 @@
 
 use super::device::DeviceQueue;
 use super::in_flight::InFlight;
-use crate::engine::prefetch::prefetch_lines;
+use crate::engine::prefetch::{prefetch, prefetch_lines};
 use crate::engine::{Rng, Time};
 use crate::net::link::Link;
 use crate::qdisc::{Qdisc, QueueView};
@@ -15,29 +15,30 @@ use crate::stats::causes::CauseCounts;
 use crate::stats::PortStats;
 use std::collections::VecDeque;
 
-/// `repr(C)` keeps the declaration order: the fields a packet's enqueue, transmission and
-/// arrival read come first, up to the counters of `stats` (four cache lines from the record's
-/// aligned start: what most ports never use is boxed), and the link's first line holds what
-/// it reads there, so [`Port::prefetch_hot`] fetches five lines instead of the whole record;
-/// names, causes and timers come last.
+/// `repr(C)` keeps the declaration order: what a packet arriving over the link reads comes
+/// first (the first line, and `stats.delivered_pkts` at the start of the second), then the
+/// fields a packet's enqueue and transmission read, up to the counters of `stats` (four cache
+/// lines from the record's aligned start: what most ports never use is boxed); the link's
+/// first line holds what it reads there, so [`Port::prefetch_hot`] fetches five lines instead
+/// of the whole record and [`Port::prefetch_arrival`] two; names, causes and timers come last.
 #[repr(C, align(64))]
 pub struct Port {
-    /// When the link finishes serialising the last packet it started.
-    pub busy_until: Time,
     /// Packets handed to the link (being serialised or propagating) that have not reached the
     /// far node yet.
     pub in_transit: u64,
-    pub qdisc: Box<dyn Qdisc>,
-    /// Port whose queue this discipline monitors (None = its own).
-    pub monitor: Option<u32>,
+    /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
+    pub in_flight: InFlight,
     pub to: u32,
     /// Whether a transmission-done event is pending.
     pub tx_scheduled: bool,
     /// Whether `waiting` holds an agent (kept by [`Port::wait`] and [`Port::next_waiting`],
     /// so a packet sent reads this byte, not the list among the cold fields).
     pub(crate) any_waiting: bool,
-    /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
-    pub in_flight: InFlight,
+    /// When the link finishes serialising the last packet it started.
+    pub busy_until: Time,
+    pub qdisc: Box<dyn Qdisc>,
+    /// Port whose queue this discipline monitors (None = its own).
+    pub monitor: Option<u32>,
     /// Transmit ring between the discipline and the link (capacity 0 = none).
     pub device: DeviceQueue,
     pub stats: PortStats,
@@ -59,6 +60,19 @@ pub struct Port {
 /// Bytes at the start of a [`Port`] that a packet passing through reads.
 const HOT_BYTES: usize = std::mem::offset_of!(Port, stats) + PortStats::HOT_BYTES;
 
+const LINE: usize = 64;
+const _: () = assert!(
+    std::mem::offset_of!(Port, monitor) == LINE
+        && std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, delivered_pkts)
+            < 2 * LINE
+        && HOT_BYTES <= 4 * LINE,
+    "an arrival reads two lines, a packet sent four and the link's first"
+);
+const _: () = assert!(
+    std::mem::size_of::<Port>() <= 12 * LINE,
+    "a port takes 12 lines"
+);
+
 impl Port {
     /// A cache hint for the fields a packet passing through reads (a hint never changes a
     /// result).
@@ -66,6 +80,14 @@ impl Port {
     pub fn prefetch_hot(&self) {
         prefetch_lines(self, HOT_BYTES);
         prefetch_lines(&self.link, Link::HOT_BYTES);
+    }
+
+    /// A cache hint for the fields a packet arriving over the link reads: the in-flight
+    /// queue's head, the far node and the delivered count (a hint never changes a result).
+    #[inline(always)]
+    pub fn prefetch_arrival(&self) {
+        prefetch(self);
+        prefetch(&self.stats.delivered_pkts);
     }
 
     /// Holds `agent` (with its `token`) until this port sends its next packet.

@@ -11,44 +11,80 @@ pub mod window;
 
 pub use reason::DropReason;
 
+use crate::engine::prefetch::prefetch;
 use crate::engine::Time;
 
 /// Per-flow counters. "Offered" counts packets a source hands to the network (retransmissions
 /// included); "goodput" counts unique application bytes the receiver accepted.
+///
+/// `repr(C)` keeps the order, one cache line per role: the sender's counters (a segment sent,
+/// a timeout, an RTT sample), then those of a packet delivered, then what is counted rarely.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct FlowStats {
     pub offered_pkts: u64,
     pub offered_bytes: u64,
-    pub delivered_pkts: u64,
-    pub delivered_bytes: u64,
-    pub dropped_pkts: [u64; DropReason::COUNT],
-    pub dropped_bytes: u64,
-    pub goodput_bytes: u64,
-    /// One-way delays of delivered packets, in picoseconds (exact).
-    pub delay_sum_ps: u128,
-    pub delay_min_ps: Time,
-    pub delay_max_ps: Time,
+    pub retransmits: u64,
+    pub timeouts: u64,
     /// Round-trip samples reported by a transport.
     pub rtt_sum: f64,
     pub rtt_count: u64,
     pub rtt_min: f64,
     pub rtt_max: f64,
-    pub retransmits: u64,
-    pub timeouts: u64,
+    /// One-way delays of delivered packets, in picoseconds (exact).
+    pub delay_sum_ps: u128,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub delay_min_ps: Time,
+    pub delay_max_ps: Time,
+    /// Time of the last delivery (and of the first, below).
+    pub last_delivery: Time,
+    pub goodput_bytes: u64,
+    pub first_delivery: Option<Time>,
+    pub dropped_bytes: u64,
     pub fast_retransmits: u64,
     pub ecn_reactions: u64,
-    /// The transport gave up after too many retransmissions of one segment.
-    pub aborted: bool,
     /// When a finite transfer completed.
     pub completed_at: Option<Time>,
-    /// Time of the first delivery and of the last.
-    pub first_delivery: Option<Time>,
-    pub last_delivery: Time,
+    /// The transport gave up after too many retransmissions of one segment.
+    pub aborted: bool,
+    pub dropped_pkts: [u64; DropReason::COUNT],
 }
+
+const LINE: usize = 64;
+const _: () = assert!(
+    std::mem::offset_of!(FlowStats, delay_sum_ps) == LINE
+        && std::mem::offset_of!(FlowStats, first_delivery) == 2 * LINE,
+    "a line for the sender's counters, one for a delivery's"
+);
 
 impl FlowStats {
     pub fn dropped_total(&self) -> u64 {
         self.dropped_pkts.iter().sum()
+    }
+
+    /// Counts a packet of `size` bytes delivered at `now` after `delay`; the first delivery
+    /// also sets `first_delivery` (later ones read only the delivery line).
+    pub fn record_delivery(&mut self, size: u32, delay: Time, now: Time) {
+        self.delivered_pkts += 1;
+        self.delivered_bytes += u64::from(size);
+        self.record_delay(delay);
+        if self.delivered_pkts == 1 {
+            self.first_delivery = Some(now);
+        }
+        self.last_delivery = now;
+    }
+
+    /// A cache hint for the line a segment sent, a timeout or an RTT sample updates.
+    #[inline(always)]
+    pub fn prefetch_sender_line(&self) {
+        prefetch(self);
+    }
+
+    /// A cache hint for the line a delivery updates.
+    #[inline(always)]
+    pub fn prefetch_delivery_line(&self) {
+        prefetch(&self.delay_sum_ps);
     }
 
     /// Call after counting the delivery.
@@ -77,10 +113,20 @@ impl FlowStats {
 }
 
 /// Per-port counters with exact time integrals of the queue length. `repr(C)` keeps the
-/// counters every packet updates first and the per-reason arrays last.
+/// counters every packet updates first (`delivered_pkts`, the one an arrival updates, leading),
+/// then the time integrals, and the per-reason arrays last.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct PortStats {
+    /// Packets that left on the link and reached the far node.
+    pub delivered_pkts: u64,
+    pub last_change: Time,
+    pub arrivals_pkts: u64,
+    pub arrivals_bytes: u64,
+    pub departures_pkts: u64,
+    pub departures_bytes: u64,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -91,15 +137,7 @@ pub struct PortStats {
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
-    pub last_change: Time,
-    pub arrivals_pkts: u64,
-    pub arrivals_bytes: u64,
-    pub departures_pkts: u64,
-    pub departures_bytes: u64,
-    /// Packets that left on the link and reached the far node.
-    pub delivered_pkts: u64,
-    pub max_queue_pkts: u64,
-    pub max_queue_bytes: u64,
+    /// After the integrals, so that no padding precedes them.
     pub max_device_pkts: u64,
     pub drops_pkts: [u64; DropReason::COUNT],
     pub drops_bytes: [u64; DropReason::COUNT],

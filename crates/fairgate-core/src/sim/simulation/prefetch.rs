@@ -9,23 +9,34 @@
 //! [`Lookahead`] of the earliest events in front of the heap and walks each event's chain one
 //! link per round, several events ahead, so a link's line has arrived by the round that reads
 //! through it: the record of the event 8 ahead; the objects behind the record 6 ahead (agent
-//! and flow counters, or discipline and in-flight head, and the routing anchor of an agent's
-//! peer); 4 ahead the packet in flight, the delivered-to agent or a sender's own port and
-//! route; 3 ahead the routing anchor of the packet's destination; 2 ahead the port or agent a
-//! packet goes to next, 1 ahead the objects behind that. The choice is made once per
-//! simulation, so each run loop is compiled for its own way and the small one is the plain
-//! heap's. Hints never change a result.
+//! and flow counters, or discipline, and the routing anchor of an agent's peer); 4 ahead the
+//! packet in flight or the one a busy link sends next, the delivered-to agent or a sender's
+//! own port, route and congestion control; 3 ahead the routing anchor of the packet's
+//! destination; 2 ahead the port or agent a packet goes to next, 1 ahead the objects behind
+//! that. The choice is made once per simulation, so each run loop is compiled for its own way
+//! and the small one is the plain heap's. Hints never change a result.
+//!
+//! Each hint names the lines its event reads, not whole objects: an agent says which of its
+//! lines ([`crate::net::Agent::prefetch`]), a slot is one line, a flow's counters one line per
+//! role (a sender's, a delivery's), a link's arrival two lines of its port, a sending port
+//! five; a TCP sink's start reads nothing behind its slot.
 
 use super::{AgentSlot, FlowInfo, Simulation};
 use crate::engine::events::{EventQueue, Lookahead, LOOKAHEAD};
 use crate::engine::prefetch::{prefetch, prefetch_at, prefetch_lines};
 use crate::engine::{Event, Time};
+use crate::net::agent::AGENT_HINT_BYTES;
 use crate::net::node::Node;
 use crate::net::packet::PacketId;
 use crate::net::routing::NO_ROUTE;
 
-/// Bytes of an agent or a discipline hinted at most (the fields an event handler reads first).
+/// Bytes of a discipline hinted at most (the fields an event handler reads first).
 const OBJECT_BYTES: usize = 512;
+
+const _: () = assert!(
+    std::mem::offset_of!(AgentSlot, start) == 64,
+    "what a call reads of an agent slot fills its first line, the one hinted"
+);
 
 /// Events hinted ahead with a lookahead.
 const DEPTH: usize = 8;
@@ -119,9 +130,15 @@ pub(super) fn agent_routes(
         .collect()
 }
 
-/// Where a packet goes at the far end of a link.
+/// Where a packet goes at the far end of a link: the agent it is delivered to (with the
+/// packet, which the agent reads whole, and its flow, whose delivery counters it updates),
+/// or the next port.
 enum Hop {
-    Agent(usize),
+    Agent {
+        agent: usize,
+        packet: PacketId,
+        flow: u32,
+    },
     Port(usize),
 }
 
@@ -130,20 +147,20 @@ impl Simulation {
     fn prefetch_chains(&self, lookahead: &Lookahead) {
         let at = |distance: usize| lookahead.ahead(distance - 1);
         if let Some(event) = at(DEPTH) {
-            self.prefetch_record(event);
+            self.prefetch_record::<true>(event);
             self.prefetch_agent_route(event);
         }
-        if let Some(event) = at(6) {
-            self.prefetch_behind(event);
+        if let Some(event) = at(6).filter(|e| !self.starts_idle(e)) {
+            self.prefetch_behind::<true>(event);
             self.prefetch_also_behind(event);
         }
-        if let Some(event) = at(4) {
+        if let Some(event) = at(4).filter(|e| !self.starts_idle(e)) {
             self.prefetch_reached(event);
         }
         if let Some(event) = at(3) {
             self.prefetch_route_of(event);
         }
-        if let Some(event) = at(2) {
+        if let Some(event) = at(2).filter(|e| !self.starts_idle(e)) {
             self.prefetch_next_hop(event);
         }
         if let Some(event) = at(1) {
@@ -151,30 +168,48 @@ impl Simulation {
         }
     }
 
-    #[inline(always)]
-    fn prefetch_two_ahead(&self) {
-        let (next, after) = self.events.upcoming();
-        if let Some(event) = after {
-            self.prefetch_record(event);
-        }
-        if let Some(event) = next {
-            self.prefetch_behind(event);
+    /// Whether `event` starts an agent whose start reads nothing behind its slot.
+    fn starts_idle(&self, event: &Event) -> bool {
+        match *event {
+            Event::AgentStart { agent } => self
+                .agents
+                .get(agent as usize)
+                .is_some_and(|slot| slot.agent.idle_at_start()),
+            _ => false,
         }
     }
 
     #[inline(always)]
-    fn prefetch_record(&self, event: &Event) {
+    fn prefetch_two_ahead(&self) {
+        let (next, after) = self.events.upcoming();
+        if let Some(event) = after {
+            self.prefetch_record::<false>(event);
+        }
+        if let Some(event) = next {
+            self.prefetch_behind::<false>(event);
+        }
+    }
+
+    /// The record an event names. `EXACT`: only the lines the event reads (deep hints); else
+    /// whole records, which measured faster for a small simulation's two-ahead hints.
+    #[inline(always)]
+    fn prefetch_record<const EXACT: bool>(&self, event: &Event) {
         match *event {
             Event::AgentTimer { agent, .. }
             | Event::AgentStart { agent }
-            | Event::AgentStop { agent } => {
-                if let Some(slot) = self.agents.get(agent as usize) {
-                    prefetch_lines(slot, usize::MAX);
-                }
-            }
-            Event::TxDone { port } | Event::LinkArrive { port } | Event::QdiscTimer { port } => {
+            | Event::AgentStop { agent } => match self.agents.get(agent as usize) {
+                Some(slot) if EXACT => prefetch(slot),
+                Some(slot) => prefetch_lines(slot, usize::MAX),
+                None => {}
+            },
+            Event::TxDone { port } | Event::QdiscTimer { port } => {
                 self.prefetch_port(port as usize);
             }
+            Event::LinkArrive { port } => match self.ports.get(port as usize) {
+                Some(port) if EXACT => port.prefetch_arrival(),
+                Some(port) => port.prefetch_hot(),
+                None => {}
+            },
             Event::Arrive { port, packet } => {
                 self.prefetch_port(port as usize);
                 self.packets.prefetch(packet);
@@ -184,22 +219,42 @@ impl Simulation {
         }
     }
 
+    /// The objects behind an event's record (`EXACT` as for [`Self::prefetch_record`]).
     #[inline(always)]
-    fn prefetch_behind(&self, event: &Event) {
+    fn prefetch_behind<const EXACT: bool>(&self, event: &Event) {
         match *event {
+            Event::AgentTimer { agent, .. } | Event::AgentStop { agent } if EXACT => {
+                self.prefetch_agent(agent as usize)
+            }
+            Event::AgentStart { agent } if EXACT => {
+                if let Some(slot) = self.agents.get(agent as usize) {
+                    slot.agent.prefetch_start();
+                    self.prefetch_sender_line(slot.flow);
+                }
+            }
             Event::AgentTimer { agent, .. }
             | Event::AgentStart { agent }
-            | Event::AgentStop { agent } => self.prefetch_agent(agent as usize),
+            | Event::AgentStop { agent } => {
+                if let Some(slot) = self.agents.get(agent as usize) {
+                    prefetch_lines(&*slot.agent, AGENT_HINT_BYTES);
+                    if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
+                        prefetch_lines(stats, usize::MAX);
+                    }
+                }
+            }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
                 if let Some(port) = self.ports.get(port as usize) {
                     prefetch_lines(&*port.qdisc, OBJECT_BYTES);
                 }
             }
-            Event::LinkArrive { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    if let Some(head) = port.in_flight.front() {
-                        prefetch(head);
-                    }
+            // Exact hints fetched the in-flight head with the port record.
+            Event::LinkArrive { port } if !EXACT => {
+                if let Some(head) = self
+                    .ports
+                    .get(port as usize)
+                    .and_then(|p| p.in_flight.front())
+                {
+                    prefetch(head);
                 }
             }
             _ => {}
@@ -217,8 +272,8 @@ impl Simulation {
     }
 
     /// Beyond [`Self::prefetch_behind`] (deep hints only): the routing anchor of an agent's
-    /// peer, the in-flight queue's tail of a port that sends (where its packet goes), and the
-    /// discipline of a port whose link delivers.
+    /// peer and the in-flight queue's tail of a port that sends (where its packet goes). A
+    /// port whose link delivers does not call its discipline.
     fn prefetch_also_behind(&self, event: &Event) {
         match *event {
             Event::AgentTimer { agent, .. }
@@ -237,17 +292,17 @@ impl Simulation {
                     prefetch(tail);
                 }
             }
-            Event::LinkArrive { port } => {
-                if let Some(port) = self.ports.get(port as usize) {
-                    prefetch_lines(&*port.qdisc, OBJECT_BYTES);
-                }
-            }
             _ => {}
         }
     }
 
     fn prefetch_reached(&self, event: &Event) {
         match *event {
+            Event::TxDone { port } => {
+                if let Some(packet) = self.ports.get(port as usize).and_then(|p| p.qdisc.peek()) {
+                    self.packets.prefetch(packet);
+                }
+            }
             Event::LinkArrive { port } => {
                 if let Some(packet) = self.in_flight_head(port as usize) {
                     self.packets.prefetch(packet);
@@ -255,7 +310,7 @@ impl Simulation {
             }
             Event::Deliver { packet } => {
                 if let Some(slot) = self.agents.get(self.packets.get(packet).dst_agent as usize) {
-                    prefetch_lines(slot, usize::MAX);
+                    prefetch(slot);
                 }
             }
             Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
@@ -265,6 +320,7 @@ impl Simulation {
                 ) {
                     self.prefetch_port(route.port as usize);
                     self.routes.prefetch_next_port(slot.node, route.peer);
+                    slot.agent.prefetch_parts();
                 }
             }
             _ => {}
@@ -273,15 +329,18 @@ impl Simulation {
 
     fn prefetch_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent(agent)) => {
+            Some(Hop::Agent { agent, packet, .. }) => {
                 if let Some(slot) = self.agents.get(agent) {
-                    prefetch_lines(slot, usize::MAX);
+                    prefetch(slot);
                 }
+                self.packets.prefetch_whole(packet);
             }
             Some(Hop::Port(port)) => self.prefetch_port(port),
             None => match *event {
                 Event::Deliver { packet } => {
-                    self.prefetch_agent(self.packets.get(packet).dst_agent as usize);
+                    let header = self.packets.get(packet);
+                    self.prefetch_agent(header.dst_agent as usize);
+                    self.prefetch_delivery(header.flow);
                 }
                 Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
                     if let Some(route) = self.agent_routes.get(agent as usize) {
@@ -295,7 +354,10 @@ impl Simulation {
 
     fn prefetch_behind_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent(agent)) => self.prefetch_agent(agent),
+            Some(Hop::Agent { agent, flow, .. }) => {
+                self.prefetch_agent(agent);
+                self.prefetch_delivery(flow);
+            }
             Some(Hop::Port(port)) => self.prefetch_discipline(port),
             None => {}
         }
@@ -324,7 +386,11 @@ impl Simulation {
         let node = self.ports.get(port)?.to;
         let header = self.packets.get(packet);
         if header.dst == node {
-            return Some(Hop::Agent(header.dst_agent as usize));
+            return Some(Hop::Agent {
+                agent: header.dst_agent as usize,
+                packet,
+                flow: header.flow,
+            });
         }
         let next = self.routes.known_next_port(node, header.dst);
         (next != NO_ROUTE).then_some(Hop::Port(next as usize))
@@ -354,12 +420,25 @@ impl Simulation {
         }
     }
 
+    /// An agent's record and its flow's sender counters (a segment sent, a timeout, an RTT
+    /// sample; a sink's flow is the ACK flow, whose ACKs it sends).
     fn prefetch_agent(&self, agent: usize) {
         if let Some(slot) = self.agents.get(agent) {
-            prefetch_lines(&*slot.agent, OBJECT_BYTES);
-            if let Some(stats) = self.flow_stats.get(slot.flow as usize) {
-                prefetch_lines(stats, usize::MAX);
-            }
+            slot.agent.prefetch();
+            self.prefetch_sender_line(slot.flow);
+        }
+    }
+
+    fn prefetch_sender_line(&self, flow: u32) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            stats.prefetch_sender_line();
+        }
+    }
+
+    /// The delivery counters of `flow`, for a packet of it about to be delivered.
+    fn prefetch_delivery(&self, flow: u32) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            stats.prefetch_delivery_line();
         }
     }
 }

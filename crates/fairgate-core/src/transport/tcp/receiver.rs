@@ -250,6 +250,10 @@ impl TcpReceiver {
 }
 
 impl Agent for TcpReceiver {
+    fn idle_at_start(&self) -> bool {
+        true
+    }
+
     fn on_packet(&mut self, p: &Packet, ctx: &mut AgentCtx) {
         match p.kind {
             PacketKind::Data => self.on_data(p, ctx),

@@ -61,44 +61,56 @@ struct AppPlan {
 /// "manual" }`, own the sender, forward `start`, `on_packet` and the timer tokens 0..=2 to it,
 /// call [`TcpSender::submit`] for each response and read [`TcpSender::transfers`] for their
 /// completion times (no callbacks).
+#[repr(C)]
 pub struct TcpSender {
+    // `repr(C)` keeps this order: what a timer, an ACK or a segment sent reads comes first,
+    // up to `app` (392 bytes, all that [`Agent::prefetch`] hints), then what the start reads
+    // besides; what the handshake, pacing and request applications read comes last. Not
+    // aligned to a line: an aligned allocation no longer lies beside the congestion control's
+    // box, and the 1,000-flow rung measured 4 % slower with it.
+    conn: Conn,
+    ecn: bool,
+    handshake: bool,
+    cwr_pending: bool,
+    /// RFC 3168 §6.1.2 with `ecn_floor = "one_segment"`: nothing new until the timer expires.
+    ecn_hold: bool,
+    limited_transmit: bool,
+    timestamps: bool,
+    /// Whether the connection aborted after `max_retries` (as opposed to a closing handshake).
+    gave_up: bool,
     flow: u32,
     dst: u32,
     dst_agent: u32,
     header: u32,
-    ecn: bool,
-    rate_cap_bps: Option<u64>,
-    handshake: bool,
+    max_retries: u32,
+    /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
+    retries: u32,
     state: TcpState,
     cc: Box<dyn CongestionControl>,
     rto: RtoEstimator,
     rto_timer: LazyTimer,
-    pace_timer: LazyTimer,
-    app_timer: LazyTimer,
-    conn: Conn,
-    app: AppPlan,
-    log: TransferLog,
-    next_send_at: Time,
-    ecn_recover: Option<u64>,
-    cwr_pending: bool,
-    ecn_floor: EcnFloor,
-    /// RFC 3168 §6.1.2 with `ecn_floor = "one_segment"`: nothing new until the timer expires.
-    ecn_hold: bool,
-    lost_syn_rto: LostSynRto,
-    control_sent_at: Option<Time>,
-    traced: (u64, bool),
-    limited_transmit: bool,
-    timestamps: bool,
-    syn_rto: Time,
-    max_retries: u32,
-    /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
-    retries: u32,
-    pub(super) buffer: SendBuffer,
+    rate_cap_bps: Option<u64>,
     /// Segments `send_more` may still send (None = no limit): a gateway's back-pressure.
     send_budget: Option<u64>,
-    /// Whether the connection aborted after `max_retries` (as opposed to a closing handshake).
-    gave_up: bool,
+    next_send_at: Time,
+    ecn_recover: Option<u64>,
+    pub(super) buffer: SendBuffer,
+    log: TransferLog,
+    app: AppPlan,
+    pace_timer: LazyTimer,
+    app_timer: LazyTimer,
+    traced: (u64, bool),
+    control_sent_at: Option<Time>,
+    syn_rto: Time,
+    ecn_floor: EcnFloor,
+    lost_syn_rto: LostSynRto,
 }
+
+/// Bytes at the start of a [`TcpSender`] that its calls on the data path read.
+const HOT_BYTES: usize = std::mem::offset_of!(TcpSender, app);
+/// Bytes at the start of a [`TcpSender`] that its start reads (the application plan too).
+const START_BYTES: usize = std::mem::offset_of!(TcpSender, pace_timer);
+const _: () = assert!(HOT_BYTES <= 7 * 64, "the hot fields fit in seven lines");
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, env: &SourceEnv) -> Self {
@@ -633,6 +645,18 @@ impl Agent for TcpSender {
 
     fn name(&self) -> &'static str {
         self.cc.name()
+    }
+
+    fn prefetch(&self) {
+        prefetch_lines(self, HOT_BYTES);
+    }
+
+    fn prefetch_start(&self) {
+        prefetch_lines(self, START_BYTES);
+    }
+
+    fn prefetch_parts(&self) {
+        prefetch_lines(&*self.cc, usize::MAX);
     }
 }
 
