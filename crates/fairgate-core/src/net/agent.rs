@@ -166,6 +166,10 @@ pub trait Agent: Send {
     fn prefetch(&self) {
         prefetch_lines(self, AGENT_HINT_BYTES);
     }
+    /// [`Agent::prefetch`] for a timer event, which may read less of the record.
+    fn prefetch_timer(&self) {
+        self.prefetch();
+    }
     /// [`Agent::prefetch`] for the start event, which may read more of the record.
     fn prefetch_start(&self) {
         self.prefetch();

@@ -7,56 +7,68 @@
 use crate::engine::Time;
 use crate::net::AgentCtx;
 
-#[derive(Clone, Copy, Debug, Default)]
+/// Both times hold [`NEVER`] for "none", so a timer takes 16 bytes of its agent's record
+/// instead of 32 (a TCP sender's timeout reads it beside the rest of its hot fields).
+#[derive(Clone, Copy, Debug)]
 pub struct LazyTimer {
-    deadline: Option<Time>,
-    scheduled: Option<Time>,
+    deadline: Time,
+    scheduled: Time,
+}
+
+/// No deadline, or no event pending. A deadline asked for at this time is kept one
+/// picosecond earlier, still past the end of any run.
+const NEVER: Time = Time::MAX;
+
+impl Default for LazyTimer {
+    fn default() -> Self {
+        LazyTimer {
+            deadline: NEVER,
+            scheduled: NEVER,
+        }
+    }
 }
 
 impl LazyTimer {
     pub fn deadline(&self) -> Option<Time> {
-        self.deadline
+        (self.deadline != NEVER).then_some(self.deadline)
     }
 
     pub fn is_armed(&self) -> bool {
-        self.deadline.is_some()
+        self.deadline != NEVER
     }
 
     /// Sets the deadline to `at`, scheduling an engine event with `token` only if none is
     /// pending at or before `at`.
     /// A deadline already past is due now (the engine clamps the event to now as well).
     pub fn arm(&mut self, at: Time, token: u64, ctx: &mut AgentCtx) {
-        let at = at.max(ctx.now);
-        self.deadline = Some(at);
-        if self.scheduled.is_none_or(|s| s > at) {
-            self.scheduled = Some(at);
+        let at = at.max(ctx.now).min(NEVER - 1);
+        self.deadline = at;
+        if self.scheduled > at {
+            self.scheduled = at;
             ctx.set_timer(at, token);
         }
     }
 
     pub fn cancel(&mut self) {
-        self.deadline = None;
+        self.deadline = NEVER;
     }
 
     /// Call when the engine fires `token`; returns true when the deadline has been reached
     /// (the timer is then disarmed), false for an early or stale event.
     pub fn fire(&mut self, token: u64, ctx: &mut AgentCtx) -> bool {
-        if self.scheduled != Some(ctx.now) {
+        if self.scheduled != ctx.now {
             return false;
         }
-        self.scheduled = None;
-        match self.deadline {
-            Some(d) if d <= ctx.now => {
-                self.deadline = None;
-                true
-            }
-            Some(d) => {
-                self.scheduled = Some(d);
-                ctx.set_timer(d, token);
-                false
-            }
-            None => false,
+        self.scheduled = NEVER;
+        if self.deadline <= ctx.now {
+            self.deadline = NEVER;
+            return true;
         }
+        if self.deadline != NEVER {
+            self.scheduled = self.deadline;
+            ctx.set_timer(self.deadline, token);
+        }
+        false
     }
 }
 

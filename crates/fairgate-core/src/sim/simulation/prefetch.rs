@@ -99,11 +99,13 @@ impl Pending for Lookahead {
 }
 
 /// Where an agent's packets go first: its node's only output port (`NO_ROUTE` for a node
-/// with several) and the node at the other end of its flow.
+/// with several) and the node at the other end of its flow; whether the routing table has
+/// confirmed that port as the way to the peer (see `first_hop.rs`).
 #[derive(Clone, Copy)]
 pub(super) struct AgentRoute {
-    port: u32,
-    peer: u32,
+    pub(super) port: u32,
+    pub(super) peer: u32,
+    pub(super) first_hop_known: bool,
 }
 
 pub(super) fn agent_routes(
@@ -125,7 +127,11 @@ pub(super) fn agent_routes(
                     flow.dst
                 }
             });
-            AgentRoute { port, peer }
+            AgentRoute {
+                port,
+                peer,
+                first_hop_known: false,
+            }
         })
         .collect()
 }
@@ -223,9 +229,13 @@ impl Simulation {
     #[inline(always)]
     fn prefetch_behind<const EXACT: bool>(&self, event: &Event) {
         match *event {
-            Event::AgentTimer { agent, .. } | Event::AgentStop { agent } if EXACT => {
-                self.prefetch_agent(agent as usize)
+            Event::AgentTimer { agent, .. } if EXACT => {
+                if let Some(slot) = self.agents.get(agent as usize) {
+                    slot.agent.prefetch_timer();
+                    self.prefetch_sender_line(slot.flow);
+                }
             }
+            Event::AgentStop { agent } if EXACT => self.prefetch_agent(agent as usize),
             Event::AgentStart { agent } if EXACT => {
                 if let Some(slot) = self.agents.get(agent as usize) {
                     slot.agent.prefetch_start();
@@ -280,7 +290,9 @@ impl Simulation {
             | Event::AgentStart { agent }
             | Event::AgentStop { agent } => {
                 if let Some(route) = self.agent_routes.get(agent as usize) {
-                    self.routes.prefetch_anchor(route.peer);
+                    if !route.first_hop_known {
+                        self.routes.prefetch_anchor(route.peer);
+                    }
                 }
             }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
@@ -319,7 +331,9 @@ impl Simulation {
                     self.agents.get(agent as usize),
                 ) {
                     self.prefetch_port(route.port as usize);
-                    self.routes.prefetch_next_port(slot.node, route.peer);
+                    if !route.first_hop_known {
+                        self.routes.prefetch_next_port(slot.node, route.peer);
+                    }
                     slot.agent.prefetch_parts();
                 }
             }

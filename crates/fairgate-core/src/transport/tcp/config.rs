@@ -2,10 +2,10 @@
 //! ... }`, its published defaults and validation. The sender is in [`super::sender`], the
 //! receiver in [`super::receiver`]; the decisions are listed in [`super::sender`].
 
-use super::cc::CongestionControl;
 use super::receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::rto::RtoParams;
 use super::sender::TcpSender;
+use super::variant::Variant;
 use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
 use crate::config::error::{check, join, ScenarioError};
 use crate::config::units::{Duration, Rate};
@@ -25,12 +25,15 @@ pub enum CcKind {
 }
 
 impl CcKind {
-    pub(super) fn build(self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+    pub(super) fn build(self, cfg: &TcpConfig) -> Variant {
         match self {
-            CcKind::Tahoe => Box::new(Tahoe),
-            CcKind::Reno => Box::<Reno>::default(),
-            CcKind::Newreno => Box::<NewReno>::default(),
-            CcKind::Sack => Box::new(Sack::new(cfg.rescue_retransmit, cfg.keep_sack_on_rto)),
+            CcKind::Tahoe => Variant::Tahoe(Tahoe),
+            CcKind::Reno => Variant::Reno(Reno::default()),
+            CcKind::Newreno => Variant::NewReno(NewReno::default()),
+            CcKind::Sack => Variant::Sack(Box::new(Sack::new(
+                cfg.rescue_retransmit,
+                cfg.keep_sack_on_rto,
+            ))),
         }
     }
 }

@@ -17,3 +17,4 @@ pub mod tcp_options;
 mod tcp_reference_tests;
 #[cfg(test)]
 mod tcp_wire;
+pub mod variant;

@@ -24,16 +24,23 @@ pub struct RtoParams {
     pub granularity: f64,
 }
 
-/// SRTT, RTTVAR and the backoff of one connection.
+/// SRTT, RTTVAR and the backoff of one connection. "None" is a marker value in `srtt` and
+/// `timed_end`, so the estimator takes 72 bytes of a TCP sender's hot lines, not 88.
 #[derive(Clone, Debug)]
 pub struct RtoEstimator {
     params: RtoParams,
-    srtt: Option<f64>,
+    /// NaN until the first sample.
+    srtt: f64,
     rttvar: f64,
+    /// The segment being timed: the sequence that must be acknowledged ([`NOT_TIMING`] when
+    /// none is) and the time it was sent.
+    timed_end: u64,
+    timed_at: Time,
     backoff: u32,
-    /// The segment being timed: (sequence that must be acknowledged, time it was sent).
-    timing: Option<(u64, Time)>,
 }
+
+/// `timed_end` when no segment is being timed (sequence numbers stay below 2^62).
+const NOT_TIMING: u64 = u64::MAX;
 
 /// RFC 6298 gains.
 const ALPHA: f64 = 1.0 / 8.0;
@@ -45,15 +52,16 @@ impl RtoEstimator {
     pub fn new(params: RtoParams) -> Self {
         RtoEstimator {
             params,
-            srtt: None,
+            srtt: f64::NAN,
             rttvar: 0.0,
+            timed_end: NOT_TIMING,
+            timed_at: 0,
             backoff: 0,
-            timing: None,
         }
     }
 
     pub fn srtt(&self) -> Option<f64> {
-        self.srtt
+        (!self.srtt.is_nan()).then_some(self.srtt)
     }
 
     pub fn rttvar(&self) -> f64 {
@@ -72,14 +80,14 @@ impl RtoEstimator {
 
     /// Feeds one RTT sample (seconds) through RFC 6298 §2.2-2.3.
     pub fn sample(&mut self, rtt: f64) {
-        match self.srtt {
+        match self.srtt() {
             None => {
-                self.srtt = Some(rtt);
+                self.srtt = rtt;
                 self.rttvar = rtt / 2.0;
             }
             Some(srtt) => {
                 self.rttvar = (1.0 - BETA) * self.rttvar + BETA * (srtt - rtt).abs();
-                self.srtt = Some((1.0 - ALPHA) * srtt + ALPHA * rtt);
+                self.srtt = (1.0 - ALPHA) * srtt + ALPHA * rtt;
             }
         }
         self.backoff = 0;
@@ -87,7 +95,7 @@ impl RtoEstimator {
 
     /// The un-backed-off timeout in seconds.
     pub fn base_rto(&self) -> f64 {
-        let raw = match self.srtt {
+        let raw = match self.srtt() {
             None => self.params.initial,
             Some(srtt) => srtt + (K * self.rttvar).max(self.params.granularity),
         };
@@ -120,29 +128,29 @@ impl RtoEstimator {
     /// Doubles the timeout (RFC 6298 §5.5) and abandons the timing (Karn).
     pub fn on_timeout(&mut self) {
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF_SHIFT);
-        self.timing = None;
+        self.timed_end = NOT_TIMING;
     }
 
     /// Starts timing the segment ending at `end` if nothing is being timed.
     pub fn start_timing(&mut self, end: u64, now: Time) {
-        if self.timing.is_none() {
-            self.timing = Some((end, now));
+        if self.timed_end == NOT_TIMING {
+            self.timed_end = end;
+            self.timed_at = now;
         }
     }
 
     /// Karn's rule: a retransmission invalidates the timing in progress.
     pub fn on_retransmit(&mut self) {
-        self.timing = None;
+        self.timed_end = NOT_TIMING;
     }
 
     /// A cumulative ACK of `ack` at `now`; returns the RTT sample it yields, if any.
     pub fn on_ack(&mut self, ack: u64, now: Time) -> Option<f64> {
-        let (end, sent) = self.timing?;
-        if ack < end {
+        if self.timed_end == NOT_TIMING || ack < self.timed_end {
             return None;
         }
-        self.timing = None;
-        let rtt = to_secs(now - sent);
+        self.timed_end = NOT_TIMING;
+        let rtt = to_secs(now - self.timed_at);
         self.sample(rtt);
         Some(rtt)
     }

@@ -27,6 +27,7 @@ use super::config::{EcnFloor, LostSynRto, TcpConfig};
 use super::receiver::PROTO_TCP;
 use super::rto::RtoEstimator;
 use super::tcp_options::option_bytes;
+use super::variant::Variant;
 use crate::engine::prefetch::{prefetch, prefetch_lines};
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
@@ -61,23 +62,25 @@ struct AppPlan {
 /// "manual" }`, own the sender, forward `start`, `on_packet` and the timer tokens 0..=2 to it,
 /// call [`TcpSender::submit`] for each response and read [`TcpSender::transfers`] for their
 /// completion times (no callbacks).
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct TcpSender {
-    // `repr(C)` keeps this order: what a timer, an ACK or a segment sent reads comes first,
-    // up to `app` (392 bytes, all that [`Agent::prefetch`] hints), then what the start reads
-    // besides; what the handshake, pacing and request applications read comes last. Not
-    // aligned to a line: an aligned allocation no longer lies beside the congestion control's
-    // box, and the 1,000-flow rung measured 4 % slower with it.
+    // `repr(C)` keeps this order and the alignment puts it on line boundaries: what a timeout
+    // reads fills the first four lines (flags, addresses, the congestion control inline, the
+    // retransmission timer, the window state and the RTO estimator, all that
+    // [`Agent::prefetch_timer`] hints), an ACK reads the transfer log besides (five lines,
+    // [`Agent::prefetch`]), the start the application plan; what the handshake, pacing,
+    // send budget and request applications read comes last.
     conn: Conn,
     ecn: bool,
-    handshake: bool,
     cwr_pending: bool,
     /// RFC 3168 §6.1.2 with `ecn_floor = "one_segment"`: nothing new until the timer expires.
     ecn_hold: bool,
     limited_transmit: bool,
     timestamps: bool,
-    /// Whether the connection aborted after `max_retries` (as opposed to a closing handshake).
-    gave_up: bool,
+    /// A writer's push was cut short by the send buffer (see [`SendBuffer`]).
+    writer_waiting: bool,
+    /// A rate cap or a send budget applies: sending reads their fields, else it skips them.
+    limited: bool,
     flow: u32,
     dst: u32,
     dst_agent: u32,
@@ -85,18 +88,22 @@ pub struct TcpSender {
     max_retries: u32,
     /// Timer expiries since `snd_una` last advanced (or since the SYN / FIN was first sent).
     retries: u32,
-    state: TcpState,
-    cc: Box<dyn CongestionControl>,
-    rto: RtoEstimator,
+    cc: Variant,
     rto_timer: LazyTimer,
+    /// `snd_max` at the last window reduction ([`NO_REDUCTION`] before the first).
+    ecn_recover: u64,
+    state: TcpState,
+    rto: RtoEstimator,
+    log: TransferLog,
+    handshake: bool,
+    /// Whether the connection aborted after `max_retries` (as opposed to a closing handshake).
+    gave_up: bool,
+    app: AppPlan,
     rate_cap_bps: Option<u64>,
     /// Segments `send_more` may still send (None = no limit): a gateway's back-pressure.
     send_budget: Option<u64>,
     next_send_at: Time,
-    ecn_recover: Option<u64>,
     pub(super) buffer: SendBuffer,
-    log: TransferLog,
-    app: AppPlan,
     pace_timer: LazyTimer,
     app_timer: LazyTimer,
     traced: (u64, bool),
@@ -106,11 +113,21 @@ pub struct TcpSender {
     lost_syn_rto: LostSynRto,
 }
 
+/// `ecn_recover` before the sender's first window reduction.
+const NO_REDUCTION: u64 = u64::MAX;
+
+const LINE: usize = 64;
+/// Bytes at the start of a [`TcpSender`] that a timeout reads.
+const TIMER_BYTES: usize = std::mem::offset_of!(TcpSender, log);
 /// Bytes at the start of a [`TcpSender`] that its calls on the data path read.
-const HOT_BYTES: usize = std::mem::offset_of!(TcpSender, app);
+const HOT_BYTES: usize = std::mem::offset_of!(TcpSender, handshake);
 /// Bytes at the start of a [`TcpSender`] that its start reads (the application plan too).
-const START_BYTES: usize = std::mem::offset_of!(TcpSender, pace_timer);
-const _: () = assert!(HOT_BYTES <= 7 * 64, "the hot fields fit in seven lines");
+const START_BYTES: usize = std::mem::offset_of!(TcpSender, rate_cap_bps);
+const _: () = assert!(
+    std::mem::offset_of!(TcpSender, cc) < LINE && TIMER_BYTES <= 4 * LINE,
+    "a timeout reads four lines, the congestion control in the first"
+);
+const _: () = assert!(HOT_BYTES <= 5 * LINE, "an ACK reads five lines");
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, env: &SourceEnv) -> Self {
@@ -127,6 +144,8 @@ impl TcpSender {
             handshake: cfg.handshake,
             state,
             cc: cfg.cc.build(cfg),
+            limited: cfg.rate_cap.is_some(),
+            writer_waiting: false,
             rto: RtoEstimator::new(cfg.rto_params()),
             rto_timer: LazyTimer::default(),
             pace_timer: LazyTimer::default(),
@@ -138,7 +157,7 @@ impl TcpSender {
             },
             log: TransferLog::default(),
             next_send_at: 0,
-            ecn_recover: None,
+            ecn_recover: NO_REDUCTION,
             cwr_pending: false,
             ecn_floor: cfg.ecn_floor,
             ecn_hold: false,
@@ -160,6 +179,7 @@ impl TcpSender {
     /// a fast retransmission is always sent.
     pub fn set_send_budget(&mut self, segments: Option<u64>) {
         self.send_budget = segments;
+        self.limited = self.rate_cap_bps.is_some() || segments.is_some();
     }
 
     pub fn send_budget(&self) -> Option<u64> {
@@ -329,8 +349,10 @@ impl TcpSender {
             s.snd_nxt = seq + len;
         }
         s.snd_max = s.snd_max.max(seq + len);
-        if let Some(rate) = self.rate_cap_bps {
-            self.next_send_at = self.next_send_at.max(ctx.now) + tx_time(p.size, rate);
+        if self.limited {
+            if let Some(rate) = self.rate_cap_bps {
+                self.next_send_at = self.next_send_at.max(ctx.now) + tx_time(p.size, rate);
+            }
         }
         ctx.send(p);
         if !self.rto_timer.is_armed() {
@@ -340,21 +362,35 @@ impl TcpSender {
 
     /// Sends whatever the window, the variant and the rate cap allow.
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        while self.conn == Conn::Established && !self.ecn_hold && self.send_budget != Some(0) {
-            if self.rate_cap_bps.is_some() && ctx.now < self.next_send_at {
-                if self.cc.next_segment(&self.state).is_some() {
-                    self.pace_timer.arm(self.next_send_at, PACE, ctx);
-                }
+        while self.conn == Conn::Established && !self.ecn_hold {
+            if self.limited && self.held_by_limits(ctx) {
                 return;
             }
             let Some((seq, len)) = self.cc.next_segment(&self.state) else {
                 return;
             };
             self.send_segment(seq, len, ctx);
-            if let Some(budget) = &mut self.send_budget {
-                *budget -= 1;
+            if self.limited {
+                if let Some(budget) = &mut self.send_budget {
+                    *budget -= 1;
+                }
             }
         }
+    }
+
+    /// Whether the send budget is spent or the rate cap holds the next segment back (then
+    /// the pacing timer is armed for it).
+    fn held_by_limits(&mut self, ctx: &mut AgentCtx) -> bool {
+        if self.send_budget == Some(0) {
+            return true;
+        }
+        if self.rate_cap_bps.is_some() && ctx.now < self.next_send_at {
+            if self.cc.next_segment(&self.state).is_some() {
+                self.pace_timer.arm(self.next_send_at, PACE, ctx);
+            }
+            return true;
+        }
+        false
     }
 
     /// Updates `snd_una`, `dupacks` and the peer's window; returns (bytes newly acknowledged,
@@ -437,7 +473,7 @@ impl TcpSender {
     fn react(&mut self, reaction: &Reaction, ctx: &mut AgentCtx) {
         if reaction.fast_retransmit {
             ctx.flow(self.flow).fast_retransmits += 1;
-            self.ecn_recover = Some(self.state.snd_max);
+            self.ecn_recover = self.state.snd_max;
         }
         if let Some(seq) = reaction.retransmit {
             let len = self.state.segment_len(seq).min(self.state.snd_max - seq);
@@ -503,7 +539,7 @@ impl TcpSender {
         s.dupacks = 0;
         s.lt_allowance = 0;
         s.recover = Some(s.snd_max);
-        self.ecn_recover = Some(s.snd_max);
+        self.ecn_recover = s.snd_max;
         self.cc.on_timeout(s);
         self.rto.on_timeout();
         ctx.flow(self.flow).timeouts += 1;
@@ -651,12 +687,16 @@ impl Agent for TcpSender {
         prefetch_lines(self, HOT_BYTES);
     }
 
+    fn prefetch_timer(&self) {
+        prefetch_lines(self, TIMER_BYTES);
+    }
+
     fn prefetch_start(&self) {
         prefetch_lines(self, START_BYTES);
     }
 
     fn prefetch_parts(&self) {
-        prefetch_lines(&*self.cc, usize::MAX);
+        self.cc.prefetch_boxed();
     }
 }
 

@@ -3,8 +3,9 @@
 //! cwnd is already 1 MSS, restart the retransmit timer and send nothing new until it expires.
 //! ns-3 and Linux keep 2 MSS (`ecn_floor = "two_segments"`, the default).
 
-use super::{EcnFloor, TcpSender, RTO};
+use super::{EcnFloor, TcpSender, NO_REDUCTION, RTO};
 use crate::net::AgentCtx;
+use crate::transport::tcp::cc::CongestionControl;
 
 impl TcpSender {
     /// An ACK with ECE: no window growth for it, and a halving if this window has not reacted
@@ -20,7 +21,7 @@ impl TcpSender {
             return false;
         }
         s.cwnd = s.cwnd.min(cwnd_before);
-        if self.ecn_recover.is_some_and(|r| s.snd_una <= r) {
+        if self.ecn_recover != NO_REDUCTION && s.snd_una <= self.ecn_recover {
             return false;
         }
         let at_one_segment = s.cwnd <= s.mss;
@@ -29,7 +30,7 @@ impl TcpSender {
             EcnFloor::TwoSegments => s.ssthresh,
             EcnFloor::OneSegment => (s.cwnd / 2).max(s.mss),
         };
-        self.ecn_recover = Some(s.snd_max);
+        self.ecn_recover = s.snd_max;
         self.cwr_pending = true;
         ctx.flow(self.flow).ecn_reactions += 1;
         self.ecn_floor == EcnFloor::OneSegment && at_one_segment

@@ -21,7 +21,6 @@ const STREAM_LIMIT: u64 = u64::MAX / 4;
 #[derive(Clone, Debug, Default)]
 pub struct SendBuffer {
     capacity: Option<u64>,
-    writer_waiting: bool,
     room_notice: bool,
 }
 
@@ -65,7 +64,7 @@ impl TcpSender {
         let accepted = bytes.min(self.room());
         self.state.app_end += accepted;
         if accepted < bytes {
-            self.buffer.writer_waiting = true;
+            self.writer_waiting = true;
         }
         if self.conn == Conn::Established {
             self.send_more(ctx);
@@ -81,8 +80,8 @@ impl TcpSender {
     }
 
     pub(super) fn note_room(&mut self) {
-        if self.buffer.writer_waiting && self.room() > 0 {
-            self.buffer.writer_waiting = false;
+        if self.writer_waiting && self.room() > 0 {
+            self.writer_waiting = false;
             self.buffer.room_notice = true;
         }
     }
