@@ -1,7 +1,6 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
 mod access;
-mod first_hop;
 mod floor;
 mod measure;
 mod prefetch;
@@ -669,14 +668,14 @@ impl Simulation {
         }
         let mut outbox = std::mem::take(&mut self.agent_effects.outbox);
         for &packet in &outbox {
-            self.inject(agent as u32, node, packet);
+            self.inject(node, packet);
         }
         outbox.clear();
         self.agent_effects.outbox = outbox;
     }
 
     /// A packet an agent sent: count it as offered and route it.
-    fn inject(&mut self, agent: u32, node: u32, packet: PacketId) {
+    fn inject(&mut self, node: u32, packet: PacketId) {
         let p = self.packets.get(packet);
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.offered_pkts += 1;
@@ -684,7 +683,7 @@ impl Simulation {
         if p.dst == node {
             self.events.schedule(self.now, Event::Deliver { packet });
         } else {
-            self.route_sent(agent, node, packet);
+            self.route(node, packet);
         }
     }
 }

@@ -105,6 +105,20 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_at_the_end_of_time_stays_armed() {
+        // `Time::MAX` marks "none" inside the timer; a deadline there is kept 1 ps earlier.
+        let mut h = AgentHarness::new(1);
+        let mut t = LazyTimer::default();
+        assert_eq!(t.deadline(), None);
+        h.call(|ctx| t.arm(Time::MAX, 7, ctx));
+        assert!(t.is_armed());
+        assert_eq!(t.deadline(), Some(Time::MAX - 1));
+        assert_eq!(h.timers, vec![(Time::MAX - 1, 7)]);
+        t.cancel();
+        assert_eq!(t.deadline(), None);
+    }
+
+    #[test]
     fn a_deadline_in_the_past_fires_now() {
         // A deadline computed with a shrunken RTT estimate can lie before now; the engine
         // schedules the event at now, and the timer must accept it there (else it never fires

@@ -99,13 +99,11 @@ impl Pending for Lookahead {
 }
 
 /// Where an agent's packets go first: its node's only output port (`NO_ROUTE` for a node
-/// with several) and the node at the other end of its flow; whether the routing table has
-/// confirmed that port as the way to the peer (see `first_hop.rs`).
+/// with several) and the node at the other end of its flow.
 #[derive(Clone, Copy)]
 pub(super) struct AgentRoute {
-    pub(super) port: u32,
-    pub(super) peer: u32,
-    pub(super) first_hop_known: bool,
+    port: u32,
+    peer: u32,
 }
 
 pub(super) fn agent_routes(
@@ -127,11 +125,7 @@ pub(super) fn agent_routes(
                     flow.dst
                 }
             });
-            AgentRoute {
-                port,
-                peer,
-                first_hop_known: false,
-            }
+            AgentRoute { port, peer }
         })
         .collect()
 }
@@ -290,9 +284,7 @@ impl Simulation {
             | Event::AgentStart { agent }
             | Event::AgentStop { agent } => {
                 if let Some(route) = self.agent_routes.get(agent as usize) {
-                    if !route.first_hop_known {
-                        self.routes.prefetch_anchor(route.peer);
-                    }
+                    self.routes.prefetch_anchor(route.peer);
                 }
             }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
@@ -331,9 +323,7 @@ impl Simulation {
                     self.agents.get(agent as usize),
                 ) {
                     self.prefetch_port(route.port as usize);
-                    if !route.first_hop_known {
-                        self.routes.prefetch_next_port(slot.node, route.peer);
-                    }
+                    self.routes.prefetch_next_port(slot.node, route.peer);
                     slot.agent.prefetch_parts();
                 }
             }

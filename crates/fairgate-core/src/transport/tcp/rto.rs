@@ -173,6 +173,7 @@ mod tests {
     fn first_and_second_samples_follow_rfc6298() {
         let mut e = RtoEstimator::new(params());
         assert_eq!(e.rto(), secs(1.0));
+        assert_eq!(e.srtt(), None, "no sample yet");
         e.sample(0.1);
         // SRTT = 0.1, RTTVAR = 0.05, RTO = 0.1 + 4 x 0.05 = 0.3.
         assert!((e.base_rto() - 0.3).abs() < 1e-12);
