@@ -121,6 +121,8 @@ pub struct Simulation {
     looks_ahead: bool,
     /// Per agent, its first hop and its peer, for the deep hints (empty without them).
     agent_routes: Vec<prefetch::AgentRoute>,
+    /// The ports whose last arrival was dropped, for the deep hints (empty without them).
+    dropping: touched::Touched,
 }
 
 impl Simulation {
@@ -168,6 +170,7 @@ impl Simulation {
             sampler,
             looks_ahead: false,
             agent_routes: Vec::new(),
+            dropping: touched::Touched::default(),
         };
         sim.set_looks_ahead(looks_ahead);
         sim.prepare();
@@ -278,6 +281,7 @@ impl Simulation {
         } else {
             Vec::new()
         };
+        self.dropping = touched::Touched::new(if on { self.ports.len() } else { 0 });
     }
 
     /// Why the run stopped early, if it did (then its results are not valid).
@@ -316,11 +320,17 @@ impl Simulation {
         }
     }
 
-    /// A packet arriving at `node`: a gateway there may take it over; else route it.
+    /// A packet arriving at `node`: a gateway there may take a transit packet over; else route
+    /// it. A packet addressed to `node` is delivered without reading the node's gateway entry
+    /// (with many hosts, one more cold line per delivery).
     fn forward(&mut self, node: u32, packet: PacketId) {
+        let p = self.packets.get(packet);
+        if p.dst == node {
+            self.deliver(node, packet);
+            return;
+        }
         if let Some(gateway) = self.gateway_of[node as usize] {
-            let p = self.packets.get(packet);
-            if p.dst != node && self.agents[gateway as usize].agent.claims(p) {
+            if self.agents[gateway as usize].agent.claims(p) {
                 self.hand_over(gateway as usize, packet);
                 return;
             }
@@ -355,7 +365,9 @@ impl Simulation {
             port.stats.arrivals_pkts += 1;
             port.stats.arrivals_bytes += size;
         }
+        let live = self.packets.live();
         self.with_qdisc_view(port, monitored, |q, ctx| q.enqueue(packet, ctx));
+        self.note_dropping(port, self.packets.live() < live);
         if self.ports[port].busy(self.now) {
             self.fill_device(port);
         }

@@ -18,7 +18,9 @@ use crate::engine::Time;
 /// included); "goodput" counts unique application bytes the receiver accepted.
 ///
 /// `repr(C)` keeps the order, one cache line per role: the sender's counters (a segment sent,
-/// a timeout, an RTT sample), then those of a packet delivered, then what is counted rarely.
+/// a timeout, an RTT sample), then those of a packet delivered, then those of a packet a
+/// discipline drops (its bytes and the reasons a discipline gives: a tail drop at a full
+/// bottleneck writes one line, not two), then what is counted rarely.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct FlowStats {
@@ -40,22 +42,26 @@ pub struct FlowStats {
     /// Time of the last delivery (and of the first, below).
     pub last_delivery: Time,
     pub goodput_bytes: u64,
-    pub first_delivery: Option<Time>,
     pub dropped_bytes: u64,
+    pub dropped_pkts: [u64; DropReason::COUNT],
+    pub first_delivery: Option<Time>,
     pub fast_retransmits: u64,
     pub ecn_reactions: u64,
     /// When a finite transfer completed.
     pub completed_at: Option<Time>,
     /// The transport gave up after too many retransmissions of one segment.
     pub aborted: bool,
-    pub dropped_pkts: [u64; DropReason::COUNT],
 }
 
 const LINE: usize = 64;
 const _: () = assert!(
     std::mem::offset_of!(FlowStats, delay_sum_ps) == LINE
-        && std::mem::offset_of!(FlowStats, first_delivery) == 2 * LINE,
-    "a line for the sender's counters, one for a delivery's"
+        && std::mem::offset_of!(FlowStats, dropped_bytes) == 2 * LINE
+        && std::mem::offset_of!(FlowStats, dropped_pkts)
+            + (DropReason::Frame as usize + 1) * std::mem::size_of::<u64>()
+            <= 3 * LINE
+        && std::mem::size_of::<FlowStats>() == 5 * LINE,
+    "a line for the sender's counters, one for a delivery's, one for a discipline's drop"
 );
 
 impl FlowStats {
@@ -85,6 +91,12 @@ impl FlowStats {
     #[inline(always)]
     pub fn prefetch_delivery_line(&self) {
         prefetch(&self.delay_sum_ps);
+    }
+
+    /// A cache hint for the line a discipline's drop updates.
+    #[inline(always)]
+    pub fn prefetch_drop_line(&self) {
+        prefetch(&self.dropped_bytes);
     }
 
     /// Call after counting the delivery.

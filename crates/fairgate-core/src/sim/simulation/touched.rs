@@ -23,6 +23,14 @@ impl Touched {
         self.words[index / 64] |= 1 << (index % 64);
     }
 
+    /// Whether `index` is in the set (false for an index at or past the bound).
+    #[inline(always)]
+    pub fn contains(&self, index: usize) -> bool {
+        self.words
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
     pub fn unmark(&mut self, index: usize) {
         self.words[index / 64] &= !(1 << (index % 64));
     }
