@@ -126,7 +126,9 @@ impl FlowStats {
 
 /// Per-port counters with exact time integrals of the queue length. `repr(C)` keeps the
 /// counters every packet updates first (`delivered_pkts`, the one an arrival updates, leading),
-/// then the time integrals, and the per-reason arrays last.
+/// then the time integrals of the queue's length, which a packet passing an empty queue leaves
+/// alone (64 bytes, a line of their own in a port's record), then the other counters a packet
+/// sent updates, and the per-reason arrays last.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct PortStats {
@@ -137,8 +139,6 @@ pub struct PortStats {
     pub arrivals_bytes: u64,
     pub departures_pkts: u64,
     pub departures_bytes: u64,
-    pub max_queue_pkts: u64,
-    pub max_queue_bytes: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -146,10 +146,11 @@ pub struct PortStats {
     pub queue_byte_ps: u128,
     /// Sum over time of the device queue's length, in packet-ps.
     pub device_pkt_ps: u128,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
-    /// After the integrals, so that no padding precedes them.
     pub max_device_pkts: u64,
     pub drops_pkts: [u64; DropReason::COUNT],
     pub drops_bytes: [u64; DropReason::COUNT],
@@ -157,17 +158,17 @@ pub struct PortStats {
 }
 
 impl PortStats {
-    /// Bytes at the start that every packet updates (the time integrals and counters).
-    pub const HOT_BYTES: usize = std::mem::offset_of!(PortStats, drops_pkts);
-
-    /// Advances the time integrals to `now` with the lengths that held since the last change.
+    /// Advances the time integrals to `now` with the lengths that held since the last change
+    /// (an empty queue adds nothing, so its integrals are not written).
     pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, device: usize) {
         let dt = (now - self.last_change) as u128;
         if dt > 0 {
-            self.queue_pkt_ps += queue_pkts as u128 * dt;
-            self.queue_sq_pkt_ps += (queue_pkts as u128).pow(2) * dt;
-            self.queue_byte_ps += queue_bytes as u128 * dt;
-            self.device_pkt_ps += device as u128 * dt;
+            if queue_pkts != 0 || queue_bytes != 0 || device != 0 {
+                self.queue_pkt_ps += queue_pkts as u128 * dt;
+                self.queue_sq_pkt_ps += (queue_pkts as u128).pow(2) * dt;
+                self.queue_byte_ps += queue_bytes as u128 * dt;
+                self.device_pkt_ps += device as u128 * dt;
+            }
             self.last_change = now;
         }
     }

@@ -20,8 +20,9 @@
 //!
 //! Each hint names the lines its event reads, not whole objects: an agent says which of its
 //! lines ([`crate::net::Agent::prefetch`]), a slot is one line, a flow's counters one line per
-//! role (a sender's, a delivery's), a link's arrival two lines of its port, a sending port
-//! five; a TCP sink's start reads nothing behind its slot.
+//! role (a sender's, a delivery's, a drop's), a link's arrival two lines of its port, a
+//! sending port four (five for a port whose queue holds packets, with its integrals); a TCP
+//! sink's start reads nothing behind its slot.
 
 use super::{AgentSlot, FlowInfo, Simulation};
 use crate::engine::events::{EventQueue, Lookahead, LOOKAHEAD};
@@ -205,11 +206,13 @@ impl Simulation {
                 None => {}
             },
             Event::TxDone { port } | Event::QdiscTimer { port } => {
-                self.prefetch_port(port as usize);
+                if let Some(port) = self.ports.get(port as usize) {
+                    port.prefetch_queued();
+                }
             }
             Event::LinkArrive { port } => match self.ports.get(port as usize) {
                 Some(port) if EXACT => port.prefetch_arrival(),
-                Some(port) => port.prefetch_hot(),
+                Some(port) => port.prefetch_queued(),
                 None => {}
             },
             Event::Arrive { port, packet } => {
