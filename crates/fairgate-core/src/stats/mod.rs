@@ -3,9 +3,12 @@
 
 pub mod causes;
 pub mod events;
+pub mod flow_counters;
 pub mod phases;
 pub mod reason;
+pub mod sample_log;
 pub mod series;
+pub mod touched;
 pub mod transfers;
 pub mod window;
 
@@ -79,6 +82,15 @@ impl FlowStats {
             self.first_delivery = Some(now);
         }
         self.last_delivery = now;
+    }
+
+    /// Cache hints for the lines of the counters in the flow series.
+    #[inline(always)]
+    pub fn prefetch_series_lines(&self) {
+        prefetch(&self.rtt_sum);
+        prefetch(&self.delivered_pkts);
+        prefetch(&self.dropped_pkts);
+        prefetch(&self.dropped_pkts[DropReason::COUNT - 1]);
     }
 
     /// A cache hint for the line a segment sent, a timeout or an RTT sample updates.

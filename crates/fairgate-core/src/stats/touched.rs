@@ -1,6 +1,7 @@
-//! Which ports and agents the engine has called into since the last sample: a discipline's
-//! queue, counters and `state()`, and an agent's `sample()`, change only through those calls,
-//! so a sample re-reads the objects in the set and reuses the previous row of the others.
+//! Which ports, agents and flows changed since the last sample: a discipline's queue, counters
+//! and `state()`, and an agent's `sample()`, change only through the engine's calls into them,
+//! and a flow's counters only through [`super::flow_counters::FlowCounters`]'s writes, so a sample
+//! re-reads the objects in the set and reuses the previous row of the others.
 
 /// A set of indices below a fixed bound, one bit each (50 KB for 400,000 ports).
 #[derive(Clone, Debug, Default)]
@@ -16,6 +17,12 @@ impl Touched {
             words: vec![0; len.div_ceil(64)],
             len,
         }
+    }
+
+    /// Raises the bound to `len` (not below the current one); the new indices are unmarked.
+    pub fn grow(&mut self, len: usize) {
+        self.len = self.len.max(len);
+        self.words.resize(self.len.div_ceil(64), 0);
     }
 
     #[inline(always)]
