@@ -246,15 +246,8 @@ fn runs_are_deterministic_for_a_seed() {
                 )
             })
             .collect();
-        (
-            flows,
-            sim.events_processed(),
-            sim.traces()
-                .value
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>(),
-        )
+        let traces: Vec<u64> = sim.traces().value.iter().map(|v| v.to_bits()).collect();
+        (flows, sim.events_processed(), traces)
     };
     let a = fingerprint("7");
     assert_eq!(a, fingerprint("7"));

@@ -17,6 +17,7 @@ use crate::engine::{secs, Event, EventQueue, Rng, Time, PS_PER_SEC};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
 use crate::net::packet::{flags, Packet, PacketArena, PacketId};
 use crate::qdisc::Effects;
+use crate::stats::flow_counters::FlowCounters;
 use crate::stats::series::VarSeries;
 use crate::stats::FlowStats;
 use crate::traffic::SourceEnv;
@@ -106,7 +107,7 @@ pub struct Network {
     reassembly: [Vec<Reassembler>; 2],
     taggers: Vec<Option<FGcra>>,
     homes: Vec<Home>,
-    pub(super) flows: Vec<FlowStats>,
+    pub(super) flows: FlowCounters,
     /// VC of each flow (data and ACK flows alike).
     pub(super) flow_vc: Vec<usize>,
     traces: VarSeries,
@@ -146,7 +147,7 @@ impl Network {
                 })
                 .collect(),
             homes: Vec::new(),
-            flows: Vec::new(),
+            flows: FlowCounters::default(),
             flow_vc: Vec::new(),
             traces: VarSeries::default(),
             agent_effects: AgentEffects::default(),

@@ -2,6 +2,9 @@
 //! 10,000 and 100,000 flows. Reports, per rung, scenario build time, run time, events per
 //! second, peak RSS and RSS per flow; build and run time both as wall and as CPU time (the
 //! latter holds on a loaded machine, where wall time does not), and CPU time per event. Each rung runs in a child process so peak RSS is its own.
+//! After the run it takes the series out (where the samples logged during the run become the
+//! dense series the tables hold) and reports the CPU time that takes and the peak RSS with
+//! them.
 //!
 //! Usage: `fairgate-scale [FLOWS...] [--duration SECONDS] [--sample-interval SECONDS]
 //! [--trace-every-change]` (defaults: the ladder above, 60 s, a sample every 10 s, windows
@@ -56,8 +59,13 @@ fn rung(flows: u64, options: Options) {
     let events = sim.events_processed();
     let peak = rss_kib("VmHWM:");
     let packets_mib = (sim.arena_high_water() * std::mem::size_of::<Packet>()) as f64 / MIB;
+    let cpu_started = cpu_s();
+    let series = (sim.take_series(), sim.take_class_series());
+    let series_cpu_s = cpu_s() - cpu_started;
+    let series_mib = rss_kib("VmHWM:") as f64 / 1024.0;
+    drop(series);
     println!(
-        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.3} {run_s:>9.2} {run_cpu_s:>9.3} {events:>12} {:>9.3} {:>9.3} {:>8.1} {:>8.1} {:>10.2} {packets_mib:>9.1}",
+        "{flows:>8} {build_s:>9.3} {build_cpu_s:>9.3} {run_s:>9.2} {run_cpu_s:>9.3} {events:>12} {:>9.3} {:>9.3} {:>8.1} {:>8.1} {:>10.2} {packets_mib:>9.1} {series_cpu_s:>10.3} {series_mib:>10.1}",
         events as f64 / run_s / 1e6,
         run_cpu_s * 1e6 / events as f64,
         rss_built as f64 / 1024.0,
@@ -124,7 +132,7 @@ fn main() {
         std::mem::size_of::<Packet>()
     );
     println!(
-        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9}",
+        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>10} {:>10}",
         "flows",
         "build s",
         "build cpu",
@@ -136,7 +144,9 @@ fn main() {
         "RSS MiB",
         "peak MiB",
         "KiB/flow",
-        "pkts MiB"
+        "pkts MiB",
+        "series cpu",
+        "+series MiB"
     );
     let me = std::env::current_exe().expect("the benchmark's own path");
     for flows in ladder {

@@ -6,6 +6,7 @@
 use crate::engine::prefetch::prefetch_lines;
 use crate::engine::{to_secs, Rng, Time};
 use crate::net::packet::{Packet, PacketArena, PacketId};
+use crate::stats::flow_counters::FlowCounters;
 use crate::stats::series::VarSeries;
 use crate::stats::FlowStats;
 
@@ -33,7 +34,7 @@ pub struct AgentCtx<'a> {
     pub first_hop_rate_bps: u64,
     pub rng: &'a mut Rng,
     pub(crate) packets: &'a mut PacketArena,
-    pub(crate) flows: &'a mut [FlowStats],
+    pub(crate) flows: &'a mut FlowCounters,
     pub(crate) traces: &'a mut VarSeries,
     pub(crate) effects: &'a mut AgentEffects,
     /// Whether senders should trace every window change (`[simulation] trace_every_change`).

@@ -56,23 +56,38 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 
 /// One packet (or ATM cell). All fields are public data; queue disciplines may read any of
 /// them and set the marking flags.
+///
+/// `repr(C)`, aligned to half a cache line: what a hop reads and writes (routing, queueing,
+/// a drop, a transmission, the hint for a delivery) fills the first 32 bytes, which thus never
+/// straddle two lines, and [`PacketArena::prefetch`] fetches one line, not the two or three a
+/// 152-byte record spreads them over; the end-to-end fields follow, the SACK blocks last.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
 pub struct Packet {
+    /// Destination node.
+    pub dst: u32,
     /// Flow (conversation) this packet belongs to; ACK streams are flows of their own.
     pub flow: u32,
-    /// Source and destination nodes.
-    pub src: u32,
-    pub dst: u32,
-    /// Source and destination agents (they play the role of transport ports).
-    pub src_agent: u32,
+    /// Size on the wire in bytes.
+    pub size: u32,
+    /// Destination agent (agents play the role of transport ports).
     pub dst_agent: u32,
+    /// Time the packet entered the queue it is in now.
+    pub enqueued: Time,
+    /// Header flags, see [`flags`].
+    pub flags: u16,
+    /// Hops taken so far.
+    pub hops: u16,
     /// Protocol number for 5-tuple classification (6 = TCP, 17 = UDP-like).
     pub proto: u8,
     pub kind: PacketKind,
-    /// Header flags, see [`flags`].
-    pub flags: u16,
-    /// Size on the wire in bytes.
-    pub size: u32,
+    pub sack_len: u8,
+    /// Source node and agent.
+    pub src: u32,
+    pub src_agent: u32,
+    /// Connection within a workload that multiplexes many connections on one agent pair
+    /// (0 for sources with a single connection).
+    pub conn: u32,
     /// Sequence number (bytes for TCP, packets for packet-counting protocols).
     pub seq: u64,
     /// Acknowledgement number.
@@ -83,17 +98,18 @@ pub struct Packet {
     pub created: Time,
     /// Timestamp echoed back by the receiver (RTT measurement).
     pub echo: Time,
-    /// Time the packet entered the queue it is in now.
-    pub enqueued: Time,
     /// SACK blocks `[start, end)`; the first `sack_len` are valid.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    pub sack_len: u8,
-    /// Hops taken so far.
-    pub hops: u16,
-    /// Connection within a workload that multiplexes many connections on one agent pair
-    /// (0 for sources with a single connection).
-    pub conn: u32,
 }
+
+/// Bytes at the start of a [`Packet`] that a hop reads.
+const HOP_BYTES: usize = 32;
+const _: () = assert!(
+    std::mem::offset_of!(Packet, sack_len) < HOP_BYTES
+        && std::mem::align_of::<Packet>() == HOP_BYTES
+        && std::mem::size_of::<Packet>() == 160,
+    "a hop reads one aligned half line; a packet takes 160 bytes"
+);
 
 impl Packet {
     pub fn has(&self, flag: u16) -> bool {
@@ -143,15 +159,11 @@ impl PacketArena {
         &self.slots[id as usize]
     }
 
-    /// Hints the cache that packet `id` is about to be read: the lines holding the fields a
-    /// port and a discipline touch (classification, size, queueing time), which a record of
-    /// this size can spread over two lines.
+    /// Hints the cache that packet `id` is about to be read by a hop: the line holding its
+    /// routing, queueing and drop fields.
     pub fn prefetch(&self, id: PacketId) {
-        use crate::engine::prefetch::prefetch;
         if let Some(p) = self.slots.get(id as usize) {
-            prefetch(&p.flow);
-            prefetch(&p.size);
-            prefetch(&p.enqueued);
+            crate::engine::prefetch::prefetch(p);
         }
     }
 

@@ -17,9 +17,10 @@ use std::collections::VecDeque;
 
 /// `repr(C)` keeps the declaration order: what a packet arriving over the link reads comes
 /// first (the first line, and `stats.delivered_pkts` at the start of the second), then the
-/// fields a packet's enqueue and transmission read, up to the counters of `stats` (four cache
-/// lines from the record's aligned start: what most ports never use is boxed); the link's
-/// first line holds what it reads there, so [`Port::prefetch_hot`] fetches five lines instead
+/// fields a packet's enqueue and transmission read, up to the counters of `stats` (the first
+/// two lines, then the fourth: what most ports never use is boxed); the third line holds the
+/// queue-length integrals, which a packet passing an empty queue does not write; the link's
+/// first line holds what it reads there, so [`Port::prefetch_hot`] fetches four lines instead
 /// of the whole record and [`Port::prefetch_arrival`] two; names, causes and timers come last.
 #[repr(C, align(64))]
 pub struct Port {
@@ -57,16 +58,23 @@ pub struct Port {
     pub from: u32,
 }
 
-/// Bytes at the start of a [`Port`] that a packet passing through reads.
-const HOT_BYTES: usize = std::mem::offset_of!(Port, stats) + PortStats::HOT_BYTES;
+/// Where a [`Port`]'s queue-length integrals and the other counters of a packet sent start.
+const INTEGRALS: usize =
+    std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, queue_pkt_ps);
+const SENT_COUNTERS: usize =
+    std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, max_queue_pkts);
 
 const LINE: usize = 64;
 const _: () = assert!(
     std::mem::offset_of!(Port, monitor) == LINE
         && std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, delivered_pkts)
             < 2 * LINE
-        && HOT_BYTES <= 4 * LINE,
-    "an arrival reads two lines, a packet sent four and the link's first"
+        && INTEGRALS == 2 * LINE
+        && SENT_COUNTERS == 3 * LINE
+        && std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, drops_pkts)
+            <= 4 * LINE,
+    "an arrival reads two lines; a packet sent the first two, the fourth (and the third, the \
+     integrals, while the queue is not empty) and the link's first"
 );
 const _: () = assert!(
     std::mem::size_of::<Port>() <= 12 * LINE,
@@ -78,8 +86,17 @@ impl Port {
     /// result).
     #[inline(always)]
     pub fn prefetch_hot(&self) {
-        prefetch_lines(self, HOT_BYTES);
+        prefetch_lines(self, INTEGRALS);
+        prefetch(&self.stats.max_queue_pkts);
         prefetch_lines(&self.link, Link::HOT_BYTES);
+    }
+
+    /// [`Port::prefetch_hot`] and the queue-length integrals, for a port whose queue holds
+    /// packets (a transmission-done event, a discipline's timer).
+    #[inline(always)]
+    pub fn prefetch_queued(&self) {
+        self.prefetch_hot();
+        prefetch(&self.stats.queue_pkt_ps);
     }
 
     /// A cache hint for the fields a packet arriving over the link reads: the in-flight

@@ -5,7 +5,6 @@ mod floor;
 mod measure;
 mod prefetch;
 mod sampling;
-mod touched;
 
 use super::progress::{describe, ProgressGuard};
 use crate::engine::events::Lookahead;
@@ -18,11 +17,13 @@ use crate::qdisc::{DropReason, Effects, QdiscCtx};
 use crate::sim::port::Port;
 use crate::stats::causes::{Cause, CauseCursor};
 use crate::stats::events::{DropEvent, EventAction, EventLimit, EventLog};
+use crate::stats::flow_counters::FlowCounters;
 use crate::stats::phases::PhaseLog;
-use crate::stats::series::{ClassSeries, FlowSeries, QueueSeries, VarSeries};
+use crate::stats::sample_log::Series;
+use crate::stats::series::ClassSeries;
 use crate::stats::window::Window;
-use crate::stats::FlowStats;
 pub use floor::Footprint;
+use std::cell::RefCell;
 
 /// Whether a flow carries data or the acknowledgements of another flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,16 +99,13 @@ pub struct Simulation {
     routes: RoutingTable,
     agents: Vec<AgentSlot>,
     flow_info: Vec<FlowInfo>,
-    flow_stats: Vec<FlowStats>,
+    flow_stats: FlowCounters,
     /// Per node, the agent of a gateway node, which may take over transit packets.
     gateway_of: Vec<Option<u32>>,
     sample_interval: Option<Time>,
     trace_every_change: bool,
-    queue_series: QueueSeries,
-    flow_series: FlowSeries,
-    class_series: ClassSeries,
-    qdisc_state: VarSeries,
-    traces: VarSeries,
+    /// Behind a cell so the series can be expanded from the log when read.
+    series: RefCell<Series>,
     qdisc_effects: Effects,
     agent_effects: AgentEffects,
     packet_hops: u64,
@@ -121,6 +119,8 @@ pub struct Simulation {
     looks_ahead: bool,
     /// Per agent, its first hop and its peer, for the deep hints (empty without them).
     agent_routes: Vec<prefetch::AgentRoute>,
+    /// The ports whose last arrival was dropped, for the deep hints (empty without them).
+    dropping: touched::Touched,
 }
 
 impl Simulation {
@@ -128,11 +128,11 @@ impl Simulation {
         let sampler = sampling::Sampler::new(parts.ports.len(), parts.agents.len());
         let port_to: Vec<u32> = parts.ports.iter().map(|p| p.to).collect();
         let routes = RoutingTable::compute(&parts.nodes, &port_to);
-        let flow_stats = vec![FlowStats::default(); parts.flows.len()];
+        let flow_stats = FlowCounters::new(parts.flows.len());
         let progress = ProgressGuard::new(parts.agents.len() + parts.ports.len());
         let gateway_of = gateway_agents(&parts.nodes, &parts.agents);
         let looks_ahead = prefetch::looks_ahead(parts.agents.len(), parts.ports.len());
-        let class_series = ClassSeries::new(&data_flow_classes(&parts.flows));
+        let classes = ClassSeries::new(&data_flow_classes(&parts.flows));
         let phases = PhaseLog::new(parts.phase_edges, &data_flow_classes(&parts.flows));
         let mut sim = Simulation {
             now: 0,
@@ -148,11 +148,10 @@ impl Simulation {
             gateway_of,
             sample_interval: parts.sample_interval,
             trace_every_change: parts.trace_every_change,
-            queue_series: QueueSeries::default(),
-            flow_series: FlowSeries::default(),
-            class_series,
-            qdisc_state: VarSeries::default(),
-            traces: VarSeries::default(),
+            series: RefCell::new(Series {
+                classes,
+                ..Series::default()
+            }),
             qdisc_effects: Effects::default(),
             agent_effects: AgentEffects::default(),
             packet_hops: 0,
@@ -168,6 +167,7 @@ impl Simulation {
             sampler,
             looks_ahead: false,
             agent_routes: Vec::new(),
+            dropping: touched::Touched::default(),
         };
         sim.set_looks_ahead(looks_ahead);
         sim.prepare();
@@ -278,6 +278,7 @@ impl Simulation {
         } else {
             Vec::new()
         };
+        self.dropping = touched::Touched::new(if on { self.ports.len() } else { 0 });
     }
 
     /// Why the run stopped early, if it did (then its results are not valid).
@@ -316,11 +317,17 @@ impl Simulation {
         }
     }
 
-    /// A packet arriving at `node`: a gateway there may take it over; else route it.
+    /// A packet arriving at `node`: a gateway there may take a transit packet over; else route
+    /// it. A packet addressed to `node` is delivered without reading the node's gateway entry
+    /// (with many hosts, one more cold line per delivery).
     fn forward(&mut self, node: u32, packet: PacketId) {
+        let p = self.packets.get(packet);
+        if p.dst == node {
+            self.deliver(node, packet);
+            return;
+        }
         if let Some(gateway) = self.gateway_of[node as usize] {
-            let p = self.packets.get(packet);
-            if p.dst != node && self.agents[gateway as usize].agent.claims(p) {
+            if self.agents[gateway as usize].agent.claims(p) {
                 self.hand_over(gateway as usize, packet);
                 return;
             }
@@ -355,7 +362,9 @@ impl Simulation {
             port.stats.arrivals_pkts += 1;
             port.stats.arrivals_bytes += size;
         }
+        let live = self.packets.live();
         self.with_qdisc_view(port, monitored, |q, ctx| q.enqueue(packet, ctx));
+        self.note_dropping(port, self.packets.live() < live);
         if self.ports[port].busy(self.now) {
             self.fill_device(port);
         }
@@ -649,7 +658,7 @@ impl Simulation {
             rng: &mut slot.rng,
             packets: &mut self.packets,
             flows: &mut self.flow_stats,
-            traces: &mut self.traces,
+            traces: &mut self.series.get_mut().traces,
             effects: &mut self.agent_effects,
             trace_every_change: self.trace_every_change,
             backlog: Some(&mut backlog),

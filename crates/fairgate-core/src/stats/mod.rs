@@ -3,9 +3,12 @@
 
 pub mod causes;
 pub mod events;
+pub mod flow_counters;
 pub mod phases;
 pub mod reason;
+pub mod sample_log;
 pub mod series;
+pub mod touched;
 pub mod transfers;
 pub mod window;
 
@@ -18,7 +21,9 @@ use crate::engine::Time;
 /// included); "goodput" counts unique application bytes the receiver accepted.
 ///
 /// `repr(C)` keeps the order, one cache line per role: the sender's counters (a segment sent,
-/// a timeout, an RTT sample), then those of a packet delivered, then what is counted rarely.
+/// a timeout, an RTT sample), then those of a packet delivered, then those of a packet a
+/// discipline drops (its bytes and the reasons a discipline gives: a tail drop at a full
+/// bottleneck writes one line, not two), then what is counted rarely.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct FlowStats {
@@ -40,22 +45,26 @@ pub struct FlowStats {
     /// Time of the last delivery (and of the first, below).
     pub last_delivery: Time,
     pub goodput_bytes: u64,
-    pub first_delivery: Option<Time>,
     pub dropped_bytes: u64,
+    pub dropped_pkts: [u64; DropReason::COUNT],
+    pub first_delivery: Option<Time>,
     pub fast_retransmits: u64,
     pub ecn_reactions: u64,
     /// When a finite transfer completed.
     pub completed_at: Option<Time>,
     /// The transport gave up after too many retransmissions of one segment.
     pub aborted: bool,
-    pub dropped_pkts: [u64; DropReason::COUNT],
 }
 
 const LINE: usize = 64;
 const _: () = assert!(
     std::mem::offset_of!(FlowStats, delay_sum_ps) == LINE
-        && std::mem::offset_of!(FlowStats, first_delivery) == 2 * LINE,
-    "a line for the sender's counters, one for a delivery's"
+        && std::mem::offset_of!(FlowStats, dropped_bytes) == 2 * LINE
+        && std::mem::offset_of!(FlowStats, dropped_pkts)
+            + (DropReason::Frame as usize + 1) * std::mem::size_of::<u64>()
+            <= 3 * LINE
+        && std::mem::size_of::<FlowStats>() == 5 * LINE,
+    "a line for the sender's counters, one for a delivery's, one for a discipline's drop"
 );
 
 impl FlowStats {
@@ -75,6 +84,15 @@ impl FlowStats {
         self.last_delivery = now;
     }
 
+    /// Cache hints for the lines of the counters in the flow series.
+    #[inline(always)]
+    pub fn prefetch_series_lines(&self) {
+        prefetch(&self.rtt_sum);
+        prefetch(&self.delivered_pkts);
+        prefetch(&self.dropped_pkts);
+        prefetch(&self.dropped_pkts[DropReason::COUNT - 1]);
+    }
+
     /// A cache hint for the line a segment sent, a timeout or an RTT sample updates.
     #[inline(always)]
     pub fn prefetch_sender_line(&self) {
@@ -85,6 +103,12 @@ impl FlowStats {
     #[inline(always)]
     pub fn prefetch_delivery_line(&self) {
         prefetch(&self.delay_sum_ps);
+    }
+
+    /// A cache hint for the line a discipline's drop updates.
+    #[inline(always)]
+    pub fn prefetch_drop_line(&self) {
+        prefetch(&self.dropped_bytes);
     }
 
     /// Call after counting the delivery.
@@ -114,7 +138,9 @@ impl FlowStats {
 
 /// Per-port counters with exact time integrals of the queue length. `repr(C)` keeps the
 /// counters every packet updates first (`delivered_pkts`, the one an arrival updates, leading),
-/// then the time integrals, and the per-reason arrays last.
+/// then the time integrals of the queue's length, which a packet passing an empty queue leaves
+/// alone (64 bytes, a line of their own in a port's record), then the other counters a packet
+/// sent updates, and the per-reason arrays last.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct PortStats {
@@ -125,8 +151,6 @@ pub struct PortStats {
     pub arrivals_bytes: u64,
     pub departures_pkts: u64,
     pub departures_bytes: u64,
-    pub max_queue_pkts: u64,
-    pub max_queue_bytes: u64,
     /// Sum over time of queue length (packets waiting, not the one in service), in packet-ps.
     pub queue_pkt_ps: u128,
     /// Sum over time of the squared queue length, in packet²-ps (for the standard deviation).
@@ -134,10 +158,11 @@ pub struct PortStats {
     pub queue_byte_ps: u128,
     /// Sum over time of the device queue's length, in packet-ps.
     pub device_pkt_ps: u128,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
     /// Serialisation time of every packet started (may run past the current time).
     pub busy_ps: u128,
     pub wait_ps: u128,
-    /// After the integrals, so that no padding precedes them.
     pub max_device_pkts: u64,
     pub drops_pkts: [u64; DropReason::COUNT],
     pub drops_bytes: [u64; DropReason::COUNT],
@@ -145,17 +170,17 @@ pub struct PortStats {
 }
 
 impl PortStats {
-    /// Bytes at the start that every packet updates (the time integrals and counters).
-    pub const HOT_BYTES: usize = std::mem::offset_of!(PortStats, drops_pkts);
-
-    /// Advances the time integrals to `now` with the lengths that held since the last change.
+    /// Advances the time integrals to `now` with the lengths that held since the last change
+    /// (an empty queue adds nothing, so its integrals are not written).
     pub fn integrate(&mut self, now: Time, queue_pkts: usize, queue_bytes: u64, device: usize) {
         let dt = (now - self.last_change) as u128;
         if dt > 0 {
-            self.queue_pkt_ps += queue_pkts as u128 * dt;
-            self.queue_sq_pkt_ps += (queue_pkts as u128).pow(2) * dt;
-            self.queue_byte_ps += queue_bytes as u128 * dt;
-            self.device_pkt_ps += device as u128 * dt;
+            if queue_pkts != 0 || queue_bytes != 0 || device != 0 {
+                self.queue_pkt_ps += queue_pkts as u128 * dt;
+                self.queue_sq_pkt_ps += (queue_pkts as u128).pow(2) * dt;
+                self.queue_byte_ps += queue_bytes as u128 * dt;
+                self.device_pkt_ps += device as u128 * dt;
+            }
             self.last_change = now;
         }
     }

@@ -1,5 +1,6 @@
 //! Columnar time series: one vector per column, appended in time order.
 
+use super::sample_log::{FlowColumns, PortRow};
 use super::FlowStats;
 use std::ops::Range;
 
@@ -64,6 +65,16 @@ impl PortLevels {
         ] {
             column.resize(ports, 0);
         }
+    }
+}
+
+impl PortLevels {
+    /// Port `index` has the values of `row`.
+    pub fn set(&mut self, index: usize, row: &PortRow) {
+        self.packets[index] = row.packets;
+        self.bytes[index] = row.bytes;
+        self.arrivals_bytes[index] = row.arrivals_bytes;
+        self.departures_bytes[index] = row.departures_bytes;
     }
 }
 
@@ -156,7 +167,12 @@ impl ClassSeries {
     pub fn push(&mut self, time: f64, flows: &[FlowStats]) {
         let mut totals = self.zero_totals();
         for (flow, stats) in flows.iter().enumerate() {
-            self.count(&mut totals, flow, stats);
+            self.count(
+                &mut totals,
+                flow,
+                stats.delivered_bytes,
+                stats.goodput_bytes,
+            );
         }
         self.push_totals(time, totals);
     }
@@ -166,12 +182,12 @@ impl ClassSeries {
         vec![(0, 0); self.names.len()]
     }
 
-    /// Adds the counters of `flow` to its class's totals.
+    /// Adds the delivered and goodput bytes of `flow` to its class's totals.
     #[inline(always)]
-    fn count(&self, totals: &mut [(u64, u64)], flow: usize, stats: &FlowStats) {
+    fn count(&self, totals: &mut [(u64, u64)], flow: usize, delivered: u64, goodput: u64) {
         if let Some(c) = self.class_of[flow] {
-            totals[c as usize].0 += stats.delivered_bytes;
-            totals[c as usize].1 += stats.goodput_bytes;
+            totals[c as usize].0 += delivered;
+            totals[c as usize].1 += goodput;
         }
     }
 
@@ -213,23 +229,29 @@ pub struct FlowSeries {
 }
 
 impl FlowSeries {
-    /// Appends every flow's counters at `time`, in flow order, and the sums of each class to
-    /// `classes`, in one pass over the counters (at 100,000 flows they fill some 50 MB).
-    pub fn push(&mut self, time: f64, flows: &[FlowStats], classes: &mut ClassSeries) {
+    /// Appends the row of every flow at `time`, in flow order, and the sums of each class to
+    /// `classes`.
+    pub fn push_rows(&mut self, time: f64, rows: &FlowColumns, classes: &mut ClassSeries) {
         let mut totals = classes.zero_totals();
-        for (i, stats) in flows.iter().enumerate() {
-            classes.count(&mut totals, i, stats);
-            self.time.push(time);
-            self.flow.push(i as u32);
-            self.delivered_pkts.push(stats.delivered_pkts);
-            self.delivered_bytes.push(stats.delivered_bytes);
-            self.goodput_bytes.push(stats.goodput_bytes);
-            self.dropped_pkts.push(stats.dropped_total());
-            self.rtt_sum_s.push(stats.rtt_sum);
-            self.rtt_samples.push(stats.rtt_count);
-            self.retransmits.push(stats.retransmits);
+        for (i, (&delivered, &goodput)) in rows
+            .delivered_bytes
+            .iter()
+            .zip(&rows.goodput_bytes)
+            .enumerate()
+        {
+            classes.count(&mut totals, i, delivered, goodput);
         }
         classes.push_totals(time, totals);
+        self.time.resize(self.time.len() + rows.len(), time);
+        self.flow.extend(0..rows.len() as u32);
+        self.delivered_pkts.extend_from_slice(&rows.delivered_pkts);
+        self.delivered_bytes
+            .extend_from_slice(&rows.delivered_bytes);
+        self.goodput_bytes.extend_from_slice(&rows.goodput_bytes);
+        self.dropped_pkts.extend_from_slice(&rows.dropped_pkts);
+        self.rtt_sum_s.extend_from_slice(&rows.rtt_sum_s);
+        self.rtt_samples.extend_from_slice(&rows.rtt_samples);
+        self.retransmits.extend_from_slice(&rows.retransmits);
     }
 }
 
@@ -265,6 +287,26 @@ impl VarSeries {
 
     pub fn len(&self) -> usize {
         self.time.len()
+    }
+
+    /// Moves the points from index `at` on into a series of their own (without the names,
+    /// which stay here and which their `var` keeps indexing).
+    pub fn split_off(&mut self, at: usize) -> VarSeries {
+        VarSeries {
+            time: self.time.split_off(at),
+            owner: self.owner.split_off(at),
+            var: self.var.split_off(at),
+            value: self.value.split_off(at),
+            names: Vec::new(),
+        }
+    }
+
+    /// Appends the points `rows` of `other` (whose `var` indexes this series' names).
+    pub fn append_rows(&mut self, other: &VarSeries, rows: Range<usize>) {
+        self.time.extend_from_slice(&other.time[rows.clone()]);
+        self.owner.extend_from_slice(&other.owner[rows.clone()]);
+        self.var.extend_from_slice(&other.var[rows.clone()]);
+        self.value.extend_from_slice(&other.value[rows]);
     }
 
     pub fn reserve(&mut self, rows: usize) {
@@ -377,6 +419,22 @@ impl VarRows {
         self.next.owner.push(owner);
         self.next.var.push(var);
         self.next.value.push(value);
+    }
+
+    /// Rows of the object being given.
+    pub fn extend(&mut self, owner: &[u32], var: &[u32], value: &[f64]) {
+        self.next.owner.extend_from_slice(owner);
+        self.next.var.extend_from_slice(var);
+        self.next.value.extend_from_slice(value);
+    }
+
+    /// The rows of the sample given last.
+    pub fn len(&self) -> usize {
+        self.next.var.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next.var.is_empty()
     }
 
     /// Ends the rows of the object being given.

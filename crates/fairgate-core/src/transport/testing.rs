@@ -4,13 +4,13 @@
 use crate::engine::{rng, Rng, Time};
 use crate::net::agent::{AgentCtx, AgentEffects};
 use crate::net::{Packet, PacketArena};
+use crate::stats::flow_counters::FlowCounters;
 use crate::stats::series::VarSeries;
-use crate::stats::FlowStats;
 
 pub struct AgentHarness {
     pub now: Time,
     pub packets: PacketArena,
-    pub flows: Vec<FlowStats>,
+    pub flows: FlowCounters,
     pub traces: VarSeries,
     pub rng: Rng,
     effects: AgentEffects,
@@ -23,7 +23,7 @@ impl AgentHarness {
         AgentHarness {
             now: 0,
             packets: PacketArena::default(),
-            flows: vec![FlowStats::default(); flows],
+            flows: FlowCounters::new(flows),
             traces: VarSeries::default(),
             rng: rng::stream(1, "agent-harness"),
             effects: AgentEffects::default(),

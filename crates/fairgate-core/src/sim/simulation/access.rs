@@ -7,8 +7,10 @@ use crate::net::agent::Agent;
 use crate::net::node::Node;
 use crate::sim::port::Port;
 use crate::stats::events::EventLog;
+use crate::stats::sample_log::Series;
 use crate::stats::series::{ClassSeries, FlowSeries, QueueSeries, VarSeries};
 use crate::stats::FlowStats;
+use std::cell::Ref;
 
 impl Simulation {
     pub fn events_processed(&self) -> u64 {
@@ -81,21 +83,30 @@ impl Simulation {
     pub fn flow_stats(&self) -> &[FlowStats] {
         &self.flow_stats
     }
-    pub fn queue_series(&self) -> &QueueSeries {
-        &self.queue_series
+    /// The series of every sample taken so far (expanded from the log when read).
+    fn series(&self) -> Ref<'_, Series> {
+        // A series still borrowed was expanded when it was read, and nothing has been logged
+        // since (that takes `&mut self`): there is nothing to expand then.
+        if let Ok(mut series) = self.series.try_borrow_mut() {
+            series.expanded();
+        }
+        self.series.borrow()
     }
-    pub fn flow_series(&self) -> &FlowSeries {
-        &self.flow_series
+    pub fn queue_series(&self) -> Ref<'_, QueueSeries> {
+        Ref::map(self.series(), |s| &s.queue)
+    }
+    pub fn flow_series(&self) -> Ref<'_, FlowSeries> {
+        Ref::map(self.series(), |s| &s.flows)
     }
     /// Moves the per-class throughput series out.
     pub fn take_class_series(&mut self) -> ClassSeries {
-        std::mem::take(&mut self.class_series)
+        std::mem::take(&mut self.series.get_mut().expanded().classes)
     }
-    pub fn qdisc_state(&self) -> &VarSeries {
-        &self.qdisc_state
+    pub fn qdisc_state(&self) -> Ref<'_, VarSeries> {
+        Ref::map(self.series(), |s| &s.state)
     }
-    pub fn traces(&self) -> &VarSeries {
-        &self.traces
+    pub fn traces(&self) -> Ref<'_, VarSeries> {
+        Ref::map(self.series(), |s| &s.traces)
     }
     /// Moves out the transfers the workloads finished so far.
     pub fn take_transfers(&mut self) -> crate::stats::transfers::TransferTable {
@@ -112,11 +123,12 @@ impl Simulation {
     }
     /// Moves the series out (for handing to Python without copying).
     pub fn take_series(&mut self) -> (QueueSeries, FlowSeries, VarSeries, VarSeries) {
+        let s = self.series.get_mut().expanded();
         (
-            std::mem::take(&mut self.queue_series),
-            std::mem::take(&mut self.flow_series),
-            std::mem::take(&mut self.qdisc_state),
-            std::mem::take(&mut self.traces),
+            std::mem::take(&mut s.queue),
+            std::mem::take(&mut s.flows),
+            std::mem::take(&mut s.state),
+            std::mem::take(&mut s.traces),
         )
     }
 }

@@ -9,47 +9,13 @@ use crate::stats::window::{Snapshot, Window};
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
-        let first = self.now == 0;
-        let lengths = self.series_lengths();
-        self.push_sample();
-        if first {
-            self.reserve_remaining_samples(lengths);
-        }
+        self.log_sample(to_secs(self.now));
         if let Some(interval) = self.sample_interval {
             let next = self.now + interval;
             if next <= self.end {
                 self.events.schedule(next, Event::Sample);
             }
         }
-    }
-
-    fn series_lengths(&self) -> [usize; 3] {
-        [
-            self.queue_series.time.len(),
-            self.flow_series.time.len(),
-            self.traces.len(),
-        ]
-    }
-
-    /// After the first sample, room for as many rows again at every sample still to come
-    /// (a 100,000-flow run would otherwise copy its growing series at every doubling).
-    fn reserve_remaining_samples(&mut self, before: [usize; 3]) {
-        let Some(interval) = self.sample_interval else {
-            return;
-        };
-        let remaining = ((self.end - self.now) / interval) as usize;
-        let [queue, flows, traces] = self.series_lengths();
-        self.queue_series.reserve((queue - before[0]) * remaining);
-        self.flow_series.reserve((flows - before[1]) * remaining);
-        self.traces.reserve((traces - before[2]) * remaining);
-    }
-
-    fn push_sample(&mut self) {
-        let t = to_secs(self.now);
-        self.sample_ports(t);
-        self.flow_series
-            .push(t, &self.flow_stats, &mut self.class_series);
-        self.sample_agents(t);
     }
 
     /// Packets of each flow still inside the network (queued, in service or on a link).
@@ -69,7 +35,12 @@ impl Simulation {
             .flat_map(|slot| slot.agent.violations())
             .collect();
         let in_network = self.in_network_by_flow();
-        for ((info, s), inside) in self.flow_info.iter().zip(&self.flow_stats).zip(in_network) {
+        for ((info, s), inside) in self
+            .flow_info
+            .iter()
+            .zip(self.flow_stats.iter())
+            .zip(in_network)
+        {
             let accounted = s.delivered_pkts + s.dropped_total() + inside;
             if s.offered_pkts != accounted {
                 out.push(format!(
@@ -119,7 +90,7 @@ impl Simulation {
         Snapshot {
             ports: self.ports.iter().map(|p| p.stats.clone()).collect(),
             busy_ps: self.ports.iter().map(|p| p.busy_ps(now)).collect(),
-            flows: self.flow_stats.clone(),
+            flows: self.flow_stats.to_vec(),
         }
     }
 

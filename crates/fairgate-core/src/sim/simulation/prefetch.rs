@@ -8,18 +8,21 @@
 //! after next, and what the next event reaches through its record. A larger one keeps a
 //! [`Lookahead`] of the earliest events in front of the heap and walks each event's chain one
 //! link per round, several events ahead, so a link's line has arrived by the round that reads
-//! through it: the record of the event 8 ahead; the objects behind the record 6 ahead (agent
-//! and flow counters, or discipline, and the routing anchor of an agent's peer); 4 ahead the
-//! packet in flight or the one a busy link sends next, the delivered-to agent or a sender's
-//! own port, route and congestion control; 3 ahead the routing anchor of the packet's
-//! destination; 2 ahead the port or agent a packet goes to next, 1 ahead the objects behind
-//! that. The choice is made once per simulation, so each run loop is compiled for its own way
+//! through it: the record of the event 8 ahead; 6 ahead the objects behind the record (agent
+//! and flow counters, or discipline, and the routing anchor of an agent's peer), or the packet
+//! a link delivers; 4 ahead the packet a busy link sends next, the delivered-to agent or a
+//! sender's own port, route and congestion control, or where an arriving packet goes on (the
+//! routing anchor of its destination, or the slot of the agent it is delivered to and the
+//! whole packet); 2 ahead the port or agent a packet goes to next (with the drop counters of
+//! the packet's flow when that port's discipline dropped its last arrival), 1 ahead the
+//! discipline behind that port. The choice is made once per simulation, so each run loop is compiled for its own way
 //! and the small one is the plain heap's. Hints never change a result.
 //!
 //! Each hint names the lines its event reads, not whole objects: an agent says which of its
 //! lines ([`crate::net::Agent::prefetch`]), a slot is one line, a flow's counters one line per
-//! role (a sender's, a delivery's), a link's arrival two lines of its port, a sending port
-//! five; a TCP sink's start reads nothing behind its slot.
+//! role (a sender's, a delivery's, a drop's), a link's arrival two lines of its port, a
+//! sending port four (five for a port whose queue holds packets, with its integrals); a TCP
+//! sink's start reads nothing behind its slot.
 
 use super::{AgentSlot, FlowInfo, Simulation};
 use crate::engine::events::{EventQueue, Lookahead, LOOKAHEAD};
@@ -131,15 +134,18 @@ pub(super) fn agent_routes(
 }
 
 /// Where a packet goes at the far end of a link: the agent it is delivered to (with the
-/// packet, which the agent reads whole, and its flow, whose delivery counters it updates),
-/// or the next port.
+/// packet's flow, whose delivery counters it updates), or the next port (with the flow, whose
+/// drop counters a dropping discipline updates).
 enum Hop {
     Agent {
         agent: usize,
-        packet: PacketId,
         flow: u32,
     },
-    Port(usize),
+    /// The port and the packet's flow.
+    Port {
+        port: usize,
+        flow: u32,
+    },
 }
 
 impl Simulation {
@@ -156,9 +162,6 @@ impl Simulation {
         }
         if let Some(event) = at(4).filter(|e| !self.starts_idle(e)) {
             self.prefetch_reached(event);
-        }
-        if let Some(event) = at(3) {
-            self.prefetch_route_of(event);
         }
         if let Some(event) = at(2).filter(|e| !self.starts_idle(e)) {
             self.prefetch_next_hop(event);
@@ -203,11 +206,13 @@ impl Simulation {
                 None => {}
             },
             Event::TxDone { port } | Event::QdiscTimer { port } => {
-                self.prefetch_port(port as usize);
+                if let Some(port) = self.ports.get(port as usize) {
+                    port.prefetch_queued();
+                }
             }
             Event::LinkArrive { port } => match self.ports.get(port as usize) {
                 Some(port) if EXACT => port.prefetch_arrival(),
-                Some(port) => port.prefetch_hot(),
+                Some(port) => port.prefetch_queued(),
                 None => {}
             },
             Event::Arrive { port, packet } => {
@@ -296,6 +301,11 @@ impl Simulation {
                     prefetch(tail);
                 }
             }
+            Event::LinkArrive { port } => {
+                if let Some(packet) = self.in_flight_head(port as usize) {
+                    self.packets.prefetch(packet);
+                }
+            }
             _ => {}
         }
     }
@@ -307,11 +317,7 @@ impl Simulation {
                     self.packets.prefetch(packet);
                 }
             }
-            Event::LinkArrive { port } => {
-                if let Some(packet) = self.in_flight_head(port as usize) {
-                    self.packets.prefetch(packet);
-                }
-            }
+            Event::LinkArrive { .. } | Event::Arrive { .. } => self.prefetch_way_on(event),
             Event::Deliver { packet } => {
                 if let Some(slot) = self.agents.get(self.packets.get(packet).dst_agent as usize) {
                     prefetch(slot);
@@ -333,13 +339,16 @@ impl Simulation {
 
     fn prefetch_next_hop(&self, event: &Event) {
         match self.hop_of(event) {
-            Some(Hop::Agent { agent, packet, .. }) => {
-                if let Some(slot) = self.agents.get(agent) {
-                    prefetch(slot);
-                }
-                self.packets.prefetch_whole(packet);
+            Some(Hop::Agent { agent, flow, .. }) => {
+                self.prefetch_agent(agent);
+                self.prefetch_delivery(flow);
             }
-            Some(Hop::Port(port)) => self.prefetch_port(port),
+            Some(Hop::Port { port, flow }) => {
+                self.prefetch_port(port);
+                if self.dropping.contains(port) {
+                    self.prefetch_drop_line(flow);
+                }
+            }
             None => match *event {
                 Event::Deliver { packet } => {
                     let header = self.packets.get(packet);
@@ -357,19 +366,25 @@ impl Simulation {
     }
 
     fn prefetch_behind_next_hop(&self, event: &Event) {
-        match self.hop_of(event) {
-            Some(Hop::Agent { agent, flow, .. }) => {
-                self.prefetch_agent(agent);
-                self.prefetch_delivery(flow);
-            }
-            Some(Hop::Port(port)) => self.prefetch_discipline(port),
-            None => {}
+        if let Some(Hop::Port { port, .. }) = self.hop_of(event) {
+            self.prefetch_discipline(port);
         }
     }
 
-    fn prefetch_route_of(&self, event: &Event) {
-        if let Some((_, packet)) = self.arriving(event) {
-            self.routes.prefetch_anchor(self.packets.get(packet).dst);
+    /// Where an arriving packet goes on: the routing anchor of its destination, or, when it
+    /// has arrived there, the slot of the agent it is delivered to and the whole packet.
+    fn prefetch_way_on(&self, event: &Event) {
+        let Some((port, packet)) = self.arriving(event) else {
+            return;
+        };
+        let header = self.packets.get(packet);
+        if self.ports.get(port).is_some_and(|p| p.to == header.dst) {
+            if let Some(slot) = self.agents.get(header.dst_agent as usize) {
+                prefetch(slot);
+            }
+            self.packets.prefetch_whole(packet);
+        } else {
+            self.routes.prefetch_anchor(header.dst);
         }
     }
 
@@ -392,12 +407,14 @@ impl Simulation {
         if header.dst == node {
             return Some(Hop::Agent {
                 agent: header.dst_agent as usize,
-                packet,
                 flow: header.flow,
             });
         }
         let next = self.routes.known_next_port(node, header.dst);
-        (next != NO_ROUTE).then_some(Hop::Port(next as usize))
+        (next != NO_ROUTE).then_some(Hop::Port {
+            port: next as usize,
+            flow: header.flow,
+        })
     }
 
     fn in_flight_head(&self, port: usize) -> Option<PacketId> {
@@ -436,6 +453,24 @@ impl Simulation {
     fn prefetch_sender_line(&self, flow: u32) {
         if let Some(stats) = self.flow_stats.get(flow as usize) {
             stats.prefetch_sender_line();
+        }
+    }
+
+    /// The drop counters of `flow`, for a packet of it that a discipline about to drop
+    /// arrivals is likely to drop.
+    fn prefetch_drop_line(&self, flow: u32) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            stats.prefetch_drop_line();
+        }
+    }
+
+    /// Whether an arrival at `port` made its discipline drop a packet, kept for the deep
+    /// hints: a discipline that drops (a full drop-tail queue) likely drops the next arrival
+    /// too, whose flow's drop counters are then hinted with the port.
+    #[inline(always)]
+    pub(super) fn note_dropping(&mut self, port: usize, dropped: bool) {
+        if self.looks_ahead && self.dropping.contains(port) != dropped {
+            self.dropping.set(port, dropped);
         }
     }
 

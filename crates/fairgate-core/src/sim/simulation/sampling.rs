@@ -1,14 +1,16 @@
-//! Periodic samples at scale. The values every port and agent gave at the last sample stay in
-//! dense arrays; a sample re-reads only the objects the engine has called into since (see
-//! [`Touched`]) and the agents whose samples read state other agents change, and reuses the
-//! rows of the rest, so a sample of 400,000 mostly idle ports is a pass over arrays instead of
-//! a visit of every discipline behind its box. The series are the same as from re-reading
-//! every object, which [`Simulation::sample_every_object`] does (the tests compare the two).
+//! Periodic samples at scale. A sample re-reads only the ports and agents the engine has
+//! called into since the previous one (see [`Touched`]), the agents whose samples read state
+//! other agents change, and the flows whose counters were written
+//! ([`crate::stats::flow_counters::FlowCounters`]), and logs their rows ([`SampleLog`]); the dense
+//! series, with the rows of the objects not re-read carried forward, are built from the log
+//! when they are asked for. They are the same as from re-reading every object, which
+//! [`Simulation::sample_every_object`] does (the tests compare the two).
 
-use super::touched::Touched;
 use super::Simulation;
 use crate::engine::prefetch::prefetch;
-use crate::stats::series::{PortLevels, VarIndexCache, VarRows};
+use crate::stats::sample_log::{FlowRow, PortRow};
+use crate::stats::series::VarIndexCache;
+use crate::stats::touched::Touched;
 
 /// The hints run this many objects ahead in the list of those re-read: the object behind the
 /// box this far, the record holding the box twice as far.
@@ -24,10 +26,6 @@ pub(super) struct Sampler {
     /// Agents whose `sample()` never gives a value: not visited after the first sample.
     agents_silent: Touched,
     every_object: bool,
-    /// Each port's queue and counters at the last sample.
-    ports: PortLevels,
-    port_vars: VarRows,
-    agent_vars: VarRows,
     /// Scratch: the indices re-read in this sample, and one agent's variables.
     fresh: Vec<u32>,
     values: Vec<(&'static str, f64)>,
@@ -66,27 +64,13 @@ impl Sampler {
     }
 }
 
-/// Rebuilds `rows` for the objects `0..count` in order: `read` gives the rows of each object
-/// in the ascending list `fresh`, the others keep theirs; `hint` gets the rest of the list from
-/// each read on.
-fn walk(
-    count: usize,
-    fresh: &[u32],
-    rows: &mut VarRows,
-    hint: impl Fn(&[u32]),
-    mut read: impl FnMut(usize, &mut VarRows),
-) {
-    rows.begin();
-    let mut kept_from = 0;
+/// Calls `read` on each object of the ascending list `fresh`; `hint` gets the rest of the
+/// list from each read on.
+fn walk(fresh: &[u32], hint: impl Fn(&[u32]), mut read: impl FnMut(usize)) {
     for (k, &index) in fresh.iter().enumerate() {
-        let index = index as usize;
         hint(&fresh[k..]);
-        rows.keep(kept_from..index);
-        read(index, rows);
-        rows.close_object();
-        kept_from = index + 1;
+        read(index as usize);
     }
-    rows.keep(kept_from..count);
 }
 
 /// Moves the objects of `touched` (all of them with `every_object`) into `out`, ascending.
@@ -104,15 +88,32 @@ impl Simulation {
         self.sampler.every_object = true;
     }
 
-    /// Appends every port's row to the queue series and its discipline's variables to the
-    /// state table, re-reading the ports touched since the last sample.
-    pub(super) fn sample_ports(&mut self, t: f64) {
+    /// Logs the sample at `t` of the ports, flows and agents changed since the last one.
+    pub(super) fn log_sample(&mut self, t: f64) {
+        self.sample_ports();
+        self.sample_flows();
+        self.sample_agents();
+        let counts = [self.ports.len(), self.agents.len(), self.flow_stats.len()];
+        let to_come = self.samples_to_come();
+        let series = self.series.get_mut();
+        series.log.end_sample(t, counts, series.traces.len());
+        if self.now == 0 {
+            series.log.reserve_samples(to_come);
+        }
+    }
+
+    /// How many samples the run takes after this one.
+    fn samples_to_come(&self) -> usize {
+        self.sample_interval
+            .map_or(0, |interval| ((self.end - self.now) / interval) as usize)
+    }
+
+    /// Logs the queue, counters and discipline variables of the ports touched since the last
+    /// sample.
+    fn sample_ports(&mut self) {
         let s = &mut self.sampler;
         let mut fresh = std::mem::take(&mut s.fresh);
         take_fresh(&mut s.ports_touched, s.every_object, &mut fresh);
-        if s.ports.packets.len() != self.ports.len() {
-            s.ports.resize(self.ports.len());
-        }
         let ports = &self.ports;
         let hint = |ahead: &[u32]| {
             if let Some(&far) = ahead.get(2 * AHEAD) {
@@ -125,28 +126,47 @@ impl Simulation {
                 ports[near as usize].qdisc.prefetch_sample();
             }
         };
-        let state = &mut self.qdisc_state;
+        let series = self.series.get_mut();
+        let (state, log) = (&mut series.state, &mut series.log);
         let mut names = VarIndexCache::default();
-        walk(ports.len(), &fresh, &mut s.port_vars, hint, |i, rows| {
+        walk(&fresh, hint, |i| {
             let port = &ports[i];
-            let levels = &mut s.ports;
-            levels.packets[i] = port.qdisc.len_packets() as u64;
-            levels.bytes[i] = port.qdisc.len_bytes();
-            levels.arrivals_bytes[i] = port.stats.arrivals_bytes;
-            levels.departures_bytes[i] = port.stats.departures_bytes;
+            let row = PortRow {
+                packets: port.qdisc.len_packets() as u64,
+                bytes: port.qdisc.len_bytes(),
+                arrivals_bytes: port.stats.arrivals_bytes,
+                departures_bytes: port.stats.departures_bytes,
+            };
+            log.open_port(i, row);
             for (k, (name, value)) in port.qdisc.state().into_iter().enumerate() {
-                rows.push(i as u32, names.index(k, name, state), value);
+                log.port_var(i as u32, names.index(k, name, state), value);
             }
+            log.close_port();
         });
         s.fresh = fresh;
-        self.queue_series.push_levels(t, &s.ports);
-        s.port_vars.append_to(t, state);
     }
 
-    /// Appends every agent's variables to the trace table, re-reading the agents touched
-    /// since the last sample and those whose samples read shared state, but none whose
-    /// samples never give a value.
-    pub(super) fn sample_agents(&mut self, t: f64) {
+    /// Logs the counters of the flows written since the last sample.
+    fn sample_flows(&mut self) {
+        let s = &mut self.sampler;
+        let mut fresh = std::mem::take(&mut s.fresh);
+        self.flow_stats.drain_written(s.every_object, &mut fresh);
+        let flows = &self.flow_stats;
+        let log = &mut self.series.get_mut().log;
+        let hint = |ahead: &[u32]| {
+            if let Some(&near) = ahead.get(AHEAD) {
+                flows[near as usize].prefetch_series_lines();
+            }
+        };
+        walk(&fresh, hint, |i| {
+            log.flow(i as u32, FlowRow::of(&flows[i]));
+        });
+        s.fresh = fresh;
+    }
+
+    /// Logs the variables of the agents touched since the last sample and of those whose
+    /// samples read shared state, but of none whose samples never give a value.
+    fn sample_agents(&mut self) {
         let s = &mut self.sampler;
         s.agents_touched.add(&s.agents_shared);
         s.agents_touched.remove(&s.agents_silent);
@@ -163,9 +183,10 @@ impl Simulation {
                 agents[near as usize].agent.prefetch_sample();
             }
         };
-        let traces = &mut self.traces;
+        let series = self.series.get_mut();
+        let (traces, log) = (&mut series.traces, &mut series.log);
         let mut names = VarIndexCache::default();
-        walk(agents.len(), &fresh, &mut s.agent_vars, hint, |i, rows| {
+        walk(&fresh, hint, |i| {
             let slot = &agents[i];
             slot.agent.sample(&mut s.values);
             let silent = slot.agent.samples_nothing();
@@ -173,14 +194,15 @@ impl Simulation {
                 !silent || s.values.is_empty(),
                 "agent {i} gives samples but says it gives none"
             );
+            log.open_agent(i);
             for (k, (name, value)) in s.values.drain(..).enumerate() {
-                rows.push(slot.flow, names.index(k, name, traces), value);
+                log.agent_var(slot.flow, names.index(k, name, traces), value);
             }
+            log.close_agent();
             let shared = !silent && !slot.agent.sample_reads_only_self();
             s.agents_silent.set(i, silent);
             s.agents_shared.set(i, shared);
         });
         s.fresh = fresh;
-        s.agent_vars.append_to(t, traces);
     }
 }

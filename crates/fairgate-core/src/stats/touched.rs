@@ -1,6 +1,7 @@
-//! Which ports and agents the engine has called into since the last sample: a discipline's
-//! queue, counters and `state()`, and an agent's `sample()`, change only through those calls,
-//! so a sample re-reads the objects in the set and reuses the previous row of the others.
+//! Which ports, agents and flows changed since the last sample: a discipline's queue, counters
+//! and `state()`, and an agent's `sample()`, change only through the engine's calls into them,
+//! and a flow's counters only through [`super::flow_counters::FlowCounters`]'s writes, so a sample
+//! re-reads the objects in the set and reuses the previous row of the others.
 
 /// A set of indices below a fixed bound, one bit each (50 KB for 400,000 ports).
 #[derive(Clone, Debug, Default)]
@@ -18,9 +19,23 @@ impl Touched {
         }
     }
 
+    /// Raises the bound to `len` (not below the current one); the new indices are unmarked.
+    pub fn grow(&mut self, len: usize) {
+        self.len = self.len.max(len);
+        self.words.resize(self.len.div_ceil(64), 0);
+    }
+
     #[inline(always)]
     pub fn mark(&mut self, index: usize) {
         self.words[index / 64] |= 1 << (index % 64);
+    }
+
+    /// Whether `index` is in the set (false for an index at or past the bound).
+    #[inline(always)]
+    pub fn contains(&self, index: usize) -> bool {
+        self.words
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
     }
 
     pub fn unmark(&mut self, index: usize) {
