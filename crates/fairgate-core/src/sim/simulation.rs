@@ -120,7 +120,7 @@ pub struct Simulation {
     /// Per agent, its first hop and its peer, for the deep hints (empty without them).
     agent_routes: Vec<prefetch::AgentRoute>,
     /// The ports whose last arrival was dropped, for the deep hints (empty without them).
-    dropping: touched::Touched,
+    dropping: crate::stats::touched::Touched,
 }
 
 impl Simulation {
@@ -167,7 +167,7 @@ impl Simulation {
             sampler,
             looks_ahead: false,
             agent_routes: Vec::new(),
-            dropping: touched::Touched::default(),
+            dropping: crate::stats::touched::Touched::default(),
         };
         sim.set_looks_ahead(looks_ahead);
         sim.prepare();
@@ -278,7 +278,7 @@ impl Simulation {
         } else {
             Vec::new()
         };
-        self.dropping = touched::Touched::new(if on { self.ports.len() } else { 0 });
+        self.dropping = crate::stats::touched::Touched::new(if on { self.ports.len() } else { 0 });
     }
 
     /// Why the run stopped early, if it did (then its results are not valid).
