@@ -7,7 +7,7 @@
 use crate::engine::Time;
 use crate::net::AgentCtx;
 
-/// Both times hold [`NEVER`] for "none", so a timer takes 16 bytes of its agent's record
+/// Both times hold `Time::MAX` for "none", so a timer takes 16 bytes of its agent's record
 /// instead of 32 (a TCP sender's timeout reads it beside the rest of its hot fields).
 #[derive(Clone, Copy, Debug)]
 pub struct LazyTimer {
