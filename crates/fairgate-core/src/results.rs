@@ -394,13 +394,13 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
             categories: flow_names.clone(),
         },
     );
-    flow_series.push("delivered_pkts", Column::U64(fs.delivered_pkts));
-    flow_series.push("delivered_bytes", Column::U64(fs.delivered_bytes));
-    flow_series.push("goodput_bytes", Column::U64(fs.goodput_bytes));
-    flow_series.push("dropped_pkts", Column::U64(fs.dropped_pkts));
-    flow_series.push("rtt_sum_s", Column::F64(fs.rtt_sum_s));
-    flow_series.push("rtt_samples", Column::U64(fs.rtt_samples));
-    flow_series.push("retransmits", Column::U64(fs.retransmits));
+    flow_series.push("delivered_pkts", Column::U64(fs.counters.delivered_pkts));
+    flow_series.push("delivered_bytes", Column::U64(fs.counters.delivered_bytes));
+    flow_series.push("goodput_bytes", Column::U64(fs.counters.goodput_bytes));
+    flow_series.push("dropped_pkts", Column::U64(fs.counters.dropped_pkts));
+    flow_series.push("rtt_sum_s", Column::F64(fs.counters.rtt_sum_s));
+    flow_series.push("rtt_samples", Column::U64(fs.counters.rtt_samples));
+    flow_series.push("retransmits", Column::U64(fs.counters.retransmits));
     Results {
         summary,
         flows,

@@ -6,7 +6,9 @@
 //! changed, and the dense rows are written once, in one sequential pass, when the tables are
 //! built. The expanded series are the same as those a sample of every object would append.
 
-use super::series::{ClassSeries, FlowSeries, PortLevels, QueueSeries, VarRows, VarSeries};
+use super::series::{
+    ClassSeries, FlowColumns, FlowSeries, PortLevels, QueueSeries, VarRows, VarSeries,
+};
 use super::FlowStats;
 use std::ops::Range;
 
@@ -115,54 +117,6 @@ struct LastRows {
     port_vars: VarRows,
     agent_vars: VarRows,
     flows: FlowColumns,
-}
-
-/// Every flow's row as of the last sample expanded, one column each, in flow order.
-#[derive(Clone, Debug, Default)]
-pub struct FlowColumns {
-    pub delivered_pkts: Vec<u64>,
-    pub delivered_bytes: Vec<u64>,
-    pub goodput_bytes: Vec<u64>,
-    pub dropped_pkts: Vec<u64>,
-    pub rtt_sum_s: Vec<f64>,
-    pub rtt_samples: Vec<u64>,
-    pub retransmits: Vec<u64>,
-}
-
-impl FlowColumns {
-    pub fn len(&self) -> usize {
-        self.delivered_pkts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.delivered_pkts.is_empty()
-    }
-
-    /// Room for `flows` flows, those added all zero.
-    pub fn resize(&mut self, flows: usize) {
-        for column in [
-            &mut self.delivered_pkts,
-            &mut self.delivered_bytes,
-            &mut self.goodput_bytes,
-            &mut self.dropped_pkts,
-            &mut self.rtt_samples,
-            &mut self.retransmits,
-        ] {
-            column.resize(flows, 0);
-        }
-        self.rtt_sum_s.resize(flows, 0.0);
-    }
-
-    /// Flow `index` has the values of `row`.
-    pub fn set(&mut self, index: usize, row: &FlowRow) {
-        self.delivered_pkts[index] = row.delivered_pkts;
-        self.delivered_bytes[index] = row.delivered_bytes;
-        self.goodput_bytes[index] = row.goodput_bytes;
-        self.dropped_pkts[index] = row.dropped_pkts;
-        self.rtt_sum_s[index] = row.rtt_sum_s;
-        self.rtt_samples[index] = row.rtt_samples;
-        self.retransmits[index] = row.retransmits;
-    }
 }
 
 /// A run's series: the dense ones, and the samples logged since they were last expanded.

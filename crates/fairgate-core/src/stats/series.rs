@@ -1,6 +1,6 @@
 //! Columnar time series: one vector per column, appended in time order.
 
-use super::sample_log::{FlowColumns, PortRow};
+use super::sample_log::{FlowRow, PortRow};
 use super::FlowStats;
 use std::ops::Range;
 
@@ -38,9 +38,8 @@ impl QueueSeries {
 
 impl FlowSeries {
     pub fn reserve(&mut self, rows: usize) {
-        reserve_columns!(rows; self.time, self.flow, self.delivered_pkts, self.delivered_bytes,
-            self.goodput_bytes, self.dropped_pkts, self.rtt_sum_s, self.rtt_samples,
-            self.retransmits);
+        reserve_columns!(rows; self.time, self.flow);
+        self.counters.reserve(rows);
     }
 }
 
@@ -218,14 +217,7 @@ impl ClassSeries {
 pub struct FlowSeries {
     pub time: Vec<f64>,
     pub flow: Vec<u32>,
-    pub delivered_pkts: Vec<u64>,
-    pub delivered_bytes: Vec<u64>,
-    pub goodput_bytes: Vec<u64>,
-    pub dropped_pkts: Vec<u64>,
-    /// Sum and count of the RTT samples a transport reported, for per-interval means.
-    pub rtt_sum_s: Vec<f64>,
-    pub rtt_samples: Vec<u64>,
-    pub retransmits: Vec<u64>,
+    pub counters: FlowColumns,
 }
 
 impl FlowSeries {
@@ -244,14 +236,74 @@ impl FlowSeries {
         classes.push_totals(time, totals);
         self.time.resize(self.time.len() + rows.len(), time);
         self.flow.extend(0..rows.len() as u32);
-        self.delivered_pkts.extend_from_slice(&rows.delivered_pkts);
+        self.counters.append(rows);
+    }
+}
+
+/// Flows' counters, one column each: every flow's row as of a sample (in flow order), or
+/// the rows of a series.
+#[derive(Clone, Debug, Default)]
+pub struct FlowColumns {
+    pub delivered_pkts: Vec<u64>,
+    pub delivered_bytes: Vec<u64>,
+    pub goodput_bytes: Vec<u64>,
+    pub dropped_pkts: Vec<u64>,
+    /// Sum and count of the RTT samples a transport reported, for per-interval means.
+    pub rtt_sum_s: Vec<f64>,
+    pub rtt_samples: Vec<u64>,
+    pub retransmits: Vec<u64>,
+}
+
+impl FlowColumns {
+    pub fn len(&self) -> usize {
+        self.delivered_pkts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.delivered_pkts.is_empty()
+    }
+
+    /// Room for `flows` flows, those added all zero.
+    pub fn resize(&mut self, flows: usize) {
+        for column in [
+            &mut self.delivered_pkts,
+            &mut self.delivered_bytes,
+            &mut self.goodput_bytes,
+            &mut self.dropped_pkts,
+            &mut self.rtt_samples,
+            &mut self.retransmits,
+        ] {
+            column.resize(flows, 0);
+        }
+        self.rtt_sum_s.resize(flows, 0.0);
+    }
+
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(rows; self.delivered_pkts, self.delivered_bytes, self.goodput_bytes,
+            self.dropped_pkts, self.rtt_sum_s, self.rtt_samples, self.retransmits);
+    }
+
+    /// Appends the rows of `other`.
+    pub fn append(&mut self, other: &FlowColumns) {
+        self.delivered_pkts.extend_from_slice(&other.delivered_pkts);
         self.delivered_bytes
-            .extend_from_slice(&rows.delivered_bytes);
-        self.goodput_bytes.extend_from_slice(&rows.goodput_bytes);
-        self.dropped_pkts.extend_from_slice(&rows.dropped_pkts);
-        self.rtt_sum_s.extend_from_slice(&rows.rtt_sum_s);
-        self.rtt_samples.extend_from_slice(&rows.rtt_samples);
-        self.retransmits.extend_from_slice(&rows.retransmits);
+            .extend_from_slice(&other.delivered_bytes);
+        self.goodput_bytes.extend_from_slice(&other.goodput_bytes);
+        self.dropped_pkts.extend_from_slice(&other.dropped_pkts);
+        self.rtt_sum_s.extend_from_slice(&other.rtt_sum_s);
+        self.rtt_samples.extend_from_slice(&other.rtt_samples);
+        self.retransmits.extend_from_slice(&other.retransmits);
+    }
+
+    /// Flow `index` has the values of `row`.
+    pub fn set(&mut self, index: usize, row: &FlowRow) {
+        self.delivered_pkts[index] = row.delivered_pkts;
+        self.delivered_bytes[index] = row.delivered_bytes;
+        self.goodput_bytes[index] = row.goodput_bytes;
+        self.dropped_pkts[index] = row.dropped_pkts;
+        self.rtt_sum_s[index] = row.rtt_sum_s;
+        self.rtt_samples[index] = row.rtt_samples;
+        self.retransmits[index] = row.retransmits;
     }
 }
 
