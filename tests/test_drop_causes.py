@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 
 import fairgate as fg
@@ -51,3 +54,23 @@ def test_a_discipline_that_names_no_cause_reports_its_reason() -> None:
     results = sc.run()
     assert set(results.drops["cause"].astype(str)) == {"overflow"}
     assert results.drop_causes().empty
+
+
+def test_drop_causes_round_trip_through_summary_json(tmp_path: Path) -> None:
+    res = choke_overload(None)
+    causes = res.summary["drop_causes"]
+    assert causes and all(c["port"] == "a->b" for c in causes)
+    assert fg.Results.load(res.save(tmp_path / "o")).drop_causes().equals(res.drop_causes())
+
+
+def test_a_schema_1_summary_still_gives_its_drop_causes(tmp_path: Path) -> None:
+    res = choke_overload(None)
+    out = res.save(tmp_path / "o")
+    old = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    by_port: dict[str, list[dict[str, object]]] = {}
+    for cause in old.pop("drop_causes"):
+        by_port.setdefault(str(cause.pop("port")), []).append(cause)
+    ports = [{"port": p, "drop_causes": by_port.get(p, [])} for p in res.ports["port"]]
+    old.update(schema_version=1, ports=ports)
+    (out / "summary.json").write_text(json.dumps(old), encoding="utf-8")
+    assert fg.Results.load(out).drop_causes().equals(res.drop_causes())

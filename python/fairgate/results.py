@@ -103,11 +103,14 @@ class Results:
         """Drops and marks by the causes each port's discipline named (a CHOKe match, an SFG
         filter drop, RED early or forced), over the whole run: one row per port and cause with
         ``port``, ``cause``, ``reason``, ``drops`` and ``marks`` (``docs/results.md``, causes)."""
-        rows = [
-            {"port": entry["port"], **cause}
-            for entry in self.summary["ports"]
-            for cause in entry.get("drop_causes", [])
-        ]
+        if "drop_causes" in self.summary:
+            rows = self.summary["drop_causes"]
+        else:  # summary.json of schema version 1: the causes sat in each port's entry
+            rows = [
+                {"port": entry["port"], **cause}
+                for entry in self.summary["ports"]
+                for cause in entry.get("drop_causes", [])
+            ]
         columns = ["port", "cause", "reason", "drops", "marks"]
         return pd.DataFrame(rows, columns=columns)
 

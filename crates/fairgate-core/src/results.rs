@@ -1,7 +1,8 @@
 //! What a run reports: per-flow and per-port tables, the time series, and `summary.json`.
 //!
-//! Every table is columnar so the bindings hand each column to numpy whole. `summary.json` is
-//! built from the same flow and port tables, so it and the Parquet files always agree.
+//! Every table is columnar so the bindings hand each column to numpy whole. `summary.json` holds
+//! what is one value per run (totals, fairness, conservation); the per-flow and per-port rows
+//! are only in the tables, so the summary stays small at any number of flows.
 //! The schema is documented in `docs/results.md`.
 
 use crate::engine::to_secs;
@@ -358,15 +359,10 @@ pub fn collect(sim: &mut Simulation, scenario_name: &str, seed: u64) -> Results 
     let delta = sim.window().delta(now);
     let flows = flow_table(sim, &delta);
     let ports = port_table(sim, &delta);
-    let mut summary = summary(sim, &delta, scenario_name, seed, &flows, &ports);
+    let mut summary = summary(sim, &delta, scenario_name, seed);
     let (drops, drop_counts) = drops::drop_table(sim);
     summary["drop_events"] = drop_counts;
-    let causes = drops::port_causes(sim);
-    if let Some(entries) = summary["ports"].as_array_mut() {
-        for (entry, causes) in entries.iter_mut().zip(causes) {
-            entry["drop_causes"] = causes;
-        }
-    }
+    summary["drop_causes"] = drops::port_causes(sim);
     let port_names: Vec<String> = sim.ports().iter().map(|p| p.name.clone()).collect();
     let flow_names: Vec<String> = sim.flows().iter().map(|f| f.name.clone()).collect();
     let transfers = transfer_table(sim);
@@ -463,14 +459,9 @@ fn transfer_table(sim: &mut Simulation) -> Table {
     t
 }
 
-fn summary(
-    sim: &Simulation,
-    delta: &Snapshot,
-    name: &str,
-    seed: u64,
-    flows: &Table,
-    ports: &Table,
-) -> Value {
+/// The run as a whole: one value per key, whatever the number of flows and ports (their rows
+/// are the `flows` and `ports` tables).
+fn summary(sim: &Simulation, delta: &Snapshot, name: &str, seed: u64) -> Value {
     let violations = sim.conservation_violations();
     let data_goodput: Vec<f64> = sim
         .flows()
@@ -484,7 +475,7 @@ fn summary(
     let dropped: u64 = delta.flows.iter().map(|s| s.dropped_total()).sum();
     let (start, stop) = sim.window().span(sim.now());
     json!({
-        "schema_version": 1,
+        "schema_version": 2,
         "fairgate_version": env!("CARGO_PKG_VERSION"),
         "scenario": name,
         "seed": seed,
@@ -503,7 +494,5 @@ fn summary(
         "valid": violations.is_empty() && sim.failure().is_none(),
         "failure": sim.failure(),
         "conservation": { "ok": violations.is_empty(), "violations": violations },
-        "flows": flows.records(),
-        "ports": ports.records(),
     })
 }

@@ -74,13 +74,16 @@ fn cause_column(rows: &[DropEvent]) -> Column {
     category(codes, names)
 }
 
-/// Each port's drops and marks by the causes its discipline named, over the whole run:
-/// one list of `{cause, reason, drops, marks}` per port, in port order.
-pub fn port_causes(sim: &Simulation) -> Vec<Value> {
-    let entry = |c: &CauseCount| json!({ "cause": c.cause, "reason": c.reason.as_str(), "drops": c.drops, "marks": c.marks });
+/// The drops and marks by the causes each port's discipline named, over the whole run: one
+/// `{port, cause, reason, drops, marks}` per port and cause that occurred, in port order, then
+/// in the order the port's causes first occurred.
+pub fn port_causes(sim: &Simulation) -> Value {
+    let entry = |port: &str, c: &CauseCount| {
+        json!({ "port": port, "cause": c.cause, "reason": c.reason.as_str(), "drops": c.drops, "marks": c.marks })
+    };
     let ports = sim.ports().iter();
     ports
-        .map(|p| Value::Array(p.causes.all().iter().map(entry).collect()))
+        .flat_map(|p| p.causes.all().iter().map(|c| entry(&p.name, c)))
         .collect()
 }
 
