@@ -109,8 +109,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+PRINTED_ROWS = 50
+"""Rows of each table `fairgate run` prints: a terminal's worth; every row is in the Parquet
+files. Beyond it, the first flows in declaration order and the ports with the most drops."""
+
+
 def _flow_table(results: Results) -> pd.DataFrame:
-    f = results.flows
+    f = results.flows.head(PRINTED_ROWS)
     return pd.DataFrame(
         {
             "flow": f["flow"],
@@ -128,6 +133,8 @@ def _flow_table(results: Results) -> pd.DataFrame:
 def _port_table(results: Results) -> pd.DataFrame:
     p = results.ports
     used = p[p["arrivals_pkts"] > 0]
+    if len(used) > PRINTED_ROWS:
+        used = results.ranked_ports().loc[lambda r: r["arrivals_pkts"] > 0].head(PRINTED_ROWS)
     return pd.DataFrame(
         {
             "port": used["port"],
@@ -148,8 +155,17 @@ def _print_tables(results: Results) -> None:
     print(f"{s['events']:,} events, {s['packet_hops']:,} packet-hops\n")
     print("flows")
     print(_flow_table(results).to_string(index=False))
+    _print_more(len(results.flows), "flows", "the first in declaration order")
     print("\nqueues")
     print(_port_table(results).to_string(index=False))
+    used = int((results.ports["arrivals_pkts"] > 0).sum())
+    _print_more(used, "ports", "with arrivals, the most drops first, then the highest utilisation")
+
+
+def _print_more(rows: int, table: str, shown: str) -> None:
+    """The line under a table cut at PRINTED_ROWS: which rows it shows, where the rest are."""
+    if rows > PRINTED_ROWS:
+        print(f"... {PRINTED_ROWS} of {rows:,} {table} shown ({shown}); all in {table}.parquet")
 
 
 def _run(args: argparse.Namespace) -> int:

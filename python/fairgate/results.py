@@ -91,13 +91,18 @@ class Results:
         wide.columns.name = None
         return wide
 
-    def bottleneck(self) -> str:
-        """The port with the most queue drops (ties: the highest utilisation, then the first)."""
+    def ranked_ports(self) -> pd.DataFrame:
+        """The ports table, most queue drops first (ties: the highest utilisation, then table
+        order)."""
         ports = self.ports.assign(order=range(len(self.ports)))
         ranked = ports.sort_values(
             ["drops_pkts", "utilisation", "order"], ascending=[False, False, True], kind="stable"
         )
-        return str(ranked["port"].iloc[0])
+        return ranked.drop(columns="order")
+
+    def bottleneck(self) -> str:
+        """The port with the most queue drops (ties: the highest utilisation, then the first)."""
+        return str(self.ranked_ports()["port"].iloc[0])
 
     def drop_causes(self) -> pd.DataFrame:
         """Drops and marks by the causes each port's discipline named (a CHOKe match, an SFG
