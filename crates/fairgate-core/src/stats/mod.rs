@@ -5,6 +5,7 @@ pub mod causes;
 pub mod events;
 pub mod flow_counters;
 pub mod phases;
+pub mod premap;
 pub mod reason;
 pub mod sample_log;
 pub mod series;

@@ -1,6 +1,7 @@
 //! Columnar time series: one vector per column, appended in time order.
 
 use super::sample_log::{FlowRow, PortRow};
+use super::premap::reserve_mapped;
 use super::FlowStats;
 use std::ops::Range;
 
@@ -20,12 +21,12 @@ pub struct QueueSeries {
     previous_time: f64,
 }
 
-/// Reserves room for `rows` more values in each column, so series whose final length is
-/// known early grow once instead of being copied at every doubling. A reservation that
-/// cannot be had is skipped: the columns then grow as usual.
+/// Reserves room for `rows` more values in each column and maps it
+/// ([`reserve_mapped`]), so series whose final length is known early grow once instead of
+/// being copied at every doubling, and are written into mapped memory.
 macro_rules! reserve_columns {
     ($rows:expr; $($column:expr),+) => {
-        $( let _ = $column.try_reserve_exact($rows); )+
+        $( reserve_mapped(&mut $column, $rows); )+
     };
 }
 
