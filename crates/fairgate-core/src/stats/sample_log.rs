@@ -74,20 +74,35 @@ impl ObjectLog {
         self.rows_end.push(self.var.len());
     }
 
+    /// The rows of the logged objects `objects`.
+    fn rows_of(&self, objects: Range<usize>) -> Range<usize> {
+        if objects.is_empty() {
+            return 0..0;
+        }
+        let start = objects
+            .start
+            .checked_sub(1)
+            .map_or(0, |before| self.rows_end[before]);
+        start..self.rows_end[objects.end - 1]
+    }
+
     /// Rebuilds `rows` for `count` objects from the entries `objects` (one sample's): the
     /// objects logged there get their logged rows, the others keep theirs.
     fn replay(&self, objects: Range<usize>, count: usize, rows: &mut VarRows) {
+        if rows.is_empty() && self.rows_of(objects.clone()).is_empty() {
+            rows.begin_without_rows(count); // objects without variables (a FIFO's port)
+            return;
+        }
         rows.begin();
         let mut kept_from = 0;
         for k in objects {
             let index = self.index[k] as usize;
             rows.keep(kept_from..index);
-            let start = k.checked_sub(1).map_or(0, |before| self.rows_end[before]);
-            let stop = self.rows_end[k];
+            let logged = self.rows_of(k..k + 1);
             rows.extend(
-                &self.owner[start..stop],
-                &self.var[start..stop],
-                &self.value[start..stop],
+                &self.owner[logged.clone()],
+                &self.var[logged.clone()],
+                &self.value[logged],
             );
             rows.close_object();
             kept_from = index + 1;

@@ -447,6 +447,12 @@ impl VarRows {
         next.value.clear();
     }
 
+    /// Starts the rows of a new sample in which none of the `count` objects has a row.
+    pub fn begin_without_rows(&mut self, count: usize) {
+        self.begin();
+        self.next.end.resize(count, 0);
+    }
+
     /// The objects `objects` have the rows they had at the last sample.
     pub fn keep(&mut self, objects: Range<usize>) {
         if objects.is_empty() {
