@@ -78,9 +78,7 @@ fn cause_column(rows: &[DropEvent]) -> Column {
 /// `{port, cause, reason, drops, marks}` per port and cause that occurred, in port order, then
 /// in the order the port's causes first occurred.
 pub fn port_causes(sim: &Simulation) -> Value {
-    let entry = |port: &str, c: &CauseCount| {
-        json!({ "port": port, "cause": c.cause, "reason": c.reason.as_str(), "drops": c.drops, "marks": c.marks })
-    };
+    let entry = |port: &str, c: &CauseCount| json!({ "port": port, "cause": c.cause, "reason": c.reason.as_str(), "drops": c.drops, "marks": c.marks });
     let ports = sim.ports().iter();
     ports
         .flat_map(|p| p.causes.all().iter().map(|c| entry(&p.name, c)))

@@ -1,7 +1,7 @@
 //! Columnar time series: one vector per column, appended in time order.
 
-use super::sample_log::{FlowRow, PortRow};
 use super::premap::reserve_mapped;
+use super::sample_log::{FlowRow, PortRow};
 use super::FlowStats;
 use std::ops::Range;
 
