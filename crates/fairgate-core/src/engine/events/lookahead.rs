@@ -65,7 +65,7 @@ impl Lookahead {
     fn refill(&mut self, queue: &mut EventQueue) {
         queue.evict_if_grown();
         loop {
-            let top = queue.heap.first().map(|e| e.key);
+            let top = queue.first_key();
             let full = self.front.len() >= LOOKAHEAD;
             if full && top.is_none_or(|top| self.front.back().is_some_and(|l| l.key < top)) {
                 break;
@@ -78,7 +78,7 @@ impl Lookahead {
                     queue.move_horizon_past(time_of(top));
                 }
             }
-            let Some(entry) = queue.pop_entry() else {
+            let Some(entry) = queue.take_first() else {
                 break;
             };
             self.insert(entry, queue);

@@ -102,11 +102,13 @@ impl Pending for Lookahead {
 }
 
 /// Where an agent's packets go first: its node's only output port (`NO_ROUTE` for a node
-/// with several) and the node at the other end of its flow.
+/// with several), the node at the other end of its flow, and that port once the routing table
+/// has confirmed it as the way to the peer (`NO_ROUTE` before, see `first_hop.rs`).
 #[derive(Clone, Copy)]
 pub(super) struct AgentRoute {
-    port: u32,
-    peer: u32,
+    pub(super) port: u32,
+    pub(super) peer: u32,
+    pub(super) hop: u32,
 }
 
 pub(super) fn agent_routes(
@@ -128,7 +130,11 @@ pub(super) fn agent_routes(
                     flow.dst
                 }
             });
-            AgentRoute { port, peer }
+            AgentRoute {
+                port,
+                peer,
+                hop: NO_ROUTE,
+            }
         })
         .collect()
 }
@@ -289,7 +295,9 @@ impl Simulation {
             | Event::AgentStart { agent }
             | Event::AgentStop { agent } => {
                 if let Some(route) = self.agent_routes.get(agent as usize) {
-                    self.routes.prefetch_anchor(route.peer);
+                    if route.hop == NO_ROUTE {
+                        self.routes.prefetch_anchor(route.peer);
+                    }
                 }
             }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
@@ -329,7 +337,9 @@ impl Simulation {
                     self.agents.get(agent as usize),
                 ) {
                     self.prefetch_port(route.port as usize);
-                    self.routes.prefetch_next_port(slot.node, route.peer);
+                    if route.hop == NO_ROUTE {
+                        self.routes.prefetch_next_port(slot.node, route.peer);
+                    }
                     slot.agent.prefetch_parts();
                 }
             }
