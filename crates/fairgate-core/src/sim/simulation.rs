@@ -701,7 +701,7 @@ impl Simulation {
             let dst = p.dst;
             let hop = self.known_first_hop(agent, dst);
             self.route(node, packet, hop);
-            if hop == NO_ROUTE {
+            if hop == NO_ROUTE && !self.agent_routes.is_empty() {
                 self.confirm_first_hop(agent, node, dst);
             }
         }

@@ -28,7 +28,8 @@ impl Simulation {
 
     /// After a packet from agent `agent` on `node` to `dst` was routed through the table:
     /// remembers the agent's port as its first hop when the table chose it for the peer.
-    #[inline(always)]
+    #[cold]
+    #[inline(never)]
     pub(super) fn confirm_first_hop(&mut self, agent: u32, node: u32, dst: u32) {
         let Some(route) = self.agent_routes.get(agent as usize) else {
             return;
