@@ -58,7 +58,8 @@ fn time_of(key: u128) -> Time {
 /// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
 /// min-heap on (time, sequence)). With [`Self::use_calendar`], a [`Lookahead`] reading the
 /// queue moves the heap's entries at or after a horizon into a calendar of buckets whenever
-/// the heap has grown; [`Self::pop`] and [`Self::peek_time`] read the heap alone, so they are
+/// the heap has grown, and hands the next bucket over sorted, beside the heap, once the heap
+/// holds nothing earlier; [`Self::pop`] and [`Self::peek_time`] read the heap alone, so they are
 /// for a queue whose calendar is empty (without one, or never read through a lookahead).
 /// `schedule` and `pop` are exactly the plain heap's: the small simulation pays nothing.
 pub struct EventQueue {

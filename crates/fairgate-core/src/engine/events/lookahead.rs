@@ -58,10 +58,10 @@ impl Lookahead {
         }
     }
 
-    /// Moves heap entries into the list until it holds [`LOOKAHEAD`] and every entry left in
-    /// the heap is later than the list's last. The list's entries are all earlier than the
-    /// calendar's horizon: before the heap gives an entry at or after it, the calendar's next
-    /// bucket goes into the heap.
+    /// Moves the queue's earliest entries into the list until it holds [`LOOKAHEAD`] and every
+    /// entry left in the queue is later than the list's last. The list's entries are all
+    /// earlier than the calendar's horizon: before the queue gives an entry at or after it, the
+    /// calendar's next bucket is handed over (sorted, beside the heap).
     fn refill(&mut self, queue: &mut EventQueue) {
         queue.evict_if_grown();
         loop {

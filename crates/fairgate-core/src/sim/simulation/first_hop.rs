@@ -42,3 +42,71 @@ impl Simulation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::net::routing::NO_ROUTE;
+    use crate::scenario::{build, parse};
+
+    /// h0 has two ports, h4 one; both send TCP to h3 and h3's sinks answer.
+    const SCENARIO: &str = r#"
+name = "first-hop"
+[simulation]
+duration = "2s"
+[[nodes]]
+name = "h0"
+[[nodes]]
+name = "r1"
+kind = "router"
+[[nodes]]
+name = "h3"
+[[nodes]]
+name = "h4"
+[[links]]
+from = "h0"
+to = "r1"
+rate = "10Mbps"
+delay = "1ms"
+[[links]]
+from = "h0"
+to = "h3"
+rate = "10Mbps"
+delay = "1ms"
+[[links]]
+from = "r1"
+to = "h3"
+rate = "10Mbps"
+delay = "1ms"
+[[links]]
+from = "h4"
+to = "r1"
+rate = "10Mbps"
+delay = "1ms"
+[[flows]]
+name = "a"
+src = "h0"
+dst = "h3"
+source = { kind = "tcp", cc = "newreno" }
+[[flows]]
+name = "b"
+src = "h4"
+dst = "h3"
+source = { kind = "tcp", cc = "newreno" }
+"#;
+
+    #[test]
+    fn only_agents_on_hosts_with_one_port_remember_their_first_hop() {
+        let mut sim = build(&parse(SCENARIO, &[]).unwrap()).unwrap();
+        sim.set_looks_ahead(true);
+        sim.run();
+        for (agent, route) in sim.agent_routes.iter().enumerate() {
+            let node = &sim.nodes[sim.agents[agent].node as usize];
+            let expected = match node.ports[..] {
+                [port] => port,
+                _ => NO_ROUTE,
+            };
+            assert_eq!(route.hop, expected, "agent {agent} on {}", node.name);
+        }
+        assert!(sim.agent_routes.iter().any(|r| r.hop != NO_ROUTE));
+    }
+}
