@@ -115,9 +115,8 @@ fn open_loop_sources_give_the_same_results_either_way() {
     assert_same_either_way(include_str!("../../../scenarios/open_loop_mix.toml"));
 }
 
-/// A host with two ports (its agents' first hop always comes from the routing table) beside
-/// hosts with one (their agents' packets to the peer take the remembered first hop once the
-/// table has confirmed it), and a router reached by several hosts.
+/// A host with two ports beside hosts with one, two paths of different lengths to one host,
+/// and a router reached by several hosts.
 const MULTI_HOMED: &str = r#"
 name = "multi-homed"
 [simulation]

@@ -1,7 +1,6 @@
 //! The run loop: events in, packets through ports and links, agents called, counters kept.
 
 mod access;
-mod first_hop;
 mod floor;
 mod measure;
 mod prefetch;
@@ -333,22 +332,17 @@ impl Simulation {
                 return;
             }
         }
-        self.route(node, packet, NO_ROUTE);
+        self.route(node, packet);
     }
 
-    /// Delivers a packet addressed to `node`, else queues it at the next port: `hop` when
-    /// known (not `NO_ROUTE`), else the routing table's.
-    fn route(&mut self, node: u32, packet: PacketId, hop: u32) {
+    /// Delivers a packet addressed to `node`, else queues it at the next port.
+    fn route(&mut self, node: u32, packet: PacketId) {
         let dst = self.packets.get(packet).dst;
         if dst == node {
             self.deliver(node, packet);
             return;
         }
-        let port = if hop != NO_ROUTE {
-            hop
-        } else {
-            self.routes.next_port(node, dst)
-        };
+        let port = self.routes.next_port(node, dst);
         if port == NO_ROUTE {
             self.discard(packet, DropReason::NoRoute, None);
             return;
@@ -683,14 +677,14 @@ impl Simulation {
         }
         let mut outbox = std::mem::take(&mut self.agent_effects.outbox);
         for &packet in &outbox {
-            self.inject(agent as u32, node, packet);
+            self.inject(node, packet);
         }
         outbox.clear();
         self.agent_effects.outbox = outbox;
     }
 
     /// A packet an agent sent: count it as offered and route it.
-    fn inject(&mut self, agent: u32, node: u32, packet: PacketId) {
+    fn inject(&mut self, node: u32, packet: PacketId) {
         let p = self.packets.get(packet);
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.offered_pkts += 1;
@@ -698,12 +692,7 @@ impl Simulation {
         if p.dst == node {
             self.events.schedule(self.now, Event::Deliver { packet });
         } else {
-            let dst = p.dst;
-            let hop = self.known_first_hop(agent, dst);
-            self.route(node, packet, hop);
-            if hop == NO_ROUTE && !self.agent_routes.is_empty() {
-                self.confirm_first_hop(agent, node, dst);
-            }
+            self.route(node, packet);
         }
     }
 }

@@ -102,13 +102,11 @@ impl Pending for Lookahead {
 }
 
 /// Where an agent's packets go first: its node's only output port (`NO_ROUTE` for a node
-/// with several), the node at the other end of its flow, and that port once the routing table
-/// has confirmed it as the way to the peer (`NO_ROUTE` before, see `first_hop.rs`).
+/// with several) and the node at the other end of its flow.
 #[derive(Clone, Copy)]
 pub(super) struct AgentRoute {
-    pub(super) port: u32,
-    pub(super) peer: u32,
-    pub(super) hop: u32,
+    port: u32,
+    peer: u32,
 }
 
 pub(super) fn agent_routes(
@@ -130,11 +128,7 @@ pub(super) fn agent_routes(
                     flow.dst
                 }
             });
-            AgentRoute {
-                port,
-                peer,
-                hop: NO_ROUTE,
-            }
+            AgentRoute { port, peer }
         })
         .collect()
 }
@@ -295,9 +289,7 @@ impl Simulation {
             | Event::AgentStart { agent }
             | Event::AgentStop { agent } => {
                 if let Some(route) = self.agent_routes.get(agent as usize) {
-                    if route.hop == NO_ROUTE {
-                        self.routes.prefetch_anchor(route.peer);
-                    }
+                    self.routes.prefetch_anchor(route.peer);
                 }
             }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
@@ -337,9 +329,7 @@ impl Simulation {
                     self.agents.get(agent as usize),
                 ) {
                     self.prefetch_port(route.port as usize);
-                    if route.hop == NO_ROUTE {
-                        self.routes.prefetch_next_port(slot.node, route.peer);
-                    }
+                    self.routes.prefetch_next_port(slot.node, route.peer);
                     slot.agent.prefetch_parts();
                 }
             }
