@@ -9,6 +9,12 @@ pub fn prefetch<T>(value: &T) {
     prefetch_address((value as *const T).cast::<u8>());
 }
 
+/// [`prefetch`] of the line at `pointer`, which may point at no object (a hint never faults).
+#[inline(always)]
+pub fn prefetch_pointer<T>(pointer: *const T) {
+    prefetch_address(pointer.cast::<u8>());
+}
+
 /// [`prefetch`] of `slice[index]`, doing nothing when `index` is out of bounds.
 #[inline(always)]
 pub fn prefetch_at<T>(slice: &[T], index: usize) {

@@ -194,6 +194,16 @@ pub trait Qdisc: Send {
     fn prefetch_sample(&self) {
         prefetch_lines(self, 128);
     }
+    /// A cache hint for what an arrival's `enqueue` reads of the discipline (and, at an idle
+    /// link, the `dequeue` that follows), given a few events ahead (a hint never changes a
+    /// result): by default the discipline's first 512 bytes; a discipline names its lines.
+    fn prefetch_enqueue(&self) {
+        prefetch_lines(self, 512);
+    }
+    /// A second cache hint for an arrival, given a round after [`Qdisc::prefetch_enqueue`]
+    /// and read through the lines it fetched: where the arrival goes (a ring's slot). By
+    /// default none.
+    fn prefetch_enqueue_slot(&self) {}
     fn name(&self) -> &'static str;
 }
 

@@ -10,12 +10,13 @@
 //! link per round, several events ahead, so a link's line has arrived by the round that reads
 //! through it: the record of the event 8 ahead; 6 ahead the objects behind the record (agent
 //! and flow counters, or discipline, and the routing anchor of an agent's peer), or the packet
-//! a link delivers; 4 ahead the packet a busy link sends next, the delivered-to agent or a
-//! sender's own port, route and congestion control, or where an arriving packet goes on (the
-//! routing anchor of its destination, or the slot of the agent it is delivered to and the
-//! whole packet); 2 ahead the port or agent a packet goes to next (with the drop counters of
-//! the packet's flow when that port's discipline dropped its last arrival), 1 ahead the
-//! discipline behind that port. The choice is made once per simulation, so each run loop is compiled for its own way
+//! a link delivers, or a sender's own port; 4 ahead the packet a busy link sends next, the
+//! delivered-to agent or a sender's route, congestion control and the lines its port's
+//! discipline reads on an enqueue, or where an arriving packet goes on (the routing anchor of
+//! its destination, or the slot of the agent it is delivered to and the whole packet); 2
+//! ahead the port or agent a packet goes to next (with the drop counters of the packet's flow
+//! when that port's discipline dropped its last arrival), or the ring slot a sender's packet
+//! takes in its port's discipline; 1 ahead the discipline behind that port. The choice is made once per simulation, so each run loop is compiled for its own way
 //! and the small one is the plain heap's. Hints never change a result.
 //!
 //! Each hint names the lines its event reads, not whole objects: an agent says which of its
@@ -290,6 +291,9 @@ impl Simulation {
             | Event::AgentStop { agent } => {
                 if let Some(route) = self.agent_routes.get(agent as usize) {
                     self.routes.prefetch_anchor(route.peer);
+                    if !matches!(event, Event::AgentStop { .. }) {
+                        self.prefetch_port(route.port as usize);
+                    }
                 }
             }
             Event::TxDone { port } | Event::Arrive { port, .. } | Event::QdiscTimer { port } => {
@@ -328,9 +332,11 @@ impl Simulation {
                     self.agent_routes.get(agent as usize),
                     self.agents.get(agent as usize),
                 ) {
-                    self.prefetch_port(route.port as usize);
                     self.routes.prefetch_next_port(slot.node, route.peer);
                     slot.agent.prefetch_parts();
+                }
+                if let Some(port) = self.first_hop(agent) {
+                    self.prefetch_first_hop_enqueue(port);
                 }
             }
             _ => {}
@@ -356,8 +362,8 @@ impl Simulation {
                     self.prefetch_delivery(header.flow);
                 }
                 Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
-                    if let Some(route) = self.agent_routes.get(agent as usize) {
-                        self.prefetch_discipline(route.port as usize);
+                    if let Some(port) = self.first_hop(agent) {
+                        port.qdisc.prefetch_enqueue_slot();
                     }
                 }
                 _ => {}
@@ -368,6 +374,24 @@ impl Simulation {
     fn prefetch_behind_next_hop(&self, event: &Event) {
         if let Some(Hop::Port { port, .. }) = self.hop_of(event) {
             self.prefetch_discipline(port);
+        }
+    }
+
+    /// The one port of an agent's host, where what it sends is queued (deep hints only).
+    fn first_hop(&self, agent: u32) -> Option<&crate::sim::port::Port> {
+        let route = self.agent_routes.get(agent as usize)?;
+        self.ports.get(route.port as usize)
+    }
+
+    /// What a packet an agent sends reads of its host's port beyond the port's record: the
+    /// discipline's enqueue lines, and the in-flight queue's tail when packets are in flight
+    /// (else the packet goes into the record itself, and the tail's ring is not read).
+    fn prefetch_first_hop_enqueue(&self, port: &crate::sim::port::Port) {
+        port.qdisc.prefetch_enqueue();
+        if !port.in_flight.is_empty() {
+            if let Some(tail) = port.in_flight.back() {
+                prefetch(tail);
+            }
         }
     }
 
