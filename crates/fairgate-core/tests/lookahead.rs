@@ -115,6 +115,76 @@ fn open_loop_sources_give_the_same_results_either_way() {
     assert_same_either_way(include_str!("../../../scenarios/open_loop_mix.toml"));
 }
 
+/// A host with two ports beside hosts with one, two paths of different lengths to one host,
+/// and a router reached by several hosts.
+const MULTI_HOMED: &str = r#"
+name = "multi-homed"
+[simulation]
+duration = "8s"
+seed = 11
+[[nodes]]
+name = "h0"
+[[nodes]]
+name = "r1"
+kind = "router"
+[[nodes]]
+name = "r2"
+kind = "router"
+[[nodes]]
+name = "h3"
+[[nodes]]
+name = "h4"
+[[links]]
+from = "h0"
+to = "r1"
+rate = "20Mbps"
+delay = "2ms"
+[[links]]
+from = "h0"
+to = "r2"
+rate = "20Mbps"
+delay = "1ms"
+[[links]]
+from = "r1"
+to = "h3"
+rate = "5Mbps"
+delay = "10ms"
+queue = { kind = "fifo", limit = 30 }
+[[links]]
+from = "r2"
+to = "h3"
+rate = "5Mbps"
+delay = "15ms"
+[[links]]
+from = "h4"
+to = "r1"
+rate = "20Mbps"
+delay = "3ms"
+[[flows]]
+name = "a{i}"
+count = 3
+src = "h0"
+dst = "h3"
+source = { kind = "tcp", cc = "newreno" }
+[[flows]]
+name = "b{i}"
+count = 3
+src = "h4"
+dst = "h3"
+start = "0.5s"
+source = { kind = "tcp", cc = "newreno" }
+[[flows]]
+name = "c"
+src = "h3"
+dst = "h4"
+source = { kind = "cbr", rate = "1Mbps", size = 500 }
+"#;
+
+#[test]
+fn hosts_with_one_port_and_with_two_give_the_same_results_either_way() {
+    assert_same_either_way(MULTI_HOMED);
+}
+
 #[test]
 fn many_short_pauses_change_nothing() {
     let plain = run(TCP_MIX, PLAIN, 1);

@@ -7,10 +7,12 @@
 
 mod calendar;
 mod lookahead;
+mod released;
 
 use super::time::Time;
 use calendar::Calendar;
 pub use lookahead::{Lookahead, LOOKAHEAD};
+use released::Released;
 
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +58,8 @@ fn time_of(key: u128) -> Time {
 /// Pending events, earliest first; equal times come out in scheduling order (a 4-ary
 /// min-heap on (time, sequence)). With [`Self::use_calendar`], a [`Lookahead`] reading the
 /// queue moves the heap's entries at or after a horizon into a calendar of buckets whenever
-/// the heap has grown; [`Self::pop`] and [`Self::peek_time`] read the heap alone, so they are
+/// the heap has grown, and hands the next bucket over sorted, beside the heap, once the heap
+/// holds nothing earlier; [`Self::pop`] and [`Self::peek_time`] read the heap alone, so they are
 /// for a queue whose calendar is empty (without one, or never read through a lookahead).
 /// `schedule` and `pop` are exactly the plain heap's: the small simulation pays nothing.
 pub struct EventQueue {
@@ -68,6 +71,9 @@ pub struct EventQueue {
     /// The heap's length from which a lookahead files its far entries in the calendar.
     evict_from: usize,
     calendar: Option<Box<Calendar>>,
+    /// The calendar's last bucket handed over, sorted, not yet taken whole (all of it before
+    /// the horizon); the lookahead takes the earlier of its first entry and the heap's top.
+    released: Released,
 }
 
 /// The heap's length from which its far entries go to the calendar at least: a few cached
@@ -83,6 +89,7 @@ impl Default for EventQueue {
             horizon: Time::MAX,
             evict_from: usize::MAX,
             calendar: None,
+            released: Released::default(),
         }
     }
 }
@@ -103,6 +110,10 @@ impl EventQueue {
             for entry in calendar.drain() {
                 self.push(entry);
             }
+        }
+        let released: Vec<Entry> = self.released.drain().collect();
+        for entry in released {
+            self.push(entry);
         }
         self.horizon = Time::MAX;
         self.evict_from = usize::MAX;
@@ -145,8 +156,8 @@ impl EventQueue {
         self.evict_from = (2 * self.heap.len()).max(EVICT_FROM);
     }
 
-    /// Moves the calendar's earliest bucket into the heap; false when the calendar is empty
-    /// (or there is none).
+    /// Hands the calendar's earliest bucket over, sorted, beside the heap (only once the last
+    /// one was taken whole); false when the calendar is empty (or there is none).
     fn release_next(&mut self) -> bool {
         let Some(calendar) = self.calendar.as_mut() else {
             return false;
@@ -155,9 +166,7 @@ impl EventQueue {
             return false;
         };
         self.horizon = calendar.horizon();
-        for entry in entries {
-            self.push(entry);
-        }
+        self.released.fill(entries);
         true
     }
 
@@ -179,7 +188,7 @@ impl EventQueue {
     }
 
     fn calendar_is_empty(&self) -> bool {
-        self.calendar.as_ref().is_none_or(|c| c.is_empty())
+        self.calendar.as_ref().is_none_or(|c| c.is_empty()) && self.released.is_empty()
     }
 
     /// The next event and, as far as the queue knows now, the one after it (the smaller
@@ -207,6 +216,27 @@ impl EventQueue {
         let top = self.heap[0];
         self.sift_down(last);
         Some((time_of(top.key), top.event))
+    }
+
+    /// The key of the earliest entry of the heap and the released bucket.
+    #[inline(always)]
+    fn first_key(&self) -> Option<u128> {
+        let top = self.heap.first().map(|e| e.key);
+        match (top, self.released.first_key()) {
+            (Some(top), Some(released)) => Some(top.min(released)),
+            (top, released) => top.or(released),
+        }
+    }
+
+    /// The earliest entry of the heap and the released bucket, removed (not counted as
+    /// processed).
+    #[inline(always)]
+    fn take_first(&mut self) -> Option<Entry> {
+        match (self.heap.first(), self.released.first_key()) {
+            (Some(top), Some(released)) if top.key < released => self.pop_entry(),
+            (_, Some(_)) => self.released.take(),
+            _ => self.pop_entry(),
+        }
     }
 
     /// The earliest entry, removed from the heap (not counted as processed).
@@ -275,7 +305,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.calendar.as_ref().map_or(0, |c| c.len())
+        self.heap.len() + self.calendar.as_ref().map_or(0, |c| c.len()) + self.released.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -2,8 +2,9 @@
 //! horizon, and an overflow for what lies beyond the ring. Events are scheduled into the heap
 //! as always; when it has grown, the lookahead reading the queue files its entries at or after
 //! the horizon in their buckets (appending, a sequential write). Before the heap gives an
-//! entry at or after the horizon (or when it has run empty), it takes the next occupied
-//! bucket's entries with their keys and the horizon moves past that bucket, so every calendar
+//! entry at or after the horizon (or when it has run empty), the next occupied bucket's
+//! entries are handed over with their keys, sorted, beside the heap (`released.rs`), and the
+//! horizon moves past that bucket, so every calendar
 //! entry is later than every entry the lookahead holds and the order is that of all pending
 //! events. A simulation with many flows holds some 100,000 retransmission timers seconds
 //! ahead; the heap the run loop pops from keeps about a thousand entries at most.

@@ -58,14 +58,14 @@ impl Lookahead {
         }
     }
 
-    /// Moves heap entries into the list until it holds [`LOOKAHEAD`] and every entry left in
-    /// the heap is later than the list's last. The list's entries are all earlier than the
-    /// calendar's horizon: before the heap gives an entry at or after it, the calendar's next
-    /// bucket goes into the heap.
+    /// Moves the queue's earliest entries into the list until it holds [`LOOKAHEAD`] and every
+    /// entry left in the queue is later than the list's last. The list's entries are all
+    /// earlier than the calendar's horizon: before the queue gives an entry at or after it, the
+    /// calendar's next bucket is handed over (sorted, beside the heap).
     fn refill(&mut self, queue: &mut EventQueue) {
         queue.evict_if_grown();
         loop {
-            let top = queue.heap.first().map(|e| e.key);
+            let top = queue.first_key();
             let full = self.front.len() >= LOOKAHEAD;
             if full && top.is_none_or(|top| self.front.back().is_some_and(|l| l.key < top)) {
                 break;
@@ -78,7 +78,7 @@ impl Lookahead {
                     queue.move_horizon_past(time_of(top));
                 }
             }
-            let Some(entry) = queue.pop_entry() else {
+            let Some(entry) = queue.take_first() else {
                 break;
             };
             self.insert(entry, queue);
