@@ -58,8 +58,13 @@ impl InFlight {
         (!self.is_empty()).then_some(&self.head)
     }
 
-    /// The newest entry (where the next packet sent is queued behind).
+    /// The newest entry (where the next packet sent is queued behind). With nothing in
+    /// flight it reads no further than the head: the ring a port once needed stays allocated,
+    /// and the deep hints ask this of cold ports.
     pub fn back(&self) -> Option<&(Time, PacketId)> {
+        if self.is_empty() {
+            return None;
+        }
         self.rest
             .as_ref()
             .and_then(|rest| rest.back())

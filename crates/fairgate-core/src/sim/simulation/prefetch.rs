@@ -336,7 +336,7 @@ impl Simulation {
                     slot.agent.prefetch_parts();
                 }
                 if let Some(port) = self.first_hop(agent) {
-                    self.prefetch_first_hop_enqueue(port);
+                    self.prefetch_enqueue_into(port);
                 }
             }
             _ => {}
@@ -373,7 +373,9 @@ impl Simulation {
 
     fn prefetch_behind_next_hop(&self, event: &Event) {
         if let Some(Hop::Port { port, .. }) = self.hop_of(event) {
-            self.prefetch_discipline(port);
+            if let Some(port) = self.ports.get(port) {
+                self.prefetch_enqueue_into(port);
+            }
         }
     }
 
@@ -383,15 +385,13 @@ impl Simulation {
         self.ports.get(route.port as usize)
     }
 
-    /// What a packet an agent sends reads of its host's port beyond the port's record: the
-    /// discipline's enqueue lines, and the in-flight queue's tail when packets are in flight
-    /// (else the packet goes into the record itself, and the tail's ring is not read).
-    fn prefetch_first_hop_enqueue(&self, port: &crate::sim::port::Port) {
+    /// What a packet sent into `port` reads beyond the port's record: the discipline's
+    /// enqueue lines, and the in-flight queue's tail when packets are in flight (else the
+    /// packet goes into the record itself, and the tail's ring is not read).
+    fn prefetch_enqueue_into(&self, port: &crate::sim::port::Port) {
         port.qdisc.prefetch_enqueue();
-        if !port.in_flight.is_empty() {
-            if let Some(tail) = port.in_flight.back() {
-                prefetch(tail);
-            }
+        if let Some(tail) = port.in_flight.back() {
+            prefetch(tail);
         }
     }
 
@@ -452,16 +452,6 @@ impl Simulation {
     fn prefetch_port(&self, port: usize) {
         if let Some(port) = self.ports.get(port) {
             port.prefetch_hot();
-        }
-    }
-
-    /// A port's discipline and the in-flight queue's tail, where a packet sent goes.
-    fn prefetch_discipline(&self, port: usize) {
-        if let Some(port) = self.ports.get(port) {
-            prefetch_lines(&*port.qdisc, OBJECT_BYTES);
-            if let Some(tail) = port.in_flight.back() {
-                prefetch(tail);
-            }
         }
     }
 
