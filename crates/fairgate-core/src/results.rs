@@ -327,7 +327,10 @@ fn port_table(sim: &Simulation, delta: &Snapshot) -> Table {
         "device_pkts",
         u64s(ports.iter().map(|p| p.device.len() as u64)),
     );
-    t.push("in_transit_pkts", u64s(ports.iter().map(|p| p.in_transit)));
+    t.push(
+        "in_transit_pkts",
+        u64s(ports.iter().map(|p| u64::from(p.in_transit))),
+    );
     t
 }
 

@@ -194,6 +194,17 @@ impl Qdisc for Fifo {
         self.queue.prefetch_ends();
     }
 
+    /// An empty FIFO keeps any arrival within its byte limit and gives it back at once.
+    fn passes_to_idle_link(&self) -> u32 {
+        if !self.queue.is_empty() || self.limits.limit.packets == 0 {
+            return 0;
+        }
+        self.limits
+            .limit
+            .bytes
+            .map_or(u32::MAX, |bytes| bytes.min(u32::MAX as u64) as u32)
+    }
+
     fn enqueue(&mut self, packet: PacketId, ctx: &mut QdiscCtx) {
         let size = ctx.size(packet) as u64;
         if self.drop_front && self.limits.limit.bytes.is_none_or(|b| size <= b) {
@@ -261,6 +272,30 @@ mod tests {
         }
         assert_eq!(h.dropped(), vec![(c, DropReason::Overflow)]);
         assert_eq!(q.len_bytes(), 200);
+    }
+
+    #[test]
+    fn only_an_empty_fifo_lets_arrivals_within_its_byte_limit_pass() {
+        let mut h = Harness::new();
+        let mut q = Fifo::new(
+            FifoConfig {
+                limit: Limit::packets_and_bytes(10, 250),
+            },
+            false,
+        );
+        assert_eq!(q.passes_to_idle_link(), 250);
+        let a = h.packet(0, 100);
+        h.enqueue(&mut q, a);
+        assert_eq!(q.passes_to_idle_link(), 0);
+        assert_eq!(h.dequeue(&mut q), Some(a));
+        assert_eq!(q.passes_to_idle_link(), 250);
+        let front = Fifo::new(
+            FifoConfig {
+                limit: Limit::packets(1),
+            },
+            true,
+        );
+        assert_eq!(front.passes_to_idle_link(), u32::MAX);
     }
 
     #[test]

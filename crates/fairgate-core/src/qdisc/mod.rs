@@ -204,6 +204,15 @@ pub trait Qdisc: Send {
     /// and read through the lines it fetched: where the arrival goes (a ring's slot). By
     /// default none.
     fn prefetch_enqueue_slot(&self) {}
+    /// The largest arrival, in bytes, that may skip this discipline onto an idle link: one
+    /// that `enqueue` would keep and the `dequeue` that follows would hand straight back,
+    /// leaving every other value as it was (a drop-tail FIFO while empty). 0, the default,
+    /// when there is none; the engine then calls both. Asked after every call into the
+    /// discipline, so it may follow the state; the engine skips the two calls only with an
+    /// idle link, no device queue and no monitored port (see `docs/engine.md`).
+    fn passes_to_idle_link(&self) -> u32 {
+        0
+    }
     fn name(&self) -> &'static str;
 }
 

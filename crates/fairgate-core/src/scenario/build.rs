@@ -67,6 +67,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
             monitor: l.monitor,
             timer_at: None,
             in_transit: 0,
+            pass_bytes: 0,
             in_flight: Default::default(),
             stats: PortStats::default(),
             causes: Default::default(),

@@ -26,7 +26,10 @@ use std::collections::VecDeque;
 pub struct Port {
     /// Packets handed to the link (being serialised or propagating) that have not reached the
     /// far node yet.
-    pub in_transit: u64,
+    pub in_transit: u32,
+    /// The largest arrival that may skip the discipline onto the idle link
+    /// ([`Qdisc::passes_to_idle_link`], kept after every call into the discipline; 0: none).
+    pub(crate) pass_bytes: u32,
     /// On order-preserving links: (arrival time, packet) of the packets in flight, oldest first.
     pub in_flight: InFlight,
     pub to: u32,
@@ -153,6 +156,24 @@ impl Port {
     pub fn integrate(&mut self, now: Time) {
         let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         self.stats.integrate(now, pkts, bytes, self.device.len());
+    }
+
+    /// Whether an arrival of `size` bytes at `now` skips the discipline onto the link: the
+    /// link is idle, the discipline lets it pass ([`Qdisc::passes_to_idle_link`]), and no
+    /// device queue or monitored port takes part.
+    #[inline(always)]
+    pub fn passes(&self, size: u32, now: Time) -> bool {
+        size <= self.pass_bytes
+            && !self.busy(now)
+            && self.monitor.is_none()
+            && !self.device.enabled()
+    }
+
+    /// Whether the discipline holds packets (one holding none may say so in the port record:
+    /// one that lets arrivals pass is empty, so its lines are not read).
+    #[inline(always)]
+    pub fn has_queued(&self) -> bool {
+        self.pass_bytes == 0 && self.qdisc.len_packets() > 0
     }
 
     /// Packets waiting in the discipline and the device queue.

@@ -351,6 +351,10 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, port: usize, packet: PacketId) {
+        if self.ports[port].passes(self.packets.get(packet).size, self.now) {
+            self.pass_to_link(port, packet);
+            return;
+        }
         let monitored = self.monitored_view(port);
         {
             let p = self.packets.get_mut(packet);
@@ -372,6 +376,24 @@ impl Simulation {
         p.stats
             .note_length(p.qdisc.len_packets(), p.qdisc.len_bytes());
         self.kick(port);
+    }
+
+    /// An arrival that skips the discipline onto the idle link ([`Port::passes`]): every
+    /// counter is kept as if the discipline had taken it and handed it straight back, the
+    /// packet counting as queued for that instant (so in the maximum queue length).
+    fn pass_to_link(&mut self, port: usize, packet: PacketId) {
+        let p = self.packets.get_mut(packet);
+        p.enqueued = self.now;
+        p.hops += 1;
+        let size = p.size;
+        let stats = &mut self.ports[port].stats;
+        stats.integrate(self.now, 0, 0, 0);
+        stats.arrivals_pkts += 1;
+        stats.arrivals_bytes += u64::from(size);
+        stats.note_length(1, u64::from(size));
+        self.sampler.port_called(port);
+        self.note_dropping(port, false);
+        self.transmit(port, packet);
     }
 
     /// Moves packets from the discipline into the device queue while it has room; a pull
@@ -406,7 +428,7 @@ impl Simulation {
         let p = &mut self.ports[port];
         if !p.busy(self.now) {
             self.start_tx(port);
-        } else if !p.tx_scheduled && (p.qdisc.len_packets() > 0 || !p.device.is_empty()) {
+        } else if !p.tx_scheduled && (p.has_queued() || !p.device.is_empty()) {
             p.tx_scheduled = true;
             let at = p.busy_until;
             self.events
@@ -420,6 +442,11 @@ impl Simulation {
         let Some(packet) = self.next_for_link(port) else {
             return;
         };
+        self.transmit(port, packet);
+    }
+
+    /// Hands `packet`, out of the discipline, to the free link of `port`.
+    fn transmit(&mut self, port: usize, packet: PacketId) {
         if let Some((agent, token)) = self.ports[port].next_waiting() {
             self.events
                 .schedule(self.now, Event::AgentTimer { agent, token });
@@ -580,6 +607,7 @@ impl Simulation {
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
+        p.pass_bytes = p.qdisc.passes_to_idle_link();
         self.sampler.port_called(port);
         self.apply_qdisc_effects(port);
         result

@@ -72,7 +72,7 @@ impl Simulation {
                     self.now
                 ));
             }
-            if s.departures_pkts != s.delivered_pkts + link_losses + port.in_transit {
+            if s.departures_pkts != s.delivered_pkts + link_losses + u64::from(port.in_transit) {
                 out.push(format!(
                     "link {}: departures {} != arrivals {} + losses {} + in transit {}",
                     port.name, s.departures_pkts, s.delivered_pkts, link_losses, port.in_transit
