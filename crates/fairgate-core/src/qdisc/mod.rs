@@ -206,10 +206,12 @@ pub trait Qdisc: Send {
     fn prefetch_enqueue_slot(&self) {}
     /// The largest arrival, in bytes, that may skip this discipline onto an idle link: one
     /// that `enqueue` would keep and the `dequeue` that follows would hand straight back,
-    /// leaving every other value as it was (a drop-tail FIFO while empty). 0, the default,
-    /// when there is none; the engine then calls both. Asked after every call into the
-    /// discipline, so it may follow the state; the engine skips the two calls only with an
-    /// idle link, no device queue and no monitored port (see `docs/engine.md`).
+    /// leaving every other value as it was. Only an empty discipline may name one (a drop-tail
+    /// FIFO while empty): the engine reads a non-zero answer as "holds no packet" and then
+    /// does not ask the lengths. 0, the default, when there is none; the engine then calls
+    /// both. Asked after every call into the discipline, so it may follow the state; the
+    /// engine skips the two calls only with an idle link, no device queue and no monitored
+    /// port (see `docs/engine.md`).
     fn passes_to_idle_link(&self) -> u32 {
         0
     }

@@ -154,7 +154,7 @@ impl Port {
 
     /// Brings the queue-length integrals up to `now`; call before the length changes.
     pub fn integrate(&mut self, now: Time) {
-        let (pkts, bytes) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
+        let (pkts, bytes) = self.queue_lengths();
         self.stats.integrate(now, pkts, bytes, self.device.len());
     }
 
@@ -169,11 +169,21 @@ impl Port {
             && !self.device.enabled()
     }
 
-    /// Whether the discipline holds packets (one holding none may say so in the port record:
-    /// one that lets arrivals pass is empty, so its lines are not read).
+    /// Whether the discipline holds packets (one that lets arrivals pass is empty, which the
+    /// port record says without reading the discipline's lines).
     #[inline(always)]
     pub fn has_queued(&self) -> bool {
         self.pass_bytes == 0 && self.qdisc.len_packets() > 0
+    }
+
+    /// The discipline's length in packets and bytes (read from the port record for one that
+    /// lets arrivals pass, which is empty).
+    #[inline(always)]
+    pub fn queue_lengths(&self) -> (usize, u64) {
+        if self.pass_bytes != 0 {
+            return (0, 0);
+        }
+        (self.qdisc.len_packets(), self.qdisc.len_bytes())
     }
 
     /// Packets waiting in the discipline and the device queue.

@@ -373,8 +373,8 @@ impl Simulation {
             self.fill_device(port);
         }
         let p = &mut self.ports[port];
-        p.stats
-            .note_length(p.qdisc.len_packets(), p.qdisc.len_bytes());
+        let (packets, bytes) = p.queue_lengths();
+        p.stats.note_length(packets, bytes);
         self.kick(port);
     }
 

@@ -123,7 +123,10 @@ impl Simulation {
                 prefetch(&port.stats.departures_bytes);
             }
             if let Some(&near) = ahead.get(AHEAD) {
-                ports[near as usize].qdisc.prefetch_sample();
+                let port = &ports[near as usize];
+                if port.pass_bytes == 0 {
+                    port.qdisc.prefetch_sample();
+                }
             }
         };
         let series = self.series.get_mut();
@@ -131,9 +134,10 @@ impl Simulation {
         let mut names = VarIndexCache::default();
         walk(&fresh, hint, |i| {
             let port = &ports[i];
+            let (packets, bytes) = port.queue_lengths();
             let row = PortRow {
-                packets: port.qdisc.len_packets() as u64,
-                bytes: port.qdisc.len_bytes(),
+                packets: packets as u64,
+                bytes,
                 arrivals_bytes: port.stats.arrivals_bytes,
                 departures_bytes: port.stats.departures_bytes,
             };
