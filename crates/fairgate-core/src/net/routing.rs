@@ -92,22 +92,6 @@ impl RoutingTable {
         crate::engine::prefetch::prefetch_at(&self.anchors, dst as usize);
     }
 
-    /// A cache hint for the entry [`Self::next_port`] reads for (`node`, `dst`) after the
-    /// anchor (which [`Self::prefetch_anchor`] hinted).
-    pub fn prefetch_next_port(&self, node: u32, dst: u32) {
-        let Some(anchor) = self.anchors.get(dst as usize) else {
-            return;
-        };
-        if node == anchor.node {
-            return;
-        }
-        if let Some(&column) = self.column_of.get(anchor.node as usize) {
-            if let Some(column) = self.columns.get(column as usize) {
-                crate::engine::prefetch::prefetch_at(column, node as usize);
-            }
-        }
-    }
-
     pub fn reachable(&mut self, src: u32, dst: u32) -> bool {
         src == dst || self.next_port(src, dst) != NO_ROUTE
     }

@@ -274,7 +274,7 @@ impl Simulation {
         self.looks_ahead = on;
         self.events.use_calendar(on);
         self.agent_routes = if on {
-            prefetch::agent_routes(&self.nodes, &self.agents, &self.flow_info)
+            prefetch::agent_routes(&self.agents, &self.flow_info, &mut self.routes)
         } else {
             Vec::new()
         };
@@ -705,22 +705,29 @@ impl Simulation {
         }
         let mut outbox = std::mem::take(&mut self.agent_effects.outbox);
         for &packet in &outbox {
-            self.inject(node, packet);
+            self.inject(agent, node, packet);
         }
         outbox.clear();
         self.agent_effects.outbox = outbox;
     }
 
-    /// A packet an agent sent: count it as offered and route it.
-    fn inject(&mut self, node: u32, packet: PacketId) {
+    /// A packet `agent` on `node` sent: count it as offered and route it (to the agent's
+    /// peer through the port the deep hints' table keeps, which the routing table gave).
+    fn inject(&mut self, agent: usize, node: u32, packet: PacketId) {
         let p = self.packets.get(packet);
+        let dst = p.dst;
         let stats = &mut self.flow_stats[p.flow as usize];
         stats.offered_pkts += 1;
         stats.offered_bytes += p.size as u64;
-        if p.dst == node {
+        if dst == node {
             self.events.schedule(self.now, Event::Deliver { packet });
-        } else {
-            self.route(node, packet);
+            return;
+        }
+        match self.agent_routes.get(agent) {
+            Some(route) if route.peer == dst && route.port != NO_ROUTE => {
+                self.enqueue(route.port as usize, packet)
+            }
+            _ => self.route(node, packet),
         }
     }
 }
