@@ -9,15 +9,17 @@
 //! [`Lookahead`] of the earliest events in front of the heap and walks each event's chain one
 //! link per round, several events ahead, so a link's line has arrived by the round that reads
 //! through it: the record of the event 8 ahead; 6 ahead the objects behind the record (agent
-//! and flow counters, or discipline, and the routing anchor of an agent's peer), or the packet
-//! a link delivers, or a sender's own port; 4 ahead the packet a busy link sends next, the
-//! delivered-to agent or a sender's route, congestion control and the lines its port's
-//! discipline reads on an enqueue, or where an arriving packet goes on (the routing anchor of
-//! its destination, or the slot of the agent it is delivered to and the whole packet); 2
-//! ahead the port or agent a packet goes to next (with the drop counters of the packet's flow
-//! when that port's discipline dropped its last arrival), or the ring slot a sender's packet
-//! takes in its port's discipline; 1 ahead the discipline behind that port. The choice is made once per simulation, so each run loop is compiled for its own way
-//! and the small one is the plain heap's. Hints never change a result.
+//! and flow counters, or discipline), or the packet a link delivers, or the port a sender
+//! sends to its peer through (kept per agent, see [`AgentRoute`]); 4 ahead the packet a busy
+//! link sends next, the delivered-to agent or a sender's congestion control and the lines its
+//! port's discipline reads on an enqueue, or where an arriving packet goes on (the routing
+//! anchor of its destination, or the slot of the agent it is delivered to and the whole
+//! packet); 2 ahead the port or agent a packet goes to next (with the drop counters of the
+//! packet's flow when that port's discipline dropped its last arrival), or the ring slot a
+//! sender's packet takes in its port's discipline; 1 ahead the discipline behind that port.
+//! A port whose discipline lets arrivals pass (an empty FIFO) has none of its discipline's
+//! lines fetched. The choice is made once per simulation, so each run loop is compiled for
+//! its own way and the small one is the plain heap's. Hints never change a result.
 //!
 //! Each hint names the lines its event reads, not whole objects: an agent says which of its
 //! lines ([`crate::net::Agent::prefetch`]), a slot is one line, a flow's counters one line per
