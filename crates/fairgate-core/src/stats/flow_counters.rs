@@ -14,14 +14,14 @@ pub struct FlowCounters {
 }
 
 impl FlowCounters {
-    /// `flows` flows with zero counters, every one marked (the first sample reads them all).
+    /// `flows` flows with zero counters, none marked: a sample logs a flow once it is written,
+    /// and a flow it never logged has the zero row (at 100,000 flows the first sample, at the
+    /// start, read 200,000 untouched records).
     pub fn new(flows: usize) -> Self {
-        let mut table = FlowCounters {
+        FlowCounters {
             stats: vec![FlowStats::default(); flows],
             written: Touched::new(flows),
-        };
-        table.written.mark_all();
-        table
+        }
     }
 
     /// Adds a flow with zero counters, marked.
@@ -75,7 +75,7 @@ mod tests {
         let mut table = FlowCounters::new(3);
         let mut out = Vec::new();
         table.drain_written(false, &mut out);
-        assert_eq!(out, [0, 1, 2]);
+        assert!(out.is_empty(), "a new table has nothing written");
         table[2].retransmits += 1;
         let _ = table[1].retransmits;
         table.push(FlowStats::default());

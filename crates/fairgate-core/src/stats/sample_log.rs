@@ -245,24 +245,31 @@ impl SampleLog {
         });
     }
 
-    /// Room for `samples` more samples that each log as many entries as all those logged so
-    /// far (after the first sample, which logs every object: a bound that spares copying the
-    /// log at every doubling; memory never written is never mapped).
+    /// Room for `samples` samples that each log every one of `ports` ports, `agents` agents
+    /// and `flows` flows, asked before the first sample: a bound that spares copying the log
+    /// as it grows (memory never written is never mapped).
+    pub fn reserve_objects(&mut self, [ports, agents, flows]: [usize; 3], samples: usize) {
+        let all = |objects: usize| objects.saturating_mul(samples);
+        for (log, objects) in [(&mut self.ports, ports), (&mut self.agents, agents)] {
+            let _ = log.index.try_reserve_exact(all(objects));
+            let _ = log.rows_end.try_reserve_exact(all(objects));
+        }
+        let _ = self.port_rows.try_reserve_exact(all(ports));
+        let _ = self.flow_index.try_reserve_exact(all(flows));
+        let _ = self.flow_rows.try_reserve_exact(all(flows));
+    }
+
+    /// Room for `samples` more samples whose objects each have as many variables as those
+    /// logged so far (after the first sample, which logs every port and agent: a bound, as
+    /// for [`Self::reserve_objects`]).
     pub fn reserve_samples(&mut self, samples: usize) {
         let more = |len: usize| len.saturating_mul(samples);
         let _ = self.samples.try_reserve_exact(samples);
         for log in [&mut self.ports, &mut self.agents] {
-            let _ = log.index.try_reserve_exact(more(log.index.len()));
-            let _ = log.rows_end.try_reserve_exact(more(log.rows_end.len()));
             let _ = log.owner.try_reserve_exact(more(log.owner.len()));
             let _ = log.var.try_reserve_exact(more(log.var.len()));
             let _ = log.value.try_reserve_exact(more(log.value.len()));
         }
-        let _ = self.port_rows.try_reserve_exact(more(self.port_rows.len()));
-        let _ = self
-            .flow_index
-            .try_reserve_exact(more(self.flow_index.len()));
-        let _ = self.flow_rows.try_reserve_exact(more(self.flow_rows.len()));
     }
 
     /// Appends the dense rows of every logged sample to `out` and empties the log; the

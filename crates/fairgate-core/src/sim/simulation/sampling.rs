@@ -90,11 +90,17 @@ impl Simulation {
 
     /// Logs the sample at `t` of the ports, flows and agents changed since the last one.
     pub(super) fn log_sample(&mut self, t: f64) {
+        let counts = [self.ports.len(), self.agents.len(), self.flow_stats.len()];
+        let to_come = self.samples_to_come();
+        if self.now == 0 {
+            self.series
+                .get_mut()
+                .log
+                .reserve_objects(counts, 1 + to_come);
+        }
         self.sample_ports();
         self.sample_flows();
         self.sample_agents();
-        let counts = [self.ports.len(), self.agents.len(), self.flow_stats.len()];
-        let to_come = self.samples_to_come();
         let series = self.series.get_mut();
         series.log.end_sample(t, counts, series.traces.len());
         if self.now == 0 {
