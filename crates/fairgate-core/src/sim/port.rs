@@ -143,9 +143,10 @@ impl Port {
     }
 
     pub fn view(&self, now: Time) -> QueueView {
+        let (len_packets, len_bytes) = self.queue_lengths();
         QueueView {
-            len_packets: self.qdisc.len_packets(),
-            len_bytes: self.qdisc.len_bytes(),
+            len_packets,
+            len_bytes,
             link_rate_bps: self.link.rate_bps,
             idle_since: self.idle_since(now),
             congestion_probability: self.qdisc.congestion_probability(),
@@ -188,7 +189,7 @@ impl Port {
 
     /// Packets waiting in the discipline and the device queue.
     pub fn backlog_packets(&self) -> usize {
-        self.qdisc.len_packets() + self.device.len()
+        self.queue_lengths().0 + self.device.len()
     }
 
     /// Time the link has spent serialising up to `now`.

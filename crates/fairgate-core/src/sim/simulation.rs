@@ -386,8 +386,9 @@ impl Simulation {
         p.enqueued = self.now;
         p.hops += 1;
         let size = p.size;
-        let stats = &mut self.ports[port].stats;
-        stats.integrate(self.now, 0, 0, 0);
+        let port_record = &mut self.ports[port];
+        port_record.integrate(self.now);
+        let stats = &mut port_record.stats;
         stats.arrivals_pkts += 1;
         stats.arrivals_bytes += u64::from(size);
         stats.note_length(1, u64::from(size));
