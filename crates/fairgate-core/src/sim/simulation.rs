@@ -185,6 +185,9 @@ impl Simulation {
         }
         for port in 0..self.ports.len() {
             self.with_qdisc(port, |q, ctx| q.init(ctx));
+            if sampling::reads_as_zero(&self.ports[port]) {
+                self.sampler.port_reads_as_zero(port);
+            }
         }
         if self.sample_interval.is_some() {
             self.events.schedule(0, Event::Sample);

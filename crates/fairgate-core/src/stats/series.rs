@@ -453,8 +453,18 @@ impl VarRows {
         self.next.end.resize(count, 0);
     }
 
-    /// The objects `objects` have the rows they had at the last sample.
+    /// The objects `objects` have the rows they had at the last sample; those past the last
+    /// sample's objects were never given and have none.
     pub fn keep(&mut self, objects: Range<usize>) {
+        let given = self.last.end.len();
+        let seen = objects.start.min(given)..objects.end.min(given);
+        let never_given = objects.len() - seen.len();
+        self.keep_seen(seen);
+        let end = self.next.var.len();
+        self.next.end.resize(self.next.end.len() + never_given, end);
+    }
+
+    fn keep_seen(&mut self, objects: Range<usize>) {
         if objects.is_empty() {
             return;
         }
@@ -555,6 +565,30 @@ mod tests {
         rows.keep(0..3);
         rows.append_to(2.0, &mut series);
         assert_eq!(series.value[11..], [1.0, 2.0, 7.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn objects_never_given_are_kept_without_rows() {
+        let mut rows = VarRows::default();
+        let mut series = VarSeries::default();
+        rows.begin();
+        rows.keep(0..1);
+        rows.push(10, 0, 1.0);
+        rows.close_object();
+        rows.keep(2..4);
+        rows.append_to(0.0, &mut series);
+        assert_eq!(series.value, [1.0]);
+        rows.begin();
+        rows.keep(0..3);
+        rows.push(30, 0, 2.0);
+        rows.close_object();
+        rows.append_to(1.0, &mut series);
+        assert_eq!(series.owner[1..], [10, 30]);
+        assert_eq!(series.value[1..], [1.0, 2.0]);
+        rows.begin();
+        rows.keep(0..5);
+        rows.append_to(2.0, &mut series);
+        assert_eq!(series.value[3..], [1.0, 2.0]);
     }
 
     #[test]

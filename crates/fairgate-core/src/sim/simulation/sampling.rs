@@ -8,6 +8,7 @@
 
 use super::Simulation;
 use crate::engine::prefetch::prefetch;
+use crate::sim::port::Port;
 use crate::stats::sample_log::{FlowRow, PortRow};
 use crate::stats::series::VarIndexCache;
 use crate::stats::touched::Touched;
@@ -32,7 +33,8 @@ pub(super) struct Sampler {
 }
 
 impl Sampler {
-    /// Nothing sampled yet: the first sample reads every object.
+    /// Nothing sampled yet: the first sample reads every object (but the ports found reading
+    /// as zero after their discipline's `init`, [`Sampler::port_reads_as_zero`]).
     pub(super) fn new(ports: usize, agents: usize) -> Self {
         let mut sampler = Sampler {
             ports_touched: Touched::new(ports),
@@ -57,11 +59,34 @@ impl Sampler {
         self.agents_touched.mark(agent);
     }
 
+    /// `port` reads as zero (see [`reads_as_zero`]) until the engine calls into it: a sample
+    /// need not log it, as a port never logged expands to zero rows.
+    pub(super) fn port_reads_as_zero(&mut self, port: usize) {
+        self.ports_touched.unmark(port);
+    }
+
     /// Every object is re-read at the next sample (after a change from outside the run).
     pub(super) fn touch_all(&mut self) {
         self.ports_touched.mark_all();
         self.agents_touched.mark_all();
     }
+}
+
+/// The queue and counters a sample logs for `port`.
+fn port_row(port: &Port) -> PortRow {
+    let (packets, bytes) = port.queue_lengths();
+    PortRow {
+        packets: packets as u64,
+        bytes,
+        arrivals_bytes: port.stats.arrivals_bytes,
+        departures_bytes: port.stats.departures_bytes,
+    }
+}
+
+/// Whether a sample of `port` would log only zeros: an empty queue, no traffic counted and a
+/// discipline without variables.
+pub(super) fn reads_as_zero(port: &Port) -> bool {
+    port_row(port) == PortRow::default() && port.qdisc.state().is_empty()
 }
 
 /// Calls `read` on each object of the ascending list `fresh`; `hint` gets the rest of the
@@ -140,14 +165,7 @@ impl Simulation {
         let mut names = VarIndexCache::default();
         walk(&fresh, hint, |i| {
             let port = &ports[i];
-            let (packets, bytes) = port.queue_lengths();
-            let row = PortRow {
-                packets: packets as u64,
-                bytes,
-                arrivals_bytes: port.stats.arrivals_bytes,
-                departures_bytes: port.stats.departures_bytes,
-            };
-            log.open_port(i, row);
+            log.open_port(i, port_row(port));
             for (k, (name, value)) in port.qdisc.state().into_iter().enumerate() {
                 log.port_var(i as u32, names.index(k, name, state), value);
             }
