@@ -3,6 +3,7 @@ loopback, an unreachable scheduler, and workers that die mid-point."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -133,3 +134,27 @@ def test_a_lost_worker_retries_once_then_the_task_is_recorded_failed(tmp_path, f
     (raised,) = execute([Task("raises", fail)], client)
     assert raised.attempts == 1  # an exception is the outcome: the same inputs fail the same way
     assert raised.error.startswith("ValueError: bad point (at test_sweep_cluster.py")
+
+
+class _StuckClient:
+    """A client whose close gives up as a busy cluster's does after a Ctrl-C."""
+
+    def __init__(self) -> None:
+        self.cluster = self
+        self.closes: list[float | None] = []
+
+    def close(self, timeout: float | None = None) -> None:
+        self.closes.append(timeout)
+        raise TimeoutError("workers still busy")
+
+
+def test_a_local_cluster_that_will_not_close_is_given_up_with_a_warning(monkeypatch):
+    ex = importlib.import_module("fairgate.sweeps.execute")  # the module, not the function
+    stuck = _StuckClient()
+    monkeypatch.setattr(ex, "_LOCAL", stuck)
+    with pytest.warns(UserWarning, match="did not close cleanly"):
+        ex.close_local()
+    assert ex._LOCAL is None
+    assert stuck.closes == [ex.CLOSE_TIMEOUT_S]  # bounded, and not tried again at exit
+    ex.close_local()
+    assert stuck.closes == [ex.CLOSE_TIMEOUT_S]

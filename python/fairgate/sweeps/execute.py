@@ -22,6 +22,7 @@ import logging
 import os
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,8 @@ from fairgate._core import ScenarioError
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
 CONNECT_TIMEOUT_S = 5
+CLOSE_TIMEOUT_S = 20
+"""Seconds the local cluster's client and then the cluster itself may take to close."""
 ATTEMPTS = 2
 """A task whose worker dies is run once more, then recorded as failed."""
 SWEEP_BATCH = 8
@@ -119,12 +122,22 @@ def local_client(workers: int | None = None) -> Any:
 
 
 def close_local() -> None:
+    """Closes the process's local cluster, if there is one. It is forgotten first, so a close
+    that fails is not tried again at exit, and each step waits at most ``CLOSE_TIMEOUT_S``: a
+    cluster's close otherwise waits for every worker without a bound, which after a Ctrl-C
+    (a worker mid-point, the event loop busy) once kept the process alive past two minutes.
+    Worker processes still running when it gives up end with this process."""
     global _LOCAL
-    if _LOCAL is not None:
-        cluster = _LOCAL.cluster
-        _LOCAL.close()
-        cluster.close()
-        _LOCAL = None
+    local, _LOCAL = _LOCAL, None
+    if local is None:
+        return
+    try:
+        cluster = local.cluster
+        local.close(timeout=CLOSE_TIMEOUT_S)
+        cluster.close(timeout=CLOSE_TIMEOUT_S)
+    except (TimeoutError, OSError) as err:
+        message = f"the local cluster did not close cleanly ({type(err).__name__}: {err})"
+        warnings.warn(f"{message}; its workers end with this process", stacklevel=2)
 
 
 def is_local(client: Any) -> bool:
