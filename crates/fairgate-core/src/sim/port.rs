@@ -170,18 +170,30 @@ impl Port {
             && !self.device.enabled()
     }
 
-    /// Whether the discipline holds packets (one that lets arrivals pass is empty, which the
-    /// port record says without reading the discipline's lines).
+    /// Whether the discipline lets arrivals pass ([`Qdisc::passes_to_idle_link`]), so is
+    /// empty: the port record says so without reading the discipline's lines.
+    #[inline(always)]
+    pub fn lets_arrivals_pass(&self) -> bool {
+        self.pass_bytes != 0
+    }
+
+    /// Keeps what the discipline now says of arrivals passing; after every call into it.
+    #[inline(always)]
+    pub(crate) fn refresh_pass(&mut self) {
+        self.pass_bytes = self.qdisc.passes_to_idle_link();
+    }
+
+    /// Whether the discipline holds packets.
     #[inline(always)]
     pub fn has_queued(&self) -> bool {
-        self.pass_bytes == 0 && self.qdisc.len_packets() > 0
+        !self.lets_arrivals_pass() && self.qdisc.len_packets() > 0
     }
 
     /// The discipline's length in packets and bytes (read from the port record for one that
     /// lets arrivals pass, which is empty).
     #[inline(always)]
     pub fn queue_lengths(&self) -> (usize, u64) {
-        if self.pass_bytes != 0 {
+        if self.lets_arrivals_pass() {
             return (0, 0);
         }
         (self.qdisc.len_packets(), self.qdisc.len_bytes())

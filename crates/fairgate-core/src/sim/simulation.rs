@@ -611,7 +611,7 @@ impl Simulation {
             effects: &mut self.qdisc_effects,
         };
         let result = f(p.qdisc.as_mut(), &mut ctx);
-        p.pass_bytes = p.qdisc.passes_to_idle_link();
+        p.refresh_pass();
         self.sampler.port_called(port);
         self.apply_qdisc_effects(port);
         result

@@ -53,7 +53,7 @@ impl Simulation {
         let placeholder = crate::qdisc::fifo::Fifo::new(Default::default(), false);
         let old = std::mem::replace(&mut port.qdisc, Box::new(placeholder));
         port.qdisc = wrap(old);
-        port.pass_bytes = port.qdisc.passes_to_idle_link();
+        port.refresh_pass();
         self.sampler.touch_all();
         true
     }

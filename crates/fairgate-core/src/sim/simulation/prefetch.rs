@@ -358,7 +358,7 @@ impl Simulation {
                     self.prefetch_delivery(header.flow);
                 }
                 Event::AgentTimer { agent, .. } | Event::AgentStart { agent } => {
-                    if let Some(port) = self.first_hop(agent).filter(|p| p.pass_bytes == 0) {
+                    if let Some(port) = self.first_hop(agent).filter(|p| !p.lets_arrivals_pass()) {
                         port.qdisc.prefetch_enqueue_slot();
                     }
                 }
@@ -385,7 +385,7 @@ impl Simulation {
     /// enqueue lines, and the in-flight queue's tail when packets are in flight (else the
     /// packet goes into the record itself, and the tail's ring is not read).
     fn prefetch_enqueue_into(&self, port: &crate::sim::port::Port) {
-        if port.pass_bytes == 0 {
+        if !port.lets_arrivals_pass() {
             port.qdisc.prefetch_enqueue();
         }
         if let Some(tail) = port.in_flight.back() {

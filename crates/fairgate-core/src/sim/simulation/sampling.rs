@@ -155,7 +155,7 @@ impl Simulation {
             }
             if let Some(&near) = ahead.get(AHEAD) {
                 let port = &ports[near as usize];
-                if port.pass_bytes == 0 {
+                if !port.lets_arrivals_pass() {
                     port.qdisc.prefetch_sample();
                 }
             }
