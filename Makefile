@@ -25,6 +25,7 @@ demo: build
 lint: $(STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p fairgate-core --bins --features hint-trace -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fairgate-core
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests

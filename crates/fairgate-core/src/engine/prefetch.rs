@@ -38,6 +38,8 @@ pub fn prefetch_lines<T: ?Sized>(value: &T, max_bytes: usize) {
 
 #[inline(always)]
 fn prefetch_address(address: *const u8) {
+    #[cfg(feature = "hint-trace")]
+    trace::record(address as usize);
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -47,4 +49,40 @@ fn prefetch_address(address: *const u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// With the `hint-trace` feature, a recording of every hinted address, for studies of the
+/// hints' memory footprint (`fairgate-pages`). Without it nothing is recorded or compiled.
+#[cfg(feature = "hint-trace")]
+pub mod trace {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HINTED: RefCell<Option<Vec<usize>>> = const { RefCell::new(None) };
+    }
+
+    /// Starts recording this thread's hints (dropping any recorded before).
+    pub fn start() {
+        HINTED.with(|hinted| *hinted.borrow_mut() = Some(Vec::new()));
+    }
+
+    /// The addresses hinted since the last call (or [`start`]), oldest first; empty when not
+    /// recording.
+    pub fn take() -> Vec<usize> {
+        HINTED.with(|hinted| {
+            hinted
+                .borrow_mut()
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default()
+        })
+    }
+
+    pub(super) fn record(address: usize) {
+        HINTED.with(|hinted| {
+            if let Some(addresses) = hinted.borrow_mut().as_mut() {
+                addresses.push(address);
+            }
+        });
+    }
 }

@@ -2,7 +2,7 @@
 //! and series, and the wrappers studies and tests put around a discipline or an agent before
 //! the run.
 
-use super::{FlowInfo, Simulation};
+use super::{AgentSlot, FlowInfo, Simulation};
 use crate::net::agent::Agent;
 use crate::net::node::Node;
 use crate::sim::port::Port;
@@ -73,6 +73,11 @@ impl Simulation {
         slot.agent = wrap(old);
         self.sampler.touch_all();
         true
+    }
+
+    /// The agents with where they live, in agent order.
+    pub fn agents(&self) -> &[AgentSlot] {
+        &self.agents
     }
 
     pub fn ports(&self) -> &[Port] {
