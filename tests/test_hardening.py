@@ -260,6 +260,11 @@ PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
     .flow("s0", "d0", fg.source("telnet", gap="1ps"))
 )
+@example(  # on/off periods of 1 ps: a stale send event left at each toggle, 24 GB and killed.
+    fg.Scenario("toggle", duration=0.2)
+    .dumbbell(1, fg.link_params("10Mbps"), fg.link_params("100Mbps"))
+    .flow("s0", "d0", fg.source("onoff", rate="10Mbps", on="1ps", off="1ps"))
+)
 @example(  # no flows: the CLI's table printing crashed.
     fg.Scenario("empty", duration=0.2).dumbbell(
         1, fg.link_params("10Mbps"), fg.link_params("100Mbps")

@@ -12,6 +12,10 @@
 //! - On/off sources start in the on state; during "on" they send CBR at `rate`.
 //! - The malicious source defaults to the rate of its host's first-hop link.
 //! - `packets` caps the number of packets a source sends.
+//! - At most one send event is pending per source ([`LazyTimer`]): an on period shorter than
+//!   the gap to the next packet would otherwise leave a stale event behind at each toggle.
+//! - An on/off cycle (mean on + mean off) must last at least as long as a mean-size packet at
+//!   1 Tbps, as a gap must: every on period starts with a packet.
 
 use super::sink::Sink;
 use super::{AgentPair, SourceConfig, SourceEnv};
@@ -20,6 +24,7 @@ use crate::config::error::{join, ScenarioError};
 use crate::config::units::{Duration, Rate, MAX_RATE_BPS};
 use crate::engine::{secs, tx_time, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
+use crate::transport::timer::LazyTimer;
 use serde::{Deserialize, Serialize};
 
 /// 1000-byte packets, the size of every open-loop source but Telnet's.
@@ -136,7 +141,9 @@ pub struct OpenLoopSource {
     sent: u64,
     running: bool,
     on: bool,
-    /// Timer generations, so stale timers are ignored after a stop or a toggle.
+    /// When the next packet is due (none while off or stopped).
+    send_timer: LazyTimer,
+    /// Toggle generations, so a toggle pending at a stop is ignored.
     generation: u64,
 }
 
@@ -159,12 +166,13 @@ impl OpenLoopSource {
             sent: 0,
             running: false,
             on: true,
+            send_timer: LazyTimer::default(),
             generation: 0,
         }
     }
 
-    fn token(&self, what: u64) -> u64 {
-        self.generation << 1 | what
+    fn toggle_token(&self) -> u64 {
+        self.generation << 1 | TOGGLE
     }
 
     fn send_one(&mut self, ctx: &mut AgentCtx) -> Option<u32> {
@@ -202,7 +210,7 @@ impl OpenLoopSource {
         }
         if let Some(size) = self.send_one(ctx) {
             let gap = self.gap(size, ctx);
-            ctx.set_timer(ctx.now + gap, self.token(SEND));
+            self.send_timer.arm(ctx.now + gap, SEND, ctx);
         }
     }
 
@@ -211,10 +219,12 @@ impl OpenLoopSource {
             return;
         };
         self.on = !self.on;
-        self.generation += 1;
+        if !self.on {
+            self.send_timer.cancel();
+        }
         let period = if self.on { on } else { off };
         let length = secs(period.sample(ctx.rng));
-        ctx.set_timer(ctx.now + length, self.token(TOGGLE));
+        ctx.set_timer(ctx.now + length, self.toggle_token());
         self.send_and_schedule(ctx);
     }
 }
@@ -224,25 +234,26 @@ impl Agent for OpenLoopSource {
         self.running = true;
         if let Gaps::OnOff { on, .. } = self.gaps {
             let length = secs(on.sample(ctx.rng));
-            ctx.set_timer(ctx.now + length, self.token(TOGGLE));
+            ctx.set_timer(ctx.now + length, self.toggle_token());
         }
         self.send_and_schedule(ctx);
     }
 
     fn stop(&mut self, _ctx: &mut AgentCtx) {
         self.running = false;
+        self.send_timer.cancel();
         self.generation += 1;
     }
 
     fn on_packet(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
 
     fn on_timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        if token >> 1 != self.generation {
-            return;
-        }
-        match token & 1 {
-            SEND => self.send_and_schedule(ctx),
-            _ => self.toggle(ctx),
+        if token == SEND {
+            if self.send_timer.fire(SEND, ctx) {
+                self.send_and_schedule(ctx);
+            }
+        } else if token >> 1 == self.generation {
+            self.toggle(ctx);
         }
     }
 
@@ -344,12 +355,23 @@ impl SourceConfig for OnOffConfig {
         self.size.validate(&join(path, "size"))?;
         self.on.0.validate(&join(path, "on"))?;
         self.off.0.validate(&join(path, "off"))?;
-        if self.on.0.mean() < MIN_MEAN_GAP_S {
+        let (on, off) = (self.on.0.mean(), self.off.0.mean());
+        if on < MIN_MEAN_GAP_S {
             return Err(ScenarioError::new(
                 join(path, "on"),
+                format!("got a mean of {on} s, expected a mean on period of at least 1 ps"),
+            ));
+        }
+        let mean_bytes = self.size.0.mean();
+        let shortest = (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S);
+        if on + off < shortest {
+            return Err(ScenarioError::new(
+                join(path, "off"),
                 format!(
-                    "got a mean of {} s, expected a mean on period of at least 1 ps",
-                    self.on.0.mean()
+                    "got a mean on period of {on} s and off period of {off} s, expected a cycle \
+                     (on + off) of at least {shortest} s: each on period starts with a packet, \
+                     so the cycle bounds the packet rate (at most 1 Tbps for {mean_bytes}-byte \
+                     packets)"
                 ),
             ));
         }
@@ -401,5 +423,44 @@ impl SourceConfig for TelnetConfig {
             Gaps::Random(self.gap.0),
             self.packets,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{build, parse, parse_for_build};
+
+    /// An on/off flow from `a` to `b` over a 1 Gb/s link, for 0.1 s.
+    fn on_off(rate: &str, on: &str, off: &str) -> String {
+        format!(
+            "[simulation]\nduration = \"100ms\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+             [[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"1Gbps\"\n\
+             [[flows]]\nsrc = \"a\"\ndst = \"b\"\n\
+             source = {{ kind = \"onoff\", rate = \"{rate}\", on = \"{on}\", off = \"{off}\" }}\n"
+        )
+    }
+
+    #[test]
+    fn on_periods_shorter_than_the_gap_leave_one_send_event_pending() {
+        // 1000-byte packets at 1 kb/s are 8 s apart; the source toggles every 10 us and sends a
+        // packet at the start of each on period: at 0, 20 us, ... and 100 ms, the run's end.
+        let mut sim =
+            build(&parse_for_build(&on_off("1kbps", "10us", "10us"), &[]).unwrap()).unwrap();
+        sim.run_until(sim.end() / 2);
+        assert!(
+            sim.events_pending() < 10,
+            "{} events pending",
+            sim.events_pending()
+        );
+        sim.run();
+        assert_eq!(sim.flow_stats()[0].offered_pkts, 5_001);
+    }
+
+    #[test]
+    fn a_cycle_shorter_than_a_packet_at_1_tbps_is_refused() {
+        let e = parse(&on_off("10Mbps", "1ps", "1ps"), &[]).unwrap_err();
+        assert_eq!(e.path, "flows[0].source.off");
+        assert!(e.message.contains("cycle (on + off) of at least"), "{e}");
+        assert!(parse(&on_off("10Mbps", "1ps", "8ns"), &[]).is_ok());
     }
 }
