@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -204,15 +205,51 @@ QUEUES = st.builds(
 )
 
 
+# RED with random thresholds and drop probability (bad: inverted thresholds, p outside [0, 1]).
+RED_QUEUES = st.builds(
+    lambda low, span, p: fg.queue("red", min_th=low, max_th=low + span, max_p=p),
+    st.integers(min_value=-2, max_value=60),
+    st.integers(min_value=-5, max_value=200),
+    mostly(st.floats(0.001, 1.0), st.sampled_from([0, -0.5, 2.0, math.nan])),
+)
+STOPS = mostly(st.sampled_from([None, 0.15, "250ms"]), st.sampled_from([0, -1, math.nan]))
+
+
+def add_topology(draw: st.DrawFn, sc: fg.Scenario) -> list[tuple[str, str]]:
+    """A dumbbell, a chain (parking lot) or a small explicit graph; the host pairs flows use."""
+    queue = draw(st.one_of(QUEUES, RED_QUEUES))
+    bottleneck = fg.link_params(draw(RATES), draw(DURATIONS), queue)
+    access = fg.link_params(draw(RATES), draw(DURATIONS))
+    kind = draw(st.sampled_from(["dumbbell", "chain", "graph"]))
+    if kind == "dumbbell":
+        senders = draw(mostly(st.integers(min_value=1, max_value=4), st.just(0)))
+        sc.dumbbell(senders, bottleneck, access)
+        return [(f"s{i}", f"d{i}") for i in range(max(senders, 1))]
+    if kind == "chain":
+        hops = draw(mostly(st.integers(min_value=1, max_value=3), st.just(0)))
+        sc.chain(hops, bottleneck, access)
+        return [("src", "dst")] + [(f"x{i}s", f"x{i}d") for i in range(max(hops, 1))]
+    # A path a - r0 - ... - r{n-1} - b, sometimes with a detached host c (no route to it).
+    routers = draw(st.integers(min_value=1, max_value=3))
+    chain = ["a"] + [f"r{i}" for i in range(routers)] + ["b"]
+    for name in chain:
+        sc.node(name, "router" if name.startswith("r") else "host")
+    for src, dst in pairwise(chain):
+        sc.link(src, dst, draw(RATES), draw(DURATIONS), queue=draw(QUEUES))
+    pairs = [("a", "b"), ("b", "a")]
+    if draw(st.integers(min_value=0, max_value=7)) == 0:
+        sc.node("c")
+        pairs.append(("a", "c"))
+    return pairs
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> fg.Scenario:
-    """A dumbbell with random rates, delays, queues and sources, valid or not."""
-    senders = draw(mostly(st.integers(min_value=1, max_value=4), st.just(0)))
+    """Random topologies, rates, delays, queues, sources, starts and stops, valid or not."""
     duration = draw(mostly(st.sampled_from([0.2, 0.5, "300ms"]), st.sampled_from([0, "1e9s"])))
     sc = fg.Scenario("prop", duration=duration, seed=draw(st.integers(0, 2**32)))
-    bottleneck = fg.link_params(draw(RATES), draw(DURATIONS), draw(QUEUES))
-    sc.dumbbell(senders, bottleneck, fg.link_params(draw(RATES), draw(DURATIONS)))
-    for i in range(draw(st.integers(min_value=0, max_value=max(senders, 1)))):
+    pairs = add_topology(draw, sc)
+    for i in range(draw(st.integers(min_value=0, max_value=len(pairs)))):
         kind = draw(st.sampled_from(["cbr", "poisson", "telnet", "tcp", "onoff"]))
         params = {
             "cbr": {"rate": draw(RATES), "size": draw(SIZES)},
@@ -222,7 +259,8 @@ def scenarios(draw: st.DrawFn) -> fg.Scenario:
             "onoff": {"rate": draw(RATES), "on": draw(GAPS), "off": draw(GAPS)},
         }[kind]
         start = draw(mostly(st.sampled_from([0, "10ms", 0.1]), st.just(5)))
-        sc.flow(f"s{i}", f"d{i}", fg.source(kind, **params), start=start)
+        src, dst = pairs[i]
+        sc.flow(src, dst, fg.source(kind, **params), start=start, stop=draw(STOPS))
     return sc
 
 

@@ -77,11 +77,23 @@ fn source() -> BoxedStrategy<String> {
     prop_oneof![
         (rate(), size).prop_map(|(r, s)| format!("{{ kind = \"cbr\", rate = {r}, size = {s} }}")),
         rate().prop_map(|r| format!("{{ kind = \"poisson\", rate = {r} }}")),
-        gap.prop_map(|g| format!("{{ kind = \"telnet\", gap = {g} }}")),
+        gap.clone()
+            .prop_map(|g| format!("{{ kind = \"telnet\", gap = {g} }}")),
         prop::sample::select(&["newreno", "reno", "tahoe", "cubic"][..])
             .prop_map(|cc| format!("{{ kind = \"tcp\", cc = \"{cc}\" }}")),
+        (rate(), gap.clone(), gap).prop_map(|(r, on, off)| format!(
+            "{{ kind = \"onoff\", rate = {r}, on = {on}, off = {off} }}"
+        )),
     ]
     .boxed()
+}
+
+/// A flow's stop line: mostly none or within the run, sometimes before its start or not a time.
+fn stop() -> BoxedStrategy<String> {
+    mostly(
+        &["", "", "stop = 0.15\n", "stop = \"250ms\"\n"],
+        &["stop = 0\n", "stop = -1\n", "stop = nan\n"],
+    )
 }
 
 prop_compose! {
@@ -93,7 +105,7 @@ prop_compose! {
         delays in (delay(), delay()),
         queue in queue(),
         flows in prop::collection::vec(
-            (source(), mostly(&["0", "\"10ms\""], &["5", "-1"])), 0..4),
+            (source(), mostly(&["0", "\"10ms\""], &["5", "-1"]), stop()), 0..4),
     ) -> String {
         let mut text = format!(
             "[simulation]\nduration = {duration}\nseed = {seed}\n[topology]\nkind = \"dumbbell\"\n\
@@ -101,10 +113,10 @@ prop_compose! {
              access = {{ rate = {}, delay = {} }}\n",
             rates.0, delays.0, rates.1, delays.1
         );
-        for (i, (source, start)) in flows.iter().enumerate() {
+        for (i, (source, start, stop)) in flows.iter().enumerate() {
             let host = i as u32 % senders.max(1);
             text += &format!(
-                "[[flows]]\nsrc = \"s{host}\"\ndst = \"d{host}\"\nstart = {start}\nsource = {source}\n"
+                "[[flows]]\nsrc = \"s{host}\"\ndst = \"d{host}\"\nstart = {start}\n{stop}source = {source}\n"
             );
         }
         text
