@@ -250,13 +250,16 @@ def scenarios(draw: st.DrawFn) -> fg.Scenario:
     sc = fg.Scenario("prop", duration=duration, seed=draw(st.integers(0, 2**32)))
     pairs = add_topology(draw, sc)
     for i in range(draw(st.integers(min_value=0, max_value=len(pairs)))):
-        kind = draw(st.sampled_from(["cbr", "poisson", "telnet", "tcp", "onoff"]))
+        kind = draw(st.sampled_from(["cbr", "poisson", "telnet", "tcp", "onoff", "http", "web"]))
+        population = draw(mostly(st.integers(min_value=1, max_value=5), st.just(10**9)))
         params = {
             "cbr": {"rate": draw(RATES), "size": draw(SIZES)},
             "poisson": {"rate": draw(RATES)},
             "telnet": {"gap": draw(GAPS)},
             "tcp": {"cc": draw(st.sampled_from(["newreno", "reno", "tahoe", "cubic"]))},
             "onoff": {"rate": draw(RATES), "on": draw(GAPS), "off": draw(GAPS)},
+            "http": {"connections": population, "think": draw(GAPS)},
+            "web": {"sessions": population, "start_window": draw(GAPS)},
         }[kind]
         start = draw(mostly(st.sampled_from([0, "10ms", 0.1]), st.just(5)))
         src, dst = pairs[i]

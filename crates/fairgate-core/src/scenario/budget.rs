@@ -8,7 +8,8 @@
 //! row (one per port and per flow at each sample, 80 bytes with the copy into results), and
 //! the packets the network can hold at once (`in_flight`: full queues and links, or the TCP
 //! windows when those allow fewer; each packet is its arena record plus about 32 bytes of
-//! queue slot and event). A bounded drop and mark log (`record_drops = N`) counts 96 bytes per
+//! queue slot and event), and what a source keeps per unit of its own numbers (an HTTP
+//! source's connections, a web source's sessions: `SourceConfig::population`). A bounded drop and mark log (`record_drops = N`) counts 96 bytes per
 //! event (the row and its columns in the results); `"all"` cannot be estimated before the run
 //! and counts nothing. The default limit is 4 GiB; `simulation.memory_limit_mib` raises (or
 //! lowers) it on purpose.
@@ -35,7 +36,11 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let nodes = topo_nodes + s.nodes.len() as f64;
     let ports = 2.0 * (topo_links + s.links.len() as f64);
     let flows: f64 = s.flows.iter().map(|f| f.count.unwrap_or(1) as f64).sum();
-    let state = flows * BYTES_PER_FLOW + nodes * BYTES_PER_NODE + ports * BYTES_PER_PORT;
+    let sources = source_state(s);
+    let state = flows * BYTES_PER_FLOW
+        + nodes * BYTES_PER_NODE
+        + ports * BYTES_PER_PORT
+        + sources.iter().map(|source| source.bytes).sum::<f64>();
     let interval = s
         .simulation
         .sample_interval
@@ -88,7 +93,7 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
             format!("{samples:.3e} samples x {series_count:.0} series",),
         )
     } else {
-        largest_population(s, flows, nodes)
+        largest_source(&sources, state).unwrap_or_else(|| largest_population(s, flows, nodes))
     };
     Err(ScenarioError::new(
         path,
@@ -97,6 +102,41 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
              MiB; expected a smaller value, or raise simulation.memory_limit_mib on purpose"
         ),
     ))
+}
+
+/// What one flow entry's source keeps for its own numbers (all of the entry's `count` flows).
+struct SourceState {
+    path: String,
+    field: &'static str,
+    count: f64,
+    bytes: f64,
+}
+
+fn source_state(s: &Scenario) -> Vec<SourceState> {
+    s.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, flow)| {
+            let population = flow.source.population()?;
+            Some(SourceState {
+                path: format!("flows[{i}].source.{}", population.field),
+                field: population.field,
+                count: population.count,
+                bytes: population.count * population.bytes_each * flow.count.unwrap_or(1) as f64,
+            })
+        })
+        .collect()
+}
+
+/// The source whose own state is most of `state`, if one is.
+fn largest_source(sources: &[SourceState], state: f64) -> Option<(String, String)> {
+    let biggest = sources.iter().max_by(|a, b| a.bytes.total_cmp(&b.bytes))?;
+    (biggest.bytes * 2.0 >= state).then(|| {
+        (
+            biggest.path.clone(),
+            format!("got {:.0} {} here, which", biggest.count, biggest.field),
+        )
+    })
 }
 
 /// Nodes and (duplex) links a topology builder adds.
@@ -178,6 +218,25 @@ mod tests {
     /// Two hosts and an open-loop flow between them (windows do not bound it).
     const TWO_NODES: &str = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
         [[flows]]\nsrc = \"a\"\ndst = \"b\"\nsource = { kind = \"cbr\", rate = \"1Mbps\" }\n";
+
+    #[test]
+    fn a_billion_http_connections_or_web_sessions_are_refused_naming_the_field() {
+        for (kind, field) in [("http", "connections"), ("web", "sessions")] {
+            let text = format!(
+                "{BASE}[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+                 [[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\
+                 [[flows]]\nsrc = \"a\"\ndst = \"b\"\n\
+                 source = {{ kind = \"{kind}\", {field} = 1000000000 }}\n"
+            );
+            let e = parse(&text, &[]).unwrap_err();
+            assert_eq!(e.path, format!("flows[0].source.{field}"));
+            assert!(
+                e.message.contains(&format!("got 1000000000 {field}")),
+                "{e}"
+            );
+            assert!(parse(&text.replace("1000000000", "10000"), &[]).is_ok());
+        }
+    }
 
     #[test]
     fn a_huge_queue_limit_is_refused_naming_the_limit() {

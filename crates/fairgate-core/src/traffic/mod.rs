@@ -39,6 +39,17 @@ pub struct AgentPair {
     pub receiver: Box<dyn Agent>,
 }
 
+/// State a source keeps per unit of one of its numbers (an HTTP source's connections, a web
+/// source's sessions), for the memory estimate made at validation.
+#[derive(Clone, Copy, Debug)]
+pub struct Population {
+    /// The field that sets the number.
+    pub field: &'static str,
+    pub count: f64,
+    /// Bytes each unit holds at most (measured, rounded up; see `scenario::budget`).
+    pub bytes_each: f64,
+}
+
 /// Each source's configuration implements this; the registry dispatches to it.
 pub trait SourceConfig {
     fn validate(&self, _path: &str) -> Result<(), ScenarioError> {
@@ -47,6 +58,10 @@ pub trait SourceConfig {
     /// Whether the receiver sends packets back (ACKs), which then form a flow of their own.
     fn has_reverse_flow(&self) -> bool {
         false
+    }
+    /// The number that sizes the source's own state, if one does (beside the flow's).
+    fn population(&self) -> Option<Population> {
+        None
     }
     fn build(&self, env: &SourceEnv) -> AgentPair;
     /// The client and server pools the source names, if it takes any.

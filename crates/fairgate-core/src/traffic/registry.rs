@@ -41,6 +41,10 @@ macro_rules! source_registry {
                 match self { $( Self::$variant(c) => c.has_reverse_flow(), )* }
             }
 
+            pub fn population(&self) -> Option<super::Population> {
+                match self { $( Self::$variant(c) => c.population(), )* }
+            }
+
             pub fn build(&self, env: &SourceEnv) -> AgentPair {
                 match self { $( Self::$variant(c) => c.build(env), )* }
             }
