@@ -58,6 +58,11 @@ pub struct StochasticFqConfig {
 /// and the packets can only be fetched once the record is cached. Measured best of 1/0, 4/1,
 /// 4/2, 6/2, 6/3, 8/3, 8/4, 10/5 and 12/4 (`make bench`, `sched`).
 const RECORD_LEAD: usize = 6;
+
+/// The most buckets a discipline takes: 2^24, whose table (32 bytes a bucket) is 512 MiB, 256
+/// times Linux's largest SFQ divisor (65,536). More were allocated at build and aborted the
+/// process when the allocation failed.
+const MAX_BUCKETS: f64 = 16_777_216.0;
 const SERVICE_LEAD: usize = 3;
 
 impl Default for StochasticFqConfig {
@@ -74,7 +79,7 @@ impl Default for StochasticFqConfig {
 
 impl QdiscConfig for StochasticFqConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "buckets", self.buckets as u64)?;
+        check::in_range(path, "buckets", f64::from(self.buckets), 1.0, MAX_BUCKETS)?;
         check::positive_int(path, "limit", self.limit)?;
         check::non_negative(path, "perturb", self.perturb.secs())
     }
@@ -234,6 +239,18 @@ mod tests {
             classify: FlowKey::Flow,
             ..StochasticFqConfig::default()
         })
+    }
+
+    #[test]
+    fn more_buckets_than_2_to_the_24_are_refused_naming_the_field() {
+        let config = |buckets| StochasticFqConfig {
+            buckets,
+            ..StochasticFqConfig::default()
+        };
+        let e = config(16_777_217).validate("q").unwrap_err();
+        assert_eq!(e.path, "q.buckets");
+        assert!(e.message.contains("[1, 16777216]"), "{e}");
+        assert!(config(16_777_216).validate("q").is_ok());
     }
 
     #[test]
