@@ -239,6 +239,17 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_transmit_ring_is_refused_naming_the_device_queue() {
+        let text = format!(
+            "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\
+             device_queue = 1000000000000\n"
+        );
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "links[0].device_queue");
+        assert!(parse(&text.replace("1000000000000", "1000"), &[]).is_ok());
+    }
+
+    #[test]
     fn a_huge_queue_limit_is_refused_naming_the_limit() {
         let text = format!(
             "{BASE}{TWO_NODES}[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\

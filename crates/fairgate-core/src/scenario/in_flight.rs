@@ -63,30 +63,43 @@ pub fn window_bound(s: &Scenario) -> Option<f64> {
 /// A duplex link of the topology builders, `copies` times over.
 fn params(path: &str, p: &LinkParams, copies: f64) -> Holder {
     let reverse = p.reverse_queue.as_ref().unwrap_or(&p.queue);
-    let queues = queue_limit(&p.queue) + queue_limit(reverse) + 2.0 * p.device_queue as f64;
+    let disciplines = queue_limit(&p.queue) + queue_limit(reverse);
+    let rings = 2.0 * p.device_queue as f64;
     let on_wire = 2.0 * packets_on_wire(p.rate.bps(), &p.delay);
-    held(path, &p.queue, copies * queues, copies * on_wire)
+    held(
+        path,
+        &p.queue,
+        [disciplines, rings, on_wire].map(|n| copies * n),
+    )
 }
 
 fn link(path: &str, l: &LinkSpec) -> Holder {
     let directions = if l.duplex { 2.0 } else { 1.0 };
-    let queues = queue_limit(&l.queue) + l.device_queue as f64;
+    let disciplines = queue_limit(&l.queue);
+    let rings = l.device_queue as f64;
     let on_wire = packets_on_wire(l.rate.bps(), &l.delay);
-    held(path, &l.queue, directions * queues, directions * on_wire)
+    held(
+        path,
+        &l.queue,
+        [disciplines, rings, on_wire].map(|n| directions * n),
+    )
 }
 
-/// Names the larger share's field: the link's delay for packets on the wire, else the queue
-/// limit (or the queue itself when its discipline has no `limit`).
-fn held(path: &str, queue: &QdiscSpec, queued: f64, on_wire: f64) -> Holder {
-    let field = if on_wire > queued {
+/// Names the largest share's field among the packets the disciplines hold, those the
+/// transmit rings hold and those on the wire: the queue limit (or the queue itself when its
+/// discipline has no `limit`), the `device_queue`, or the link's delay.
+fn held(path: &str, queue: &QdiscSpec, [disciplines, rings, on_wire]: [f64; 3]) -> Holder {
+    let field = if on_wire > disciplines.max(rings) {
         "delay"
+    } else if rings > disciplines {
+        "device_queue"
     } else if limit_field(queue).is_some() {
         "queue.limit"
     } else {
         "queue"
     };
     Holder {
-        packets: queued + on_wire,
+        packets: disciplines + rings + on_wire,
         path: format!("{path}.{field}"),
     }
 }
