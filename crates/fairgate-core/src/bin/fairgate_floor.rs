@@ -15,9 +15,8 @@
 mod ladder;
 
 use fairgate_core::engine::prefetch::prefetch;
-use fairgate_core::scenario::{build, parse_for_build};
 use fairgate_core::sim::{Footprint, Simulation};
-use ladder::{cpu_s, scenario, Options};
+use ladder::{build_rung, cpu_s, scenario, Options};
 use std::hint::black_box;
 
 const PAGE_WORDS: usize = 512;
@@ -36,21 +35,12 @@ struct Loads {
 type Ahead = Option<(usize, usize)>;
 
 fn built(flows: u64, duration: f64) -> Simulation {
-    let parsed = parse_for_build(
-        &scenario(
-            flows,
-            Options {
-                duration,
-                sample_interval: 10.0,
-                trace_every_change: false,
-            },
-        ),
-        &[],
-    );
-    parsed.and_then(|p| build(&p)).unwrap_or_else(|error| {
-        eprintln!("fairgate-floor: the {flows}-flow rung: {error}");
-        std::process::exit(2)
-    })
+    let options = Options {
+        duration,
+        sample_interval: 10.0,
+        trace_every_change: false,
+    };
+    build_rung("fairgate-floor", flows, &scenario(flows, options))
 }
 
 fn plain_us_per_event(flows: u64, duration: f64) -> f64 {

@@ -26,9 +26,8 @@ mod ladder;
 
 use fairgate_core::engine::prefetch::trace;
 use fairgate_core::engine::Event;
-use fairgate_core::scenario::{build, parse_for_build};
 use fairgate_core::sim::Simulation;
-use ladder::{scenario, Options};
+use ladder::{build_rung, scenario, Options};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 const PAGE_BITS: u32 = 12;
@@ -214,12 +213,7 @@ fn replay(flows: u64, layout: &str) -> Counts {
             trace_every_change: false,
         },
     );
-    let mut sim = parse_for_build(&text, &[])
-        .and_then(|parsed| build(&parsed))
-        .unwrap_or_else(|error| {
-            eprintln!("fairgate-pages: the {flows}-flow rung: {error}");
-            std::process::exit(2)
-        });
+    let mut sim = build_rung("fairgate-pages", flows, &text);
     let all = records(&sim);
     let at = placed(&all, layout);
     let (mut first, mut second) = (TlbLevel::new(96, 6), TlbLevel::new(2048, 16));

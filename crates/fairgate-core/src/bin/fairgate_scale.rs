@@ -15,8 +15,7 @@
 mod ladder;
 
 use fairgate_core::net::packet::Packet;
-use fairgate_core::scenario::{build, parse_for_build};
-use ladder::{cpu_s, scenario, Options};
+use ladder::{build_rung, cpu_s, scenario, Options};
 use std::process::Command;
 use std::time::Instant;
 
@@ -38,11 +37,7 @@ fn rung(flows: u64, options: Options) {
     let text = scenario(flows, options);
     let started = Instant::now();
     let cpu_started = cpu_s();
-    let built = parse_for_build(&text, &[]).and_then(|parsed| build(&parsed));
-    let mut sim = built.unwrap_or_else(|error| {
-        eprintln!("fairgate-scale: the {flows}-flow rung cannot be built: {error}");
-        std::process::exit(2)
-    });
+    let mut sim = build_rung("fairgate-scale", flows, &text);
     let build_s = started.elapsed().as_secs_f64();
     let build_cpu_s = cpu_s() - cpu_started;
     let rss_built = rss_kib("VmRSS:");

@@ -9,9 +9,9 @@
 //! the packets the network can hold at once (`in_flight`: full queues and links, or the TCP
 //! windows when those allow fewer; each packet is its arena record plus about 32 bytes of
 //! queue slot and event), and what a source keeps per unit of its own numbers (an HTTP
-//! source's connections, a web source's sessions: `SourceConfig::population`). A bounded drop and mark log (`record_drops = N`) counts 96 bytes per
-//! event (the row and its columns in the results); `"all"` cannot be estimated before the run
-//! and counts nothing. The default limit is 4 GiB; `simulation.memory_limit_mib` raises (or
+//! source's connections, a web source's sessions: `SourceConfig::population`). A bounded drop
+//! and mark log (`record_drops = N`) counts 96 bytes per event (the row and its columns in the
+//! results); `"all"` cannot be estimated before the run and counts nothing. The default limit is 4 GiB; `simulation.memory_limit_mib` raises (or
 //! lowers) it on purpose.
 
 use super::error::ScenarioError;

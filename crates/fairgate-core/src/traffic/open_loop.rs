@@ -292,10 +292,15 @@ impl SourceConfig for CbrConfig {
 /// keep the source sending at one instant.
 const MIN_MEAN_GAP_S: f64 = 1e-12;
 
-/// A mean gap must last at least 1 ps and carry at most 1 Tbps of packets of the mean size,
-/// the same bound as every rate.
+/// The shortest mean time between packets of `mean_bytes`: 1 ps, and a mean rate of at most
+/// 1 Tbps, the same bound as every rate.
+fn shortest_mean_gap_s(mean_bytes: f64) -> f64 {
+    (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S)
+}
+
+/// A mean gap must last at least [`shortest_mean_gap_s`].
 fn check_mean_gap(path: &str, gap_s: f64, mean_bytes: f64) -> Result<(), ScenarioError> {
-    let shortest = (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S);
+    let shortest = shortest_mean_gap_s(mean_bytes);
     if gap_s < shortest {
         return Err(ScenarioError::new(
             path,
@@ -363,7 +368,7 @@ impl SourceConfig for OnOffConfig {
             ));
         }
         let mean_bytes = self.size.0.mean();
-        let shortest = (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S);
+        let shortest = shortest_mean_gap_s(mean_bytes);
         if on + off < shortest {
             return Err(ScenarioError::new(
                 join(path, "off"),

@@ -1,4 +1,8 @@
-//! The scale ladder's scenario and CPU clock, shared by `fairgate-scale` and `fairgate-floor`.
+//! The scale ladder's scenario, its build and the CPU clock, shared by `fairgate-scale`,
+//! `fairgate-floor` and `fairgate-pages`.
+
+use fairgate_core::scenario::{build, parse_for_build};
+use fairgate_core::sim::Simulation;
 
 /// The options of a run: simulated seconds and seconds between samples.
 #[derive(Clone, Copy)]
@@ -39,6 +43,17 @@ start = {{ dist = "uniform", min = "0s", max = "5s" }}
 source = {{ kind = "tcp", cc = "newreno" }}
 "#
     )
+}
+
+/// The simulation of the `flows`-flow rung whose scenario is `text`; a rung that cannot be
+/// built ends `program` with exit code 2.
+pub fn build_rung(program: &str, flows: u64, text: &str) -> Simulation {
+    parse_for_build(text, &[])
+        .and_then(|parsed| build(&parsed))
+        .unwrap_or_else(|error| {
+            eprintln!("{program}: the {flows}-flow rung cannot be built: {error}");
+            std::process::exit(2)
+        })
 }
 
 /// CPU seconds this process has used (user + system), which a loaded machine does not inflate:

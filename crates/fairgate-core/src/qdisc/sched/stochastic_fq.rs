@@ -58,12 +58,12 @@ pub struct StochasticFqConfig {
 /// and the packets can only be fetched once the record is cached. Measured best of 1/0, 4/1,
 /// 4/2, 6/2, 6/3, 8/3, 8/4, 10/5 and 12/4 (`make bench`, `sched`).
 const RECORD_LEAD: usize = 6;
+const SERVICE_LEAD: usize = 3;
 
 /// The most buckets a discipline takes: 2^24, whose table (32 bytes a bucket) is 512 MiB, 256
 /// times Linux's largest SFQ divisor (65,536). More were allocated at build and aborted the
 /// process when the allocation failed.
 const MAX_BUCKETS: f64 = 16_777_216.0;
-const SERVICE_LEAD: usize = 3;
 
 impl Default for StochasticFqConfig {
     fn default() -> Self {
