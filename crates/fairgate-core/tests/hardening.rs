@@ -122,11 +122,52 @@ fn zero_progress_values_are_refused_at_validation() {
             "flows[0].source.rate",
             "case matters",
         ),
+        (
+            r#"{ kind = "generic", app_gap = "1ps" }"#,
+            "flows[0].source.app_gap",
+            "at most 1 Tbps",
+        ),
+        (
+            r#"{ kind = "packet_pair", initial_rtt = "1ps" }"#,
+            "flows[0].source.initial_rtt",
+            "at 1 Tbps",
+        ),
+        (
+            r#"{ kind = "decbit", initial_rtt = "1ps" }"#,
+            "flows[0].source.initial_rtt",
+            "at 1 Tbps",
+        ),
     ];
     for (source, path, expected) in cases {
         let e = parse(&two_hosts("{ kind = \"fifo\" }", source), &[]).unwrap_err();
         assert!(e.path.starts_with(path), "{source}: {e}");
         assert!(e.message.contains(expected), "{source}: {e}");
+    }
+}
+
+/// Keshav's sources scale their timers by a factor of the RTT and pace pairs by a rate law: a
+/// huge factor or setpoint once wrapped the deadline past u64 (a run with no progress) or made
+/// the pair gap round to 0 ps. The deadlines saturate and a pair's slot lasts at least the time
+/// the host's line takes to send it.
+#[test]
+fn extreme_keshav_timeouts_and_setpoints_run_to_the_end() {
+    for source in [
+        r#"{ kind = "generic", beta = 1e18 }"#,
+        r#"{ kind = "decbit", beta = 1e300 }"#,
+        r#"{ kind = "packet_pair", timeout_rtts = 1e18 }"#,
+        r#"{ kind = "pp_cth", timeout_rtts = 1e300 }"#,
+        r#"{ kind = "pp_cth", setpoint = 1e18 }"#,
+    ] {
+        let scenario = parse(&two_hosts("{ kind = \"fifo\" }", source), &[]).unwrap();
+        let mut sim = build(&scenario).unwrap();
+        sim.run();
+        assert_eq!(sim.failure(), None, "{source}");
+        assert!(sim.conservation_violations().is_empty(), "{source}");
+        assert!(
+            sim.events_processed() < 50_000_000,
+            "{source}: {}",
+            sim.events_processed()
+        );
     }
 }
 

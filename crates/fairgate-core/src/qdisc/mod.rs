@@ -227,10 +227,44 @@ pub struct QdiscEnv {
 }
 
 /// Each discipline's configuration implements this; the registry dispatches to it.
+/// A timer a discipline re-arms for the whole run, with the field that sets its period.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Period {
+    /// The field, relative to the discipline's own path.
+    pub field: String,
+    /// The shortest time between two firings, seconds.
+    pub secs: f64,
+    /// How many such timers can run at once.
+    pub timers: f64,
+}
+
+impl Period {
+    /// One timer every `secs`, set by `field`.
+    pub fn one(field: &str, secs: f64) -> Self {
+        Period {
+            field: field.to_string(),
+            secs,
+            timers: 1.0,
+        }
+    }
+
+    /// The same period under a nested field (`red.adapt_interval`).
+    pub fn nested(self, parent: &str) -> Self {
+        Period {
+            field: format!("{parent}.{}", self.field),
+            ..self
+        }
+    }
+}
+
 pub trait QdiscConfig {
     /// Checks parameters; `path` is the field path of this config in the scenario.
     fn validate(&self, _path: &str) -> Result<(), ScenarioError> {
         Ok(())
+    }
+    /// The timers the discipline re-arms all run long (checked against the run's length).
+    fn periods(&self) -> Vec<Period> {
+        Vec::new()
     }
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc>;
 }

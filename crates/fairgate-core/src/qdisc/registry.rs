@@ -39,6 +39,10 @@ macro_rules! qdisc_registry {
                 match self { $( Self::$variant(c) => c.validate(path), )* }
             }
 
+            pub fn periods(&self) -> Vec<super::Period> {
+                match self { $( Self::$variant(c) => c.periods(), )* }
+            }
+
             pub fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
                 match self { $( Self::$variant(c) => c.build(env), )* }
             }

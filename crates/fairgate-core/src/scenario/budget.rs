@@ -116,14 +116,17 @@ fn source_state(s: &Scenario) -> Vec<SourceState> {
     s.flows
         .iter()
         .enumerate()
-        .filter_map(|(i, flow)| {
-            let population = flow.source.population()?;
-            Some(SourceState {
-                path: format!("flows[{i}].source.{}", population.field),
-                field: population.field,
-                count: population.count,
-                bytes: population.count * population.bytes_each * flow.count.unwrap_or(1) as f64,
-            })
+        .flat_map(|(i, flow)| {
+            let flows = flow.count.unwrap_or(1) as f64;
+            flow.source
+                .population()
+                .into_iter()
+                .map(move |p| SourceState {
+                    path: format!("flows[{i}].source.{}", p.field),
+                    field: p.field,
+                    count: p.count,
+                    bytes: p.count * p.bytes_each * flows,
+                })
         })
         .collect()
 }
@@ -235,6 +238,25 @@ mod tests {
                 "{e}"
             );
             assert!(parse(&text.replace("1000000000", "10000"), &[]).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_source_state_sized_by_a_window_or_a_page_is_refused_naming_the_field() {
+        for (kind, field) in [
+            ("web", "objects"),
+            ("generic", "window"),
+            ("packet_pair", "n_b"),
+        ] {
+            let text = format!(
+                "{BASE}[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+                 [[links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n\
+                 [[flows]]\nsrc = \"a\"\ndst = \"b\"\n\
+                 source = {{ kind = \"{kind}\", {field} = 1000000000 }}\n"
+            );
+            let e = parse(&text, &[]).unwrap_err();
+            assert_eq!(e.path, format!("flows[0].source.{field}"), "{e}");
+            assert!(parse(&text.replace("1000000000", "1000"), &[]).is_ok());
         }
     }
 

@@ -9,6 +9,7 @@ pub mod load;
 pub mod phases;
 pub mod pools;
 pub mod schema;
+pub mod timers;
 pub mod topology;
 pub mod validate;
 

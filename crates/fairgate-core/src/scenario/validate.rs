@@ -91,6 +91,7 @@ fn resolve_expanded(s: &Scenario) -> Result<Resolved, ScenarioError> {
     let flow_set: HashSet<&str> = flows_named.iter().map(String::as_str).collect();
     let flow_exists = |name: &str| flow_set.contains(name);
     let links = resolve_links(&link_specs, &names, &flow_exists)?;
+    super::timers::check_periods(&links, sim.duration.0)?;
     let flows = resolve_flows(s, &names, &node_specs, &links, flows_named)?;
     Ok(Resolved {
         nodes: node_specs,

@@ -40,7 +40,8 @@ pub struct AgentPair {
 }
 
 /// State a source keeps per unit of one of its numbers (an HTTP source's connections, a web
-/// source's sessions), for the memory estimate made at validation.
+/// source's sessions and objects, a window source's window), for the memory estimate made at
+/// validation.
 #[derive(Clone, Copy, Debug)]
 pub struct Population {
     /// The field that sets the number.
@@ -59,9 +60,9 @@ pub trait SourceConfig {
     fn has_reverse_flow(&self) -> bool {
         false
     }
-    /// The number that sizes the source's own state, if one does (beside the flow's).
-    fn population(&self) -> Option<Population> {
-        None
+    /// The numbers that size the source's own state (beside the flow's), if any do.
+    fn population(&self) -> Vec<Population> {
+        Vec::new()
     }
     fn build(&self, env: &SourceEnv) -> AgentPair;
     /// The client and server pools the source names, if it takes any.

@@ -294,12 +294,12 @@ const MIN_MEAN_GAP_S: f64 = 1e-12;
 
 /// The shortest mean time between packets of `mean_bytes`: 1 ps, and a mean rate of at most
 /// 1 Tbps, the same bound as every rate.
-fn shortest_mean_gap_s(mean_bytes: f64) -> f64 {
+pub fn shortest_mean_gap_s(mean_bytes: f64) -> f64 {
     (mean_bytes * 8.0 / MAX_RATE_BPS).max(MIN_MEAN_GAP_S)
 }
 
 /// A mean gap must last at least [`shortest_mean_gap_s`].
-fn check_mean_gap(path: &str, gap_s: f64, mean_bytes: f64) -> Result<(), ScenarioError> {
+pub fn check_mean_gap(path: &str, gap_s: f64, mean_bytes: f64) -> Result<(), ScenarioError> {
     let shortest = shortest_mean_gap_s(mean_bytes);
     if gap_s < shortest {
         return Err(ScenarioError::new(

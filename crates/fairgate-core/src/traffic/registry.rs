@@ -41,7 +41,7 @@ macro_rules! source_registry {
                 match self { $( Self::$variant(c) => c.has_reverse_flow(), )* }
             }
 
-            pub fn population(&self) -> Option<super::Population> {
+            pub fn population(&self) -> Vec<super::Population> {
                 match self { $( Self::$variant(c) => c.population(), )* }
             }
 

@@ -92,13 +92,33 @@ impl Default for WebConfig {
 }
 
 impl SourceConfig for WebConfig {
-    /// About 5 KiB a session (measured at 20,000 and 40,000 sessions in 1 s), rounded up.
-    fn population(&self) -> Option<Population> {
-        Some(Population {
-            field: "sessions",
-            count: f64::from(self.sessions),
-            bytes_each: 8192.0,
-        })
+    /// About 5 KiB a session with its page of the default 2 objects (measured at 20,000 and
+    /// 40,000 sessions in 1 s), rounded up, and a connection per further object, every
+    /// session's page open at once at worst; that state is named after the larger of its two
+    /// factors.
+    fn population(&self) -> Vec<Population> {
+        let (sessions, objects) = (f64::from(self.sessions), f64::from(self.objects));
+        let per_object = super::http::CONNECTION_BYTES;
+        if objects > sessions {
+            vec![
+                Population {
+                    field: "sessions",
+                    count: sessions,
+                    bytes_each: 8192.0,
+                },
+                Population {
+                    field: "objects",
+                    count: objects,
+                    bytes_each: sessions * per_object,
+                },
+            ]
+        } else {
+            vec![Population {
+                field: "sessions",
+                count: sessions,
+                bytes_each: 8192.0 + (objects - 2.0).max(0.0) * per_object,
+            }]
+        }
     }
 
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {

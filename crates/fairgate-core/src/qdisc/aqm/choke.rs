@@ -15,15 +15,20 @@
 //! average or (`region_queue = "instantaneous"`) the queue; draws are with replacement and
 //! matches always drop (victims `pushout`, the arrival `early`); the comparison still happens
 //! above max_th unless `compare_above_max = false` (Byun's pseudo-code); draws come from this
-//! queue even when the average watches another port; flows are compared by `key`.
+//! queue even when the average watches another port; flows are compared by `key`; an arrival
+//! draws at most `MAX_DRAWS` (1,000) packets.
 
 use super::red::{Red, RedConfig, RedCore};
 use super::watched;
 use crate::config::{check, ScenarioError};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
+
+/// The most packets one arrival may draw: every draw is a random number and a comparison on
+/// each arrival, and 10^9 of them made a 2 s run take hours.
+pub const MAX_DRAWS: f64 = 1000.0;
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -71,10 +76,31 @@ impl Default for ChokeConfig {
 }
 
 impl QdiscConfig for ChokeConfig {
+    fn periods(&self) -> Vec<Period> {
+        self.red
+            .adapt_period()
+            .map(|p| p.nested("red"))
+            .into_iter()
+            .collect()
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
-        check::positive_int(path, "candidates", self.candidates as u64)?;
-        check::positive_int(path, "subregions", self.subregions as u64)
+        check::in_range(
+            path,
+            "candidates",
+            f64::from(self.candidates),
+            1.0,
+            MAX_DRAWS,
+        )?;
+        // The top sub-region draws 2 n - 1 packets.
+        let most_subregions = (MAX_DRAWS + 1.0) / 2.0;
+        check::in_range(
+            path,
+            "subregions",
+            f64::from(self.subregions),
+            1.0,
+            most_subregions,
+        )
     }
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
         Box::new(Choke::new(*self, env.link_rate_bps))
@@ -235,6 +261,21 @@ mod tests {
                 id
             })
             .collect()
+    }
+
+    #[test]
+    fn draws_per_arrival_are_bounded_at_a_thousand() {
+        let with = |candidates, subregions| ChokeConfig {
+            candidates,
+            subregions,
+            ..ChokeConfig::default()
+        };
+        assert!(with(1000, 500).validate("q").is_ok());
+        assert_eq!(
+            with(1001, 5).validate("q").unwrap_err().path,
+            "q.candidates"
+        );
+        assert_eq!(with(1, 501).validate("q").unwrap_err().path, "q.subregions");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
@@ -51,6 +51,13 @@ impl Default for FredConfig {
 }
 
 impl QdiscConfig for FredConfig {
+    fn periods(&self) -> Vec<Period> {
+        self.red
+            .adapt_period()
+            .map(|p| p.nested("red"))
+            .into_iter()
+            .collect()
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
         check::positive_int(path, "min_q", self.min_q)

@@ -30,7 +30,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::Limit;
-use crate::qdisc::{Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -71,6 +71,9 @@ impl Default for PfAvqRedConfig {
 }
 
 impl QdiscConfig for PfAvqRedConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("flow_timeout", self.flow_timeout.secs())]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.avqred.check(&format!("{path}.avqred"))?;
         check::non_negative(path, "startup_time", self.startup_time.secs())?;

@@ -27,7 +27,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// How the text's K_i is read.
@@ -90,6 +90,9 @@ impl PiConfig {
 }
 
 impl QdiscConfig for PiConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("sampling_hz", 1.0 / self.sampling_hz)]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit.validate(path)?;
         check::non_negative(path, "kp", self.kp)?;

@@ -29,7 +29,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{Cause, DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{Cause, DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// What RED's queue length and thresholds count.
@@ -189,6 +189,12 @@ impl RedConfig {
 }
 
 impl RedConfig {
+    /// Adaptive RED's timer, when it runs.
+    pub fn adapt_period(&self) -> Option<Period> {
+        self.adaptive
+            .then(|| Period::one("adapt_interval", self.adapt_interval.secs()))
+    }
+
     /// For disciplines whose own timer leaves no room for adaptive RED's.
     pub fn reject_adaptive(&self, path: &str) -> Result<(), ScenarioError> {
         if self.adaptive {
@@ -202,6 +208,9 @@ impl RedConfig {
 }
 
 impl QdiscConfig for RedConfig {
+    fn periods(&self) -> Vec<Period> {
+        self.adapt_period().into_iter().collect()
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.check(path)
     }

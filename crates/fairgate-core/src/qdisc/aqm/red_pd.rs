@@ -26,7 +26,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -73,6 +73,15 @@ impl Default for RedPdConfig {
 }
 
 impl QdiscConfig for RedPdConfig {
+    /// An epoch lasts R / sqrt(1.5 p) with p at most 1, and at most `max_epoch`.
+    fn periods(&self) -> Vec<Period> {
+        let shortest_by_rtt = epoch_length(self.target_rtt.secs(), 1.0);
+        if shortest_by_rtt <= self.max_epoch.secs() {
+            vec![Period::one("target_rtt", shortest_by_rtt)]
+        } else {
+            vec![Period::one("max_epoch", self.max_epoch.secs())]
+        }
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
         self.red.reject_adaptive(&format!("{path}.red"))?;

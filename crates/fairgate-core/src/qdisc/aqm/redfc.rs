@@ -24,7 +24,7 @@ use crate::config::{check, ScenarioError};
 use crate::engine::Time;
 use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -49,6 +49,13 @@ impl Default for RedFcConfig {
 }
 
 impl QdiscConfig for RedFcConfig {
+    /// Every held packet waits on its own retry timer.
+    fn periods(&self) -> Vec<Period> {
+        vec![Period {
+            timers: self.hold_limit as f64,
+            ..Period::one("retry", self.retry.secs())
+        }]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
         self.red.reject_adaptive(&format!("{path}.red"))?;

@@ -32,7 +32,7 @@ use crate::qdisc::classify::{mix, FlowKey};
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use std::collections::VecDeque;
 
 /// Most levels a configuration may ask for.
@@ -87,6 +87,9 @@ impl SfbConfig {
 }
 
 impl QdiscConfig for SfbConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("rehash_interval", self.rehash_interval.secs())]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.buffer().validate(path)?;
         check::in_range(path, "levels", self.levels as f64, 1.0, MAX_LEVELS as f64)?;

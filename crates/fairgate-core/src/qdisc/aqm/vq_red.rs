@@ -28,7 +28,7 @@ use crate::qdisc::classify::FlowKey;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 
 limited_config! {
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,6 +60,9 @@ impl Default for VqRedConfig {
 }
 
 impl QdiscConfig for VqRedConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("period", self.period.secs())]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit.validate(path)?;
         check::non_negative(path, "min_th", self.min_th)?;

@@ -23,7 +23,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 
 limited_config! {
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +55,9 @@ impl Default for VrcConfig {
 }
 
 impl QdiscConfig for VrcConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("interval", self.interval.secs())]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit.validate(path)?;
         check::positive(path, "interval", self.interval.secs())?;

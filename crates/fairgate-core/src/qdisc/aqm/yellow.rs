@@ -25,7 +25,7 @@ use crate::net::packet::PacketId;
 use crate::qdisc::fifo::PacketFifo;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::Limit;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 
 limited_config! {
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +63,9 @@ impl Default for YellowConfig {
 }
 
 impl QdiscConfig for YellowConfig {
+    fn periods(&self) -> Vec<Period> {
+        vec![Period::one("interval", self.interval.secs())]
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit.validate(path)?;
         check_open_unit(path, "gamma", self.gamma)?;

@@ -21,7 +21,7 @@ use crate::config::{check, ScenarioError};
 use crate::engine::{Rng, Time};
 use crate::net::packet::PacketId;
 use crate::qdisc::classify::{mix, FlowKey};
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv, QdiscSpec};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv, QdiscSpec};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -90,6 +90,12 @@ impl Default for SfgConfig {
 }
 
 impl QdiscConfig for SfgConfig {
+    fn periods(&self) -> Vec<Period> {
+        let inner = self.inner.periods().into_iter().map(|p| p.nested("inner"));
+        std::iter::once(Period::one("epoch", self.epoch.secs()))
+            .chain(inner)
+            .collect()
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "levels", self.levels as u64)?;
         check::positive_int(path, "bins", self.bins as u64)?;

@@ -27,7 +27,7 @@ use crate::qdisc::buffer::End;
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::structures::bucket_table::BucketTable;
 use crate::qdisc::structures::flow_table::ActiveList;
-use crate::qdisc::{DropReason, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
+use crate::qdisc::{DropReason, Period, Qdisc, QdiscConfig, QdiscCtx, QdiscEnv};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +78,13 @@ impl Default for StochasticFqConfig {
 }
 
 impl QdiscConfig for StochasticFqConfig {
+    /// A perturbation period of 0 never re-hashes.
+    fn periods(&self) -> Vec<Period> {
+        match self.perturb.0 {
+            0 => Vec::new(),
+            _ => vec![Period::one("perturb", self.perturb.secs())],
+        }
+    }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::in_range(path, "buckets", f64::from(self.buckets), 1.0, MAX_BUCKETS)?;
         check::positive_int(path, "limit", self.limit)?;

@@ -9,7 +9,7 @@
 use super::packet_window::{PacketSink, WindowParams, WindowPolicy, WindowSender};
 use crate::config::error::{check, ScenarioError};
 use crate::config::units::Duration;
-use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
+use crate::traffic::{AgentPair, Population, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "generic"`.
@@ -106,6 +106,15 @@ impl SourceConfig for GenericConfig {
 
     fn has_reverse_flow(&self) -> bool {
         true
+    }
+
+    /// A full window leaves at once, each packet kept until acknowledged.
+    fn population(&self) -> Vec<Population> {
+        vec![Population {
+            field: "window",
+            count: self.window as f64,
+            bytes_each: super::packet_window::OUTSTANDING_BYTES,
+        }]
     }
 
     fn build(&self, env: &SourceEnv) -> AgentPair {

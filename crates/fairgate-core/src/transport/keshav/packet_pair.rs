@@ -22,7 +22,7 @@ use crate::config::error::{check, ScenarioError};
 use crate::config::units::Duration;
 use crate::engine::{secs, Time};
 use crate::net::{Agent, AgentCtx, Packet, PacketKind};
-use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
+use crate::traffic::{AgentPair, Population, SourceConfig, SourceEnv};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "packet_pair"`.
@@ -104,8 +104,18 @@ impl SourceConfig for PacketPairConfig {
         true
     }
 
+    /// The n_b priming packets leave back to back, each kept until acknowledged.
+    fn population(&self) -> Vec<Population> {
+        vec![Population {
+            field: "n_b",
+            count: self.n_b as f64,
+            bytes_each: super::pair_core::IN_FLIGHT_BYTES,
+        }]
+    }
+
     fn build(&self, env: &SourceEnv) -> AgentPair {
-        let core = PairCore::new(env.flow, env.dst_node, env.receiver_agent, self.params());
+        let mut core = PairCore::new(env.flow, env.dst_node, env.receiver_agent, self.params());
+        core.set_line_rate(env.first_hop_rate_bps);
         let sender = PacketPairSender::new(core, self.n_b, self.min_change, self.window);
         pair_with_sink(env, self.ack_size, Box::new(sender))
     }
@@ -152,7 +162,8 @@ impl PacketPairSender {
 
     fn next_tick(&mut self, ctx: &mut AgentCtx) {
         self.tick_token += 1;
-        let at: Time = ctx.now + secs(2.0 * self.s_e);
+        let slot = secs(2.0 * self.s_e).max(self.core.pair_time());
+        let at: Time = ctx.now.saturating_add(slot);
         ctx.set_timer(at, self.tick_token);
     }
 

@@ -31,6 +31,10 @@ use std::collections::BTreeMap;
 
 pub const PROTO_KESHAV: u8 = 6;
 
+/// Memory per outstanding packet, for the estimate at validation: its B-tree entry (24 bytes
+/// and the node's share) and its arena record in the network, rounded up.
+pub const OUTSTANDING_BYTES: f64 = 256.0;
+
 /// Timer and size parameters common to Generic and DECbit.
 #[derive(Clone, Copy, Debug)]
 pub struct WindowParams {
@@ -50,13 +54,41 @@ impl WindowParams {
         check::positive_int(path, "ack_size", self.ack_size as u64)?;
         check::positive(path, "beta", self.beta)?;
         check::in_range(path, "gain", self.gain, 0.0, 1.0)?;
-        check::positive(path, "initial_rtt", self.initial_rtt.secs())?;
+        check_initial_rtt(path, self.initial_rtt, self.size, self.ack_size)?;
         check::in_range(path, "max_backoff", self.max_backoff as f64, 0.0, 30.0)?;
         match self.app_gap {
-            Some(gap) => check::positive(path, "app_gap", gap.secs()),
+            Some(gap) => crate::traffic::open_loop::check_mean_gap(
+                &crate::config::error::join(path, "app_gap"),
+                gap.secs(),
+                f64::from(self.size),
+            ),
             None => Ok(()),
         }
     }
+}
+
+/// The first timeouts are multiples of the initial RTT, each one a retransmission: it must last
+/// at least a packet and its ACK at 1 Tbps, the bound of every rate (1 ps retransmitted a
+/// packet every 2-128 ps until the first ACK, 10^9 of them in a 22 ms round trip).
+pub fn check_initial_rtt(
+    path: &str,
+    rtt: Duration,
+    size: u32,
+    ack_size: u32,
+) -> Result<(), ScenarioError> {
+    let bytes = f64::from(size) + f64::from(ack_size);
+    let shortest = bytes * 8.0 / crate::config::units::MAX_RATE_BPS;
+    if !(rtt.secs() >= shortest && rtt.secs() > 0.0) {
+        return Err(ScenarioError::new(
+            crate::config::error::join(path, "initial_rtt"),
+            format!(
+                "got {} s, expected at least {shortest} s (a {size}-byte packet and its \
+                 {ack_size}-byte ACK at 1 Tbps, the bound of every rate)",
+                rtt.secs()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How a source sizes its window from ACKs.
@@ -170,7 +202,9 @@ impl<P: WindowPolicy> WindowSender<P> {
     fn rearm(&mut self, ctx: &mut AgentCtx) {
         let timeout = self.timeout();
         match self.outstanding.values().next() {
-            Some(oldest) => self.timer.arm(oldest.last_sent + timeout, TIMEOUT, ctx),
+            Some(oldest) => self
+                .timer
+                .arm(oldest.last_sent.saturating_add(timeout), TIMEOUT, ctx),
             None => self.timer.cancel(),
         }
     }
@@ -207,7 +241,7 @@ impl<P: WindowPolicy> WindowSender<P> {
             return;
         };
         let gap = Exp::new(1.0 / mean.secs()).map_or(0.0, |d| d.sample(&mut *ctx.rng));
-        ctx.set_timer(ctx.now + secs(gap), ARRIVAL);
+        ctx.set_timer(ctx.now.saturating_add(secs(gap)), ARRIVAL);
     }
 
     fn on_arrival(&mut self, ctx: &mut AgentCtx) {

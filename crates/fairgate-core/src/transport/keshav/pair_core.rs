@@ -27,6 +27,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The retransmission timer's token; sources use other tokens for their own clocks.
 pub const TIMEOUT: u64 = 0;
 
+/// Memory per packet in flight, for the estimate at validation: its entries in two B-trees
+/// (about 64 bytes with the nodes' share) and its arena record in the network, rounded up.
+pub const IN_FLIGHT_BYTES: f64 = 256.0;
+
 /// Which RTT sample the timer's r_t takes from the ACK of a retransmitted packet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -57,7 +61,7 @@ impl PairParams {
         check::positive_int(path, "ack_size", self.ack_size as u64)?;
         check::positive(path, "timeout_rtts", self.timeout_rtts)?;
         check::in_range(path, "gain", self.gain, 0.0, 1.0)?;
-        check::positive(path, "initial_rtt", self.initial_rtt.secs())?;
+        super::packet_window::check_initial_rtt(path, self.initial_rtt, self.size, self.ack_size)?;
         check::in_range(path, "max_backoff", self.max_backoff as f64, 0.0, 30.0)
     }
 }
@@ -99,6 +103,8 @@ pub struct PairCore {
     first_ack: Option<(u64, Time)>,
     timer: LazyTimer,
     traced_outstanding: Option<u64>,
+    /// The time the host's line takes to send a pair (1 ps until `set_line_rate`).
+    pair_time: Time,
 }
 
 impl PairCore {
@@ -116,7 +122,19 @@ impl PairCore {
             first_ack: None,
             timer: LazyTimer::default(),
             traced_outstanding: None,
+            pair_time: 1,
         }
+    }
+
+    /// Sets the rate of the host's line, which bounds how fast pairs can leave.
+    pub fn set_line_rate(&mut self, bps: u64) {
+        self.pair_time =
+            crate::engine::tx_time(self.params.size.saturating_mul(2), bps.max(1)).max(1);
+    }
+
+    /// The shortest slot a pair can take: the time the host's line takes to send it.
+    pub fn pair_time(&self) -> Time {
+        self.pair_time
     }
 
     pub fn outstanding(&self) -> u64 {
@@ -194,7 +212,7 @@ impl PairCore {
     /// When a packet last sent at `last_sent` with `backoff` doublings times out:
     /// last_sent + 2^backoff x X x r_t, with the current r_t.
     fn deadline(&self, last_sent: Time, backoff: usize) -> Time {
-        last_sent + self.timeout().saturating_mul(1u64 << backoff)
+        last_sent.saturating_add(self.timeout().saturating_mul(1u64 << backoff))
     }
 
     fn forget(&mut self, seq: u64, f: &InFlight) {

@@ -152,7 +152,8 @@ impl SourceConfig for PpCthConfig {
     }
 
     fn build(&self, env: &SourceEnv) -> AgentPair {
-        let core = PairCore::new(env.flow, env.dst_node, env.receiver_agent, self.params());
+        let mut core = PairCore::new(env.flow, env.dst_node, env.receiver_agent, self.params());
+        core.set_line_rate(env.first_hop_rate_bps);
         let sender = PpCthSender::new(core, self.control(), self.fuzzy.clone());
         pair_with_sink(env, self.ack_size, Box::new(sender))
     }
@@ -288,10 +289,10 @@ impl PpCthSender {
         if !self.rate_is_positive() || self.phase != Phase::Running {
             return;
         }
-        let gap = secs(2.0 / self.rate);
+        let gap = secs(2.0 / self.rate).max(self.core.pair_time());
         let at = self
             .last_slot_at
-            .map_or(ctx.now, |last| (last + gap).max(ctx.now));
+            .map_or(ctx.now, |last| last.saturating_add(gap).max(ctx.now));
         self.tick_token += 1;
         ctx.set_timer(at, self.tick_token);
     }
