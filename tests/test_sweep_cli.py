@@ -72,6 +72,13 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--grid", "bottleneck.rate=fast"], 'axis `bottleneck.rate` = "fast"'),
         (["--zip", "bottleneck.rate=1Mbps,2Mbps", "--zip", "bottleneck.delay=1ms"], "equal"),
         (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
+        (["--seeds", "1000000000"], "seeds: got 1000000000, expected at most 1,000,000"),
+        (["--workers", "1000000"], "--workers: got 1000000, expected at most"),
+        (
+            ["--grid", "bottleneck.queue.limit=" + ",".join(map(str, range(1, 1002)))]
+            + ["--seeds", "1000"],
+            "axis `bottleneck.queue.limit`: the sweep has 1001000 points",
+        ),
     ]
     for extra, message in cases:
         code = main(["sweep", str(SHOWCASE), "--out", str(out), *extra])

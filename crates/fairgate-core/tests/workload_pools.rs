@@ -167,6 +167,10 @@ fn a_bad_pool_names_its_field() {
             "flows[0].source.clients[8]",
         ),
         (r#", clients = { hosts = "d{i}" }"#, "clients"),
+        (
+            r#", clients = { hosts = "d{i}", count = 4000000000 }"#,
+            "flows[0].source.clients.count",
+        ),
     ];
     for (pools, field) in cases {
         let e = parse(&scenario(&web(pools), "10s"), &[])

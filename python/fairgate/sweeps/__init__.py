@@ -26,7 +26,7 @@ from fairgate.runner import _read as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import placement, store
-from fairgate.sweeps.axes import Axis, Grid, Point, build_grid
+from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
 from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
 from fairgate.sweeps.query import query
 from fairgate.sweeps.stats import repetitions
@@ -94,6 +94,8 @@ def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> l
         return list(seeds)
     if seeds < 1:
         raise ScenarioError(f"seeds: got {seeds}, expected at least 1")
+    if seeds > MAX_POINTS:
+        raise ScenarioError(f"seeds: got {seeds}, expected at most {MAX_POINTS:,}")
     first = int(validate_text(text, overrides)["simulation"]["seed"])
     return list(range(first, first + seeds))
 

@@ -215,6 +215,26 @@ def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], opti
             raise ScenarioError(f"{option} {named}: {err.args[0]}") from None
 
 
+MAX_POINTS = 1_000_000
+"""The most points (runs) one sweep may have: a million runs of even a second each keep two
+cores busy for six days, and the list of points alone would grow past memory long before a
+billion (``--seeds 1000000000`` was killed at 24 GB)."""
+
+
+def check_point_count(groups: Sequence[Sequence[Axis]], seeds: int) -> None:
+    """Refuses more than MAX_POINTS points, naming the longest axis or the seeds."""
+    lengths = {group[0].name: len(group[0].values) for group in groups}
+    points = math.prod(lengths.values()) * seeds
+    if points <= MAX_POINTS:
+        return
+    name, length = max(lengths.items(), key=lambda item: item[1], default=("seeds", seeds))
+    field = "seeds" if seeds >= length else f"axis `{name}`"
+    raise ScenarioError(
+        f"{field}: the sweep has {points} points (axis values x seeds), expected at most "
+        f"{MAX_POINTS:,}"
+    )
+
+
 def build_grid(
     text: str,
     product: Sequence[Axis],
@@ -240,6 +260,7 @@ def build_grid(
             _check_group(checked, option)
         _validate_values(text, base_overrides, checked, option)
         groups.append(checked)
+    check_point_count(groups, len(dict.fromkeys(seeds)))
     names = [a.name for g in groups for a in g]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

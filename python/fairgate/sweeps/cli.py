@@ -156,10 +156,9 @@ def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
 
 
 def client_of(args: argparse.Namespace) -> Any:
-    from fairgate.sweeps.execute import resolve
+    from fairgate.sweeps.execute import check_workers, resolve
 
-    if args.workers is not None and args.workers < 1:
-        raise ScenarioError(f"--workers: got {args.workers}, expected at least 1")
+    check_workers(args.workers, "--workers")
     return resolve(scheduler=args.scheduler, workers=args.workers)
 
 

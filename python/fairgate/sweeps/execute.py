@@ -94,9 +94,29 @@ LOCAL_CONFIG = {
 }
 
 
+def most_local_workers() -> int:
+    """Four worker processes per core: more only time-slice the cores, each costing about
+    100 MB (a million were asked for once, and the cluster never came up)."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def check_workers(workers: int | None, name: str = "workers") -> None:
+    """Refuses a local cluster size below 1 or above ``most_local_workers()``."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ScenarioError(f"{name}: got {workers!r}, expected at least 1")
+    if workers > most_local_workers():
+        raise ScenarioError(
+            f"{name}: got {workers}, expected at most {most_local_workers()} "
+            "(four per core of this machine)"
+        )
+
+
 def local_client(workers: int | None = None) -> Any:
     """The process's local cluster (created on first use; ``workers`` defaults to the cores)."""
     global _LOCAL
+    check_workers(workers)
     import dask
     from distributed import Client, LocalCluster
 

@@ -76,6 +76,19 @@ fn hosts(
         return Ok(Vec::new());
     };
     let field_path = join(cx.path, &format!("source.{field}"));
+    if let HostPool::Pattern { count, .. } = pool {
+        // Checked before the names are made: 4x10^9 of them aborted on the allocation.
+        if *count as usize > cx.nodes.len() {
+            return Err(ScenarioError::new(
+                join(&field_path, "count"),
+                format!(
+                    "got {count}, expected at most {} (the scenario's nodes; a pool's hosts \
+                     are distinct nodes)",
+                    cx.nodes.len()
+                ),
+            ));
+        }
+    }
     let names = pool.names();
     if names.is_empty() {
         return Err(ScenarioError::new(
