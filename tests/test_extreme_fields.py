@@ -5,7 +5,8 @@ the accepted ones), so a new discipline or parameter is covered without editing 
 case runs in a forked child with a memory cap and an alarm: it must be refused with
 ``ScenarioError`` or run to its end with every packet accounted for; a panic, an allocation
 abort, a hang past the alarm or any other exception fails the case. The default suite draws
-400 cases; ``-m slow`` runs every case.
+400 single-field cases and 150 of two to four fields set at once (``FAIRGATE_COMBINATIONS=N``
+for more); ``-m slow`` runs every single-field case.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ VALUES = [
     "[1e300]",
     "[]",
 ]
+MODERATE = ["1", "2", "5", "50", "0.1", "0.9", "true", "false", '"10ms"', '"1s"', '"1Mbps"']
 ALARM_S = 150
 MEMORY_CAP = 6 << 30
 
@@ -84,22 +86,41 @@ def fields_of(make: Callable[[str], str]) -> list[str]:
 
 
 @cache
+def sites() -> dict[str, list[str]]:
+    """The fields of every registered discipline (``queue.KIND``) and source (``source.KIND``)."""
+    makers = {f"queue.{k}": discipline(k) for k in fg.registry()["qdisc"]}
+    makers |= {f"source.{k}": source(k) for k in fg.registry()["source"]}
+    return {site: fields_of(make) for site, make in makers.items()}
+
+
+@cache
 def cases() -> list[tuple[str, str, str]]:
     """(site, field, value) for every field of every registered discipline and source."""
-    sites = {f"queue.{k}": discipline(k) for k in fg.registry()["qdisc"]}
-    sites |= {f"source.{k}": source(k) for k in fg.registry()["source"]}
     out = []
-    for site, make in sites.items():
-        fields = fields_of(make)
+    for site, fields in sites().items():
         assert fields, f"{site}: no fields discovered"
         out += [(site, field, value) for field in fields for value in VALUES]
     return out
 
 
 def scenario(site: str, field: str, value: str) -> str:
+    return with_entries(site, [(field, value)])
+
+
+def with_entries(site: str, entries: list[tuple[str, str]]) -> str:
+    """The scenario with ``site``'s discipline or source given ``entries``."""
     place, kind = site.split(".", 1)
     make = discipline(kind) if place == "queue" else source(kind)
-    return make(f"{field} = {value}")
+    return make(", ".join(f"{field} = {value}" for field, value in entries))
+
+
+@st.composite
+def combinations(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
+    """A discipline or source with two to four of its fields set, moderate or extreme."""
+    site = draw(st.sampled_from(sorted(s for s, fields in sites().items() if len(fields) > 1)))
+    fields = draw(st.lists(st.sampled_from(sites()[site]), min_size=2, max_size=4, unique=True))
+    values = st.sampled_from(MODERATE + VALUES)
+    return site, [(field, draw(values)) for field in fields]
 
 
 def run_forked(text: str) -> str:
@@ -148,6 +169,19 @@ def check(site: str, field: str, value: str) -> None:
 @given(st.data())
 def test_an_extreme_field_is_refused_or_runs_and_conserves(data: st.DataObject):
     check(*data.draw(st.sampled_from(cases())))
+
+
+@settings(
+    max_examples=int(os.environ.get("FAIRGATE_COMBINATIONS", "150")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(combinations())
+def test_combined_fields_are_refused_or_run_and_conserve(case: tuple[str, list[tuple[str, str]]]):
+    site, entries = case
+    outcome = run_forked(with_entries(site, entries))
+    assert outcome in ("ok", "refused"), f"{site} {entries}: {outcome}"
 
 
 @pytest.mark.slow

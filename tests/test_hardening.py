@@ -64,6 +64,14 @@ def test_an_unknown_study_is_bad_input():
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_an_endless_scenario_file_is_refused_not_read_whole(command: str):
+    done = fairgate(command, "/dev/zero")
+    assert done.returncode == 2, done.stderr
+    assert "larger than 64 MiB, expected a TOML file" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("where", ["file", "under-file"])
 def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
     blocker = write(tmp_path, "not a directory", "blocker")

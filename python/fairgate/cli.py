@@ -206,7 +206,7 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
     """Runs a scenario with an ``[atm]`` section on the cell network and writes its tables."""
     if args.plot:
         raise ScenarioError("--plot: expected none for an [atm] scenario (no overview plot)")
-    run = atm.run_atm(args.scenario.read_text(encoding="utf-8"), overrides)
+    run = atm.run_atm(read_scenario(args.scenario), overrides)
     written = atm.save(run, out)
     if not args.quiet:
         goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"

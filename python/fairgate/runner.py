@@ -58,13 +58,32 @@ def check_out_dir(out: str | Path) -> Path:
     return out
 
 
-def _read(path: str | Path) -> str:
+MAX_FILE_BYTES = 64 << 20
+"""The largest scenario or sweep file read: the largest shipped is 5 KB, and reading
+``/dev/zero`` whole was killed for memory."""
+
+
+def read_text_file(path: str | Path, what: str = "scenario file") -> str:
+    """The UTF-8 text of ``path``, at most MAX_FILE_BYTES; raises ScenarioError naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise _core.ScenarioError(f"scenario file {str(path)!r} does not exist") from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as err:
-        raise _core.ScenarioError(f"cannot read scenario file {str(path)!r}: {err}") from None
+        raise _core.ScenarioError(f"{what} {str(path)!r} does not exist") from None
+    except OSError as err:
+        raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _core.ScenarioError(
+            f"{what} {str(path)!r}: larger than {MAX_FILE_BYTES >> 20} MiB, expected a TOML file"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
+
+
+def _read(path: str | Path) -> str:
+    return read_text_file(path)
 
 
 def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:

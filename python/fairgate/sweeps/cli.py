@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from fairgate._core import ScenarioError
+from fairgate.runner import read_text_file
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
 from fairgate.sweeps.axes import Axis, parse_cli_axis
 from fairgate.sweeps.query import query
@@ -70,8 +71,8 @@ def add_parsers(sub: Any) -> None:
 
 def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        doc = tomllib.loads(read_text_file(path))
+    except (ScenarioError, tomllib.TOMLDecodeError):
         return path, None  # the scenario reader reports it with the usual message
     if not sweepfile.is_sweep_file(doc):
         return path, None

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fairgate._core import ScenarioError
+from fairgate.runner import read_text_file
 from fairgate.sweeps.axes import Axis
 
 KEYS = {"scenario", "seeds", "set", "grid", "zip"}
@@ -64,9 +65,7 @@ def _axes(table: Any, where: str) -> list[Axis]:
 def load(path: Path) -> SweepFile:
     """Reads a sweep file; raises ScenarioError naming the bad key."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError(f"cannot read sweep file {str(path)!r}: {err}") from None
+        doc = tomllib.loads(read_text_file(path, "sweep file"))
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"TOML syntax error: {err}") from None
     return from_doc(doc, path.parent)
