@@ -5,6 +5,7 @@
 use super::receiver::{ReceiverParams, Reply, TcpReceiver};
 use super::rto::RtoParams;
 use super::sender::TcpSender;
+use super::tcp_options::option_bytes;
 use super::variant::Variant;
 use super::{newreno::NewReno, reno::Reno, sack::Sack, tahoe::Tahoe};
 use crate::config::error::{check, join, ScenarioError};
@@ -227,10 +228,38 @@ impl TcpConfig {
     }
 }
 
+impl TcpConfig {
+    /// A full segment (mss, header and options) is a packet like any other: at most
+    /// `MAX_PACKET_BYTES` (a header of 10^9 bytes aborted the cell network's segmentation, an
+    /// mss of 2^32 wrapped the packet's size).
+    fn check_segment_size(&self, path: &str) -> Result<(), ScenarioError> {
+        let largest = crate::config::dist::MAX_PACKET_BYTES;
+        let options = f64::from(option_bytes(self.timestamps, 0));
+        let segment = self.mss as f64 + f64::from(self.header) + options;
+        if segment <= largest {
+            return Ok(());
+        }
+        let field = if self.mss as f64 >= f64::from(self.header) {
+            "mss"
+        } else {
+            "header"
+        };
+        Err(ScenarioError::new(
+            join(path, field),
+            format!(
+                "got a segment of {segment} bytes (mss {} + header {} + options {options}), \
+                 expected at most {largest} bytes",
+                self.mss, self.header
+            ),
+        ))
+    }
+}
+
 impl SourceConfig for TcpConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "mss", self.mss)?;
         check::positive_int(path, "header", self.header as u64)?;
+        self.check_segment_size(path)?;
         check::positive_int(path, "initial_window", self.initial_window)?;
         check::positive_int(path, "ack_every", self.ack_every as u64)?;
         check::positive_int(path, "dupthresh", self.dupthresh as u64)?;
@@ -325,5 +354,15 @@ mod tests {
         assert!(error("max_retries = 0").contains("flows[0].source.max_retries"));
         assert!(error("syn_rto = \"0s\"").contains("flows[0].source.syn_rto"));
         assert!(error("send_buffer = 0").contains("flows[0].source.send_buffer"));
+    }
+
+    #[test]
+    fn a_segment_is_at_most_the_largest_packet() {
+        assert!(error("mss = 4294967296").contains("flows[0].source.mss"));
+        assert!(error("header = 1000000000").contains("flows[0].source.header"));
+        let e = error("mss = 1048510\nheader = 40");
+        assert!(e.contains("segment of 1048562 bytes"), "{e}");
+        let fits: TcpConfig = toml::from_str("mss = 1048508\nheader = 40").unwrap();
+        assert!(fits.validate("f").is_ok());
     }
 }
