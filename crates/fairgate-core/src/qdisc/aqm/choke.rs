@@ -77,12 +77,9 @@ impl Default for ChokeConfig {
 
 impl QdiscConfig for ChokeConfig {
     fn periods(&self) -> Vec<Period> {
-        self.red
-            .adapt_period()
-            .map(|p| p.nested("red"))
-            .into_iter()
-            .collect()
+        self.red.adapt_periods("red")
     }
+
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
         check::in_range(

@@ -52,12 +52,9 @@ impl Default for FredConfig {
 
 impl QdiscConfig for FredConfig {
     fn periods(&self) -> Vec<Period> {
-        self.red
-            .adapt_period()
-            .map(|p| p.nested("red"))
-            .into_iter()
-            .collect()
+        self.red.adapt_periods("red")
     }
+
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.check(&format!("{path}.red"))?;
         check::positive_int(path, "min_q", self.min_q)

@@ -189,10 +189,14 @@ impl RedConfig {
 }
 
 impl RedConfig {
-    /// Adaptive RED's timer, when it runs.
-    pub fn adapt_period(&self) -> Option<Period> {
-        self.adaptive
-            .then(|| Period::one("adapt_interval", self.adapt_interval.secs()))
+    /// Adaptive RED's timer, when it runs, under `parent` ("" for RED itself).
+    pub fn adapt_periods(&self, parent: &str) -> Vec<Period> {
+        let period = Period::one("adapt_interval", self.adapt_interval.secs());
+        match (self.adaptive, parent) {
+            (false, _) => Vec::new(),
+            (true, "") => vec![period],
+            (true, _) => vec![period.nested(parent)],
+        }
     }
 
     /// For disciplines whose own timer leaves no room for adaptive RED's.
@@ -209,7 +213,7 @@ impl RedConfig {
 
 impl QdiscConfig for RedConfig {
     fn periods(&self) -> Vec<Period> {
-        self.adapt_period().into_iter().collect()
+        self.adapt_periods("")
     }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.check(path)
