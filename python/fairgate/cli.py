@@ -18,7 +18,7 @@ from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
 from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
-from fairgate.runner import _read as read_scenario
+from fairgate.runner import read_text_file as read_scenario
 from fairgate.sweeps import cli as sweep_cli
 from fairgate.sweeps import store_run
 from fairgate.sweeps.store import check_single_run_target

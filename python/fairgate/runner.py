@@ -82,17 +82,13 @@ def read_text_file(path: str | Path, what: str = "scenario file") -> str:
         raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
 
 
-def _read(path: str | Path) -> str:
-    return read_text_file(path)
-
-
 def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Validates TOML text; returns the scenario as the core understood it."""
     return json.loads(_core.validate(text, list(overrides)))
 
 
 def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    return validate_text(_read(path), overrides)
+    return validate_text(read_text_file(path), overrides)
 
 
 def _advance(sim: Any, progress: bool) -> None:
@@ -127,7 +123,7 @@ def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -
 
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False) -> Results:
-    return run_text(_read(path), overrides, progress)
+    return run_text(read_text_file(path), overrides, progress)
 
 
 def registry() -> dict[str, list[str]]:

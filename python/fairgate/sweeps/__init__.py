@@ -22,7 +22,7 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
-from fairgate.runner import _read as read_scenario
+from fairgate.runner import read_text_file as read_scenario
 from fairgate.runner import run_text, validate_text
 from fairgate.scenario import Scenario
 from fairgate.sweeps import placement, store

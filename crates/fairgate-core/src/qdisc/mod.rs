@@ -257,6 +257,11 @@ impl Period {
     }
 }
 
+/// The periods of a nested discipline, under its field `parent`.
+pub fn nested_periods(periods: Vec<Period>, parent: &str) -> Vec<Period> {
+    periods.into_iter().map(|p| p.nested(parent)).collect()
+}
+
 pub trait QdiscConfig {
     /// Checks parameters; `path` is the field path of this config in the scenario.
     fn validate(&self, _path: &str) -> Result<(), ScenarioError> {

@@ -77,7 +77,7 @@ impl Default for ChokeConfig {
 
 impl QdiscConfig for ChokeConfig {
     fn periods(&self) -> Vec<Period> {
-        self.red.adapt_periods("red")
+        crate::qdisc::nested_periods(self.red.periods(), "red")
     }
 
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {

@@ -52,7 +52,7 @@ impl Default for FredConfig {
 
 impl QdiscConfig for FredConfig {
     fn periods(&self) -> Vec<Period> {
-        self.red.adapt_periods("red")
+        crate::qdisc::nested_periods(self.red.periods(), "red")
     }
 
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {

@@ -189,16 +189,6 @@ impl RedConfig {
 }
 
 impl RedConfig {
-    /// Adaptive RED's timer, when it runs, under `parent` ("" for RED itself).
-    pub fn adapt_periods(&self, parent: &str) -> Vec<Period> {
-        let period = Period::one("adapt_interval", self.adapt_interval.secs());
-        match (self.adaptive, parent) {
-            (false, _) => Vec::new(),
-            (true, "") => vec![period],
-            (true, _) => vec![period.nested(parent)],
-        }
-    }
-
     /// For disciplines whose own timer leaves no room for adaptive RED's.
     pub fn reject_adaptive(&self, path: &str) -> Result<(), ScenarioError> {
         if self.adaptive {
@@ -212,8 +202,12 @@ impl RedConfig {
 }
 
 impl QdiscConfig for RedConfig {
+    /// Adaptive RED's timer, when it runs.
     fn periods(&self) -> Vec<Period> {
-        self.adapt_periods("")
+        match self.adaptive {
+            true => vec![Period::one("adapt_interval", self.adapt_interval.secs())],
+            false => Vec::new(),
+        }
     }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.check(path)

@@ -91,10 +91,9 @@ impl Default for SfgConfig {
 
 impl QdiscConfig for SfgConfig {
     fn periods(&self) -> Vec<Period> {
-        let inner = self.inner.periods().into_iter().map(|p| p.nested("inner"));
-        std::iter::once(Period::one("epoch", self.epoch.secs()))
-            .chain(inner)
-            .collect()
+        let mut periods = vec![Period::one("epoch", self.epoch.secs())];
+        periods.extend(crate::qdisc::nested_periods(self.inner.periods(), "inner"));
+        periods
     }
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "levels", self.levels as u64)?;

@@ -76,9 +76,9 @@ pub fn check_initial_rtt(
     size: u32,
     ack_size: u32,
 ) -> Result<(), ScenarioError> {
-    let bytes = f64::from(size) + f64::from(ack_size);
-    let shortest = bytes * 8.0 / crate::config::units::MAX_RATE_BPS;
-    if !(rtt.secs() >= shortest && rtt.secs() > 0.0) {
+    let shortest =
+        crate::traffic::open_loop::shortest_mean_gap_s(f64::from(size) + f64::from(ack_size));
+    if rtt.secs() < shortest {
         return Err(ScenarioError::new(
             crate::config::error::join(path, "initial_rtt"),
             format!(
