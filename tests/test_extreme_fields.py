@@ -152,6 +152,132 @@ def topology(entry: str) -> str:
     )
 
 
+def top_level(entry: str) -> list[str]:
+    """The ``key = value`` items of ``entry``, split at the commas outside brackets."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(entry):
+        depth += (char in "[{") - (char in "]}")
+        if char == "," and depth == 0:
+            items.append(entry[start:i].strip())
+            start = i + 1
+    return [*items, entry[start:].strip()]
+
+
+def merged(base: str, entry: str) -> list[str]:
+    """The items of ``base`` with those of ``entry`` replacing them or added."""
+    given = dict(item.split(" = ", 1) for item in top_level(entry))
+    kept = {k: v for k, v in (item.split(" = ", 1) for item in top_level(base)) if k not in given}
+    return [f"{k} = {v}" for k, v in (kept | given).items()]
+
+
+def inline(base: str, entry: str) -> str:
+    """An inline table of ``base``'s items, ``entry``'s replacing them or added."""
+    return "{ " + ", ".join(merged(base, entry)) + " }"
+
+
+def in_section(text: str, header: str, entry: str) -> str:
+    """``text`` whose section ``header`` (up to its next header) holds ``entry``'s items in
+    place of its own of the same keys."""
+    head, rest = text.split(header + "\n", 1)
+    lines = rest.split("\n")
+    end = next((i for i, line in enumerate(lines) if line.startswith("[")), len(lines))
+    body = "\n".join(merged(", ".join(line for line in lines[:end] if " = " in line), entry))
+    return head + header + "\n" + body + "\n" + "\n".join(lines[end:])
+
+
+def chain(entry: str) -> str:
+    """The parking lot of two hops, 0.5 s, with ``entry`` among its topology fields."""
+    text = short(
+        "parking_lot.toml",
+        ('duration = "20s"', 'duration = "0.5s"'),
+        ("hops = 3", "hops = 2"),
+        ("count = 3", "count = 2"),
+    )
+    return in_section(text, "[topology]", entry)
+
+
+def flow_entry(entry: str) -> str:
+    """The dumbbell with ``entry`` among the fields of its ``[[flows]]`` entry."""
+    text = DUMBBELL.format(queue='{ kind = "fifo", limit = 100 }', source='{ kind = "tcp" }')
+    return in_section(text, "[[flows]]", entry)
+
+
+DISTRIBUTIONS = {
+    "exponential": "mean = 500",
+    "uniform": "min = 100, max = 900",
+    "pareto": "mean = 500, shape = 1.5",
+    "lognormal": "mean = 500, sigma = 1",
+    "normal": "mean = 500, std = 100",
+    "constant": "value = 500",
+}
+
+
+def distribution(kind: str) -> Callable[[str], str]:
+    """A Poisson source whose packet size is a ``kind`` distribution given ``entry``."""
+    table = lambda entry: inline(f'dist = "{kind}", {DISTRIBUTIONS[kind]}', entry)  # noqa: E731
+    return lambda entry: DUMBBELL.format(
+        queue='{ kind = "fifo", limit = 100 }',
+        source=f'{{ kind = "poisson", rate = "1Mbps", size = {table(entry)} }}',
+    )
+
+
+START_DISTRIBUTIONS = {
+    "exponential": "mean = 0.02",
+    "uniform": "min = 0, max = 0.2",
+    "pareto": "mean = 0.02, shape = 1.5",
+    "lognormal": "mean = 0.02, sigma = 0.5",
+    "normal": "mean = 0.1, std = 0.02",
+    "constant": "value = 0.1",
+}
+
+
+def start_distribution(kind: str) -> Callable[[str], str]:
+    """The flows' start times drawn from a ``kind`` distribution given ``entry``."""
+    base = f'dist = "{kind}", {START_DISTRIBUTIONS[kind]}'
+    return lambda entry: flow_entry(f"start = {inline(base, entry)}")
+
+
+LOSSES = {
+    "bernoulli": "p = 0.01",
+    "gilbert_elliott": "p_good_to_bad = 0.01, p_bad_to_good = 0.1",
+    "pattern": 'flow = "f0", packets = [3, 5]',
+}
+
+
+def loss(kind: str) -> Callable[[str], str]:
+    """The two hosts' link losing packets by a ``kind`` model given ``entry``."""
+    table = lambda entry: inline(f'kind = "{kind}", {LOSSES[kind]}', entry)  # noqa: E731
+    return lambda entry: TWO_HOSTS.format(simulation="", link=f", loss = {table(entry)}")
+
+
+def buffer(kind: str) -> Callable[[str], str]:
+    """Start-time FQ at the bottleneck, its shared buffer managed by ``kind`` given ``entry``."""
+    return lambda entry: DUMBBELL.format(
+        queue=f'{{ kind = "stfq", buffer = {inline(f"kind = {kind!r}, limit = 100", entry)} }}',
+        source='{ kind = "tcp" }',
+    )
+
+
+def request_tcp(kind: str) -> Callable[[str], str]:
+    """A ``kind`` (web or http) source whose TCP table is given ``entry``."""
+    return lambda entry: DUMBBELL.format(
+        queue='{ kind = "fifo", limit = 100 }', source=f'{{ kind = "{kind}", tcp = {{ {entry} }} }}'
+    )
+
+
+def node(entry: str) -> str:
+    """The two hosts, the first node given ``entry``."""
+    text = TWO_HOSTS.format(simulation="", link="")
+    return text.replace('{ name = "a" }', inline('name = "a"', entry), 1)
+
+
+def phases(entry: str) -> str:
+    """The dumbbell's flows as traffic phases given ``entry``."""
+    table = inline("counts = [1, 2], length = 0.2", entry)
+    text = flow_entry(f"phases = {table}").replace("count = 2\n", "", 1)
+    return text.replace('name = "f{i}"', 'name = "f"', 1)
+
+
 def fields_of(make: Callable[[str], str]) -> list[str]:
     """The fields the schema accepts where ``make`` puts its entry."""
     try:
@@ -171,6 +297,12 @@ def makers() -> dict[str, Callable[[str], str]]:
     out |= {f"atm.{t}": atm(t) for t in ["buffer", "tcp"]}
     out |= {"link": two_hosts("link"), "simulation": two_hosts("simulation")}
     out["topology"] = topology
+    out |= {"topology.chain": chain, "flow": flow_entry, "node": node, "phases": phases}
+    out |= {f"size.{k}": distribution(k) for k in DISTRIBUTIONS}
+    out |= {f"start.{k}": start_distribution(k) for k in DISTRIBUTIONS}
+    out |= {f"loss.{k}": loss(k) for k in LOSSES}
+    out |= {f"buffer.{k}": buffer(k) for k in fg.registry()["buffer"]}
+    out |= {f"{k}.tcp": request_tcp(k) for k in ["web", "http"]}
     return out
 
 

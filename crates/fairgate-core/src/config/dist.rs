@@ -126,11 +126,12 @@ fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
         toml::Value::Table(t) => t,
         other => return quantity(&other, q, "value").map(Dist::constant),
     };
-    let kind = table
-        .get("dist")
-        .and_then(|v| v.as_str())
-        .ok_or("expected a `dist` key: one of constant, uniform, exponential, pareto, lognormal, normal")?
-        .to_string();
+    const KINDS: &str = "one of constant, uniform, exponential, pareto, lognormal, normal";
+    let kind = match table.get("dist") {
+        None => return Err(format!("expected a `dist` key: {KINDS}")),
+        Some(toml::Value::String(kind)) => kind.clone(),
+        Some(other) => return Err(format!("`dist`: got {other}, expected {KINDS}")),
+    };
     let allowed: &[&str] = match kind.as_str() {
         "constant" => &["value"],
         "uniform" => &["min", "max"],
@@ -138,16 +139,14 @@ fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
         "pareto" => &["mean", "shape"],
         "lognormal" => &["mean", "sigma"],
         "normal" => &["mean", "std"],
-        other => {
-            return Err(format!(
-                "unknown dist {other:?}, expected one of constant, uniform, exponential, pareto, lognormal, normal"
-            ))
-        }
+        other => return Err(format!("unknown dist {other:?}, expected {KINDS}")),
     };
     for key in table.keys() {
         if key != "dist" && !allowed.contains(&key.as_str()) {
+            let expected: Vec<String> = allowed.iter().map(|f| format!("`{f}`")).collect();
             return Err(format!(
-                "unknown field `{key}` for dist {kind:?}, expected {allowed:?}"
+                "unknown field `{key}` for dist {kind:?}, expected one of `dist`, {}",
+                expected.join(", ")
             ));
         }
     }
@@ -308,5 +307,6 @@ mod tests {
     fn unknown_fields_are_named() {
         let e = parse_size("{ dist = \"exponential\", meen = 5 }").unwrap_err();
         assert!(e.contains("meen"), "{e}");
+        assert!(e.ends_with("expected one of `dist`, `mean`"), "{e}");
     }
 }
