@@ -13,9 +13,34 @@ impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             path: path.into(),
-            message: message.into(),
+            message: compact_numbers(&message.into()),
         }
     }
+}
+
+/// The message with every number of more than 21 digits (not inside a name) written in
+/// scientific notation: Rust and serde print a float in full, so 1e300 would otherwise show
+/// as 301 digits.
+fn compact_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        let number = tail[..end].trim_end_matches('.');
+        let digits = number.chars().filter(char::is_ascii_digit).count();
+        let in_a_word = out.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        match number.parse::<f64>() {
+            Ok(value) if digits > 21 && !in_a_word => out.push_str(&format!("{value:e}")),
+            _ => out.push_str(number),
+        }
+        rest = &tail[number.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Display for ScenarioError {
@@ -29,6 +54,37 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_numbers_are_shown_in_scientific_notation() {
+        let huge = format!("got {}, expected at most 5", 1e300);
+        assert_eq!(
+            ScenarioError::new("x", huge).message,
+            "got 1e300, expected at most 5"
+        );
+        let tiny = format!("floating point `{}` in 0.5s", 1.5e-30);
+        assert_eq!(compact_numbers(&tiny), "floating point `1.5e-30` in 0.5s");
+        let plain = format!(
+            "got 4294967295 and 1048560, 0.25 s, f12.3, v1., s{}",
+            "0".repeat(30)
+        );
+        assert_eq!(compact_numbers(&plain), plain);
+    }
+}
+
+/// What an error shows of a text a user gave: the text, or its first 60 characters and its
+/// length when it is longer than 80, so that an error stays readable.
+pub fn clipped(text: &str) -> String {
+    if text.chars().count() <= 80 {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(60).collect();
+    format!("{head}... ({} characters)", text.chars().count())
+}
 
 /// Marks a field path inside an error message raised by a nested deserializer, so the
 /// outer loader can join it to the path it knows (serde loses paths inside tagged enums).

@@ -1,6 +1,7 @@
 //! Quantities with units in scenario files: durations ("10ms", or a number of seconds) and
 //! rates ("10Mbps", or a number of bits per second).
 
+use super::error::clipped;
 use crate::engine::{secs, to_secs, Time};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -54,17 +55,19 @@ const DURATION_UNITS: [(&str, f64); 8] = [
 
 pub fn parse_duration(text: &str) -> Result<f64, String> {
     let expected = "expected a duration such as \"10ms\" or a number of seconds";
-    let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
+    let shown = clipped(text);
+    let (value, unit) = split_number(text).ok_or_else(|| format!("got {shown:?}, {expected}"))?;
     let scale = match unit.as_str() {
         "" => 1.0,
         _ => scale_of(&DURATION_UNITS, &unit).ok_or_else(|| {
             format!(
-                "got {text:?}: unknown unit {unit:?}; {expected}, with one of the units {}",
+                "got {shown:?}: unknown unit {:?}; {expected}, with one of the units {}",
+                clipped(&unit),
                 listed(&DURATION_UNITS)
             )
         })?,
     };
-    check_duration(value * scale, text)
+    check_duration(value * scale, &shown)
 }
 
 fn scale_of(units: &[(&str, f64)], unit: &str) -> Option<f64> {
@@ -123,19 +126,21 @@ pub const MAX_RATE_BPS: f64 = 1e12;
 
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let expected = "expected a rate such as \"10Mbps\" or a number of bits per second";
-    let (value, unit) = split_number(text).ok_or_else(|| format!("got {text:?}, {expected}"))?;
+    let shown = clipped(text);
+    let (value, unit) = split_number(text).ok_or_else(|| format!("got {shown:?}, {expected}"))?;
     let unit = unit.replace(' ', "");
     let scale = match unit.as_str() {
         "" => 1.0,
         _ => scale_of(&RATE_UNITS, &unit).ok_or_else(|| {
             format!(
-                "got {text:?}: unknown unit {unit:?}; {expected}, with one of the units {} \
+                "got {shown:?}: unknown unit {:?}; {expected}, with one of the units {} \
                  (case matters: b = bits, B = bytes)",
+                clipped(&unit),
                 listed(&RATE_UNITS)
             )
         })?,
     };
-    check_rate(value * scale, text)
+    check_rate(value * scale, &shown)
 }
 
 fn check_rate(bps: f64, shown: &str) -> Result<f64, String> {
@@ -230,6 +235,17 @@ impl Serialize for Rate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_shows_a_long_text_clipped() {
+        let long = format!("1{}", "x".repeat(100_000));
+        for e in [parse_duration(&long), parse_rate(&long)] {
+            let e = e.unwrap_err();
+            assert!(e.len() < 600 && e.contains("(100001 characters)"), "{e}");
+        }
+        let e = parse_rate(&"9".repeat(10_000)).unwrap_err();
+        assert!(e.len() < 300 && e.contains("(10000 characters)"), "{e}");
+    }
 
     #[test]
     fn durations_parse_with_units() {

@@ -2,7 +2,7 @@
 //! errors that name the field path.
 
 use super::schema::Scenario;
-use crate::config::error::ScenarioError;
+use crate::config::error::{clipped, ScenarioError};
 
 /// Parses TOML text, applies overrides, deserializes and validates.
 pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
@@ -83,9 +83,16 @@ enum Step {
     Index(usize),
 }
 
+/// The most steps an override path may take: the schema's deepest field is a dozen steps
+/// down, and a path is walked (and its tables built and dropped) recursively.
+const MAX_PATH_STEPS: usize = 64;
+
 fn parse_path(path: &str) -> Option<Vec<Step>> {
+    if path.matches(['.', '[']).count() >= MAX_PATH_STEPS {
+        return None;
+    }
     let mut steps = Vec::new();
-    for part in path.split('.') {
+    for part in path.split('.').map(str::trim) {
         let (key, mut rest) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
@@ -118,12 +125,15 @@ fn parse_value(text: &str) -> toml::Value {
 
 /// Applies `key.path=value` (TOML value syntax; bare words are strings).
 pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), ScenarioError> {
-    let bad = |msg: String| ScenarioError::new(format!("--set {assignment}"), msg);
+    let bad = |msg: String| ScenarioError::new(format!("--set {}", clipped(assignment)), msg);
     let (path, value) = assignment
         .split_once('=')
         .ok_or_else(|| bad("expected key.path=value".into()))?;
-    let steps = parse_path(path.trim())
-        .ok_or_else(|| bad(format!("got path {path:?}, expected keys like a.b[0].c")))?;
+    let steps = parse_path(path.trim()).ok_or_else(|| {
+        bad(format!(
+            "got path {path:?}, expected keys like a.b[0].c, at most {MAX_PATH_STEPS} steps"
+        ))
+    })?;
     let mut root = toml::Value::Table(std::mem::take(table));
     let result = set_path(&mut root, &steps, parse_value(value.trim()), "").map_err(bad);
     if let toml::Value::Table(t) = root {
@@ -186,11 +196,22 @@ mod tests {
             .unwrap();
         apply_override(&mut t, "simulation.duration=20s").unwrap();
         apply_override(&mut t, "flows[0].src=b").unwrap();
-        apply_override(&mut t, "simulation.seed=7").unwrap();
+        apply_override(&mut t, "simulation . seed = 7").unwrap();
         assert_eq!(t["simulation"]["duration"].as_str(), Some("20s"));
         assert_eq!(t["flows"][0]["src"].as_str(), Some("b"));
         assert_eq!(t["simulation"]["seed"].as_integer(), Some(7));
         let e = apply_override(&mut t, "flows[3].src=b").unwrap_err();
         assert!(e.message.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn a_path_deeper_than_any_field_is_refused_before_it_is_walked() {
+        let mut t = toml::Table::new();
+        let deep = format!("{}=1", vec!["a"; 100_000].join("."));
+        let e = apply_override(&mut t, &deep).unwrap_err();
+        assert!(e.message.contains("at most 64 steps"), "{e}");
+        let e = apply_override(&mut t, &format!("flows{}=1", "[0]".repeat(64))).unwrap_err();
+        assert!(e.message.contains("at most 64 steps"), "{e}");
+        apply_override(&mut t, &format!("{}=1", vec!["a"; 64].join("."))).unwrap();
     }
 }
