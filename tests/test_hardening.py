@@ -328,3 +328,13 @@ def test_random_scenarios_are_refused_or_conserve(sc: fg.Scenario):
 @given(scenarios())
 def test_random_scenarios_are_refused_or_conserve_at_length(sc: fg.Scenario):
     check_one(sc)
+
+
+def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(tmp_path: Path):
+    scenario = write(tmp_path, LEAKY)
+    for args in [("run", scenario, "--out", ""), ("run", ""), ("query", "", "SELECT 1")]:
+        done = fairgate(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "got an empty path" in done.stderr and "Traceback" not in done.stderr
+    done = fairgate("query", tmp_path, "SELECT 1", "--csv", "/proc/fairgate.csv")
+    assert done.returncode == 2 and "--csv" in done.stderr and "is not writable" in done.stderr

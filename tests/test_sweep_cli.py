@@ -152,3 +152,65 @@ def test_a_plain_run_writes_a_one_point_store_that_query_reads(tmp_path: Path, c
     capsys.readouterr()
     assert main(["run", str(SHOWCASE), "--out", str(swept), "--quiet"]) == 2
     assert "holds a sweep of 2 points" in capsys.readouterr().err
+
+
+SMALL = """name = "small"
+[simulation]
+duration = "0.2s"
+[topology]
+kind = "dumbbell"
+senders = 1
+bottleneck = { rate = "10Mbps", delay = "1ms" }
+access = { rate = "100Mbps", delay = "1ms" }
+[[flows]]
+src = "s0"
+dst = "d0"
+source = { kind = "cbr", rate = "1Mbps" }
+"""
+
+
+def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_path: Path, capsys):
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL, encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 0
+    flows = "SELECT flow FROM flows"
+    bad_outputs = [
+        (["--csv", str(tmp_path / "missing" / "x.csv")], "--csv: got"),
+        (["--parquet", str(tmp_path)], "a directory; expected a file path"),
+        (["--csv", str(scenario / "x.csv")], "is not a directory"),
+    ]
+    for extra, message in bad_outputs:
+        assert main(["query", str(out), flows, *extra]) == 2
+        assert message in capsys.readouterr().err
+    for sql in ["", "  "]:
+        assert main(["query", str(out), sql]) == 2
+        assert "returns no rows" in capsys.readouterr().err
+
+    failing = (
+        "SELECT CAST(CASE WHEN range > 100000 THEN 'x' ELSE '1' END AS INT) FROM range(300000)"
+    )
+    csv, parquet = tmp_path / "q.csv", tmp_path / "q.parquet"
+    assert main(["query", str(out), failing, "--csv", str(csv), "--parquet", str(parquet)]) == 2
+    assert "Conversion Error" in capsys.readouterr().err
+    assert not csv.exists() and not parquet.exists()
+
+    many = "SELECT range AS n FROM range(25000)"
+    assert main(["query", str(out), many, "--csv", str(csv), "--parquet", str(parquet)]) == 0
+    assert pd.read_csv(csv)["n"].tolist() == list(range(25000))
+    assert pd.read_parquet(parquet)["n"].tolist() == list(range(25000))
+    capsys.readouterr()
+    assert main(["query", str(out), many]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.split() == ["n", *map(str, range(10000))]
+    assert "25,000 rows; the first 10,000 shown" in printed.err
+
+
+def test_an_empty_axis_value_is_refused_and_brackets_keep_their_commas(tmp_path: Path, capsys):
+    from fairgate.sweeps.axes import parse_cli_axis
+
+    for spec in ["bottleneck.queue.limit=5,,60", "bottleneck.queue.limit=5,60,"]:
+        assert main(["sweep", str(SHOWCASE), "--grid", spec, "--out", str(tmp_path / "s")]) == 2
+        assert "axis `bottleneck.queue.limit`: value" in capsys.readouterr().err
+    axis = parse_cli_axis('rtt=[0.02,0.1],[0.05,0.2],"a,b"', "--grid")
+    assert axis.values == ([0.02, 0.1], [0.05, 0.2], "a,b")

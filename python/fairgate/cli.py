@@ -17,7 +17,13 @@ import pandas as pd
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
 from fairgate.results import Results
-from fairgate.runner import ConservationError, check_out_dir, run_file, validate_file
+from fairgate.runner import (
+    ConservationError,
+    check_out_dir,
+    path_argument,
+    run_file,
+    validate_file,
+)
 from fairgate.runner import read_text_file as read_scenario
 from fairgate.sweeps import cli as sweep_cli
 from fairgate.sweeps import store_run
@@ -41,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run SCENARIO, print per-flow and per-queue tables, and write "
         "DIR/summary.json plus one Parquet file per table.",
     )
-    run.add_argument("scenario", type=Path, help="scenario TOML file")
+    run.add_argument("scenario", type=path_argument, help="scenario TOML file")
     run.add_argument("--seed", type=int, help="override simulation.seed")
     run.add_argument(
         "--seeds",
@@ -50,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run seeds SEED..SEED+N-1 on Dask; print means with 95%% intervals; "
         "write a results store",
     )
-    run.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
+    run.add_argument(
+        "--out", type=path_argument, help="output directory (default: out/<scenario name>)"
+    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -81,7 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run only this experiment or scenario of it",
     )
     repro.add_argument("--quick", action="store_true", help="shorter runs, wider tolerances")
-    repro.add_argument("--out", type=Path, help="output directory (default: out/repro/<name>)")
+    repro.add_argument(
+        "--out", type=path_argument, help="output directory (default: out/repro/<name>)"
+    )
     sweep_cli.add_executor_options(repro)
 
     study = sub.add_parser(
@@ -93,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("name", nargs="?", help="study to run (see --list)")
     study.add_argument("--list", action="store_true", help="list the studies")
     study.add_argument("--quick", action="store_true", help="shorter traces")
-    study.add_argument("--out", type=Path, help="output directory (default: out/study/<name>)")
+    study.add_argument(
+        "--out", type=path_argument, help="output directory (default: out/study/<name>)"
+    )
 
     sweep_cli.add_parsers(sub)
 
@@ -102,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
         help="check a scenario without running it",
         description="Check SCENARIO and report the first bad field.",
     )
-    validate.add_argument("scenario", type=Path, help="scenario TOML file")
+    validate.add_argument("scenario", type=path_argument, help="scenario TOML file")
     validate.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import tempfile
@@ -25,6 +26,43 @@ class ConservationError(_core.SimulationError):
         violations = results.summary["conservation"]["violations"]
         super().__init__("conservation violated: " + "; ".join(violations))
         self.results = results
+
+
+def path_argument(text: str) -> Path:
+    """A command-line path; an empty one is refused (``Path("")`` would silently be the
+    current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("got an empty path, expected a file or directory")
+    return Path(text)
+
+
+def check_out_file(path: str | Path, option: str) -> Path:
+    """Checks, before any work, that a file can be written at ``path``; raises ScenarioError
+    naming ``option`` when it is a directory, or its directory is missing, a file or not
+    writable. Writability is probed as ``check_out_dir`` probes it, leaving nothing behind."""
+    path = Path(path)
+    if not str(path) or path.is_dir():
+        raise _core.ScenarioError(f"{option}: got {str(path)!r}, a directory; expected a file path")
+    parent = path.parent
+    if not parent.is_dir():
+        raise _core.ScenarioError(
+            f"{option}: got {str(path)!r}, but {str(parent)!r} is not a directory; "
+            "expected a file in an existing directory"
+        )
+    try:
+        if path.exists():
+            with open(path, "ab"):
+                pass
+        else:
+            handle, probe = tempfile.mkstemp(prefix=".fairgate-probe-", dir=parent)
+            os.close(handle)
+            os.remove(probe)
+    except OSError as err:
+        raise _core.ScenarioError(
+            f"{option}: got {str(path)!r}, which is not writable ({err.strerror}); "
+            "expected a file you can write"
+        ) from None
+    return path
 
 
 def check_out_dir(out: str | Path) -> Path:

@@ -29,6 +29,7 @@ from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
 from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
 from fairgate.sweeps.query import query
+from fairgate.sweeps.query import rows as query_rows
 from fairgate.sweeps.stats import repetitions
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "SweepRun",
     "prepare",
     "query",
+    "query_rows",
     "repetitions",
     "run_point",
     "run_point_into",

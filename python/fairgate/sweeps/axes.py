@@ -104,9 +104,38 @@ def column_value(value: Any) -> Any:
     return toml_literal(value) if isinstance(value, list | tuple | dict) else value
 
 
-def parse_cli_values(text: str) -> list[Any]:
-    """``red,pfd`` or ``10,20,50``: comma-separated TOML values, bare words as strings."""
-    return [parse_cli_value(part.strip()) for part in text.split(",") if part.strip()]
+def parse_cli_values(text: str, axis: str) -> list[Any]:
+    """``red,pfd``, ``10,20,50`` or ``[1,2],[3]``: TOML values separated by the commas outside
+    brackets and quotes, bare words as strings. An empty value (``1,,2``, a trailing comma) is
+    refused rather than dropped."""
+    if not text.strip():
+        return []
+    parts = split_top_level(text)
+    for index, part in enumerate(parts):
+        if not part.strip():
+            raise ScenarioError(
+                f"axis `{axis}`: value {index + 1} of {len(parts)} is empty; "
+                "expected VALUE1,VALUE2,... with no empty value"
+            )
+    return [parse_cli_value(part.strip()) for part in parts]
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets, braces and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
 
 
 def parse_cli_value(text: str) -> Any:
@@ -122,7 +151,7 @@ def parse_cli_axis(spec: str, option: str) -> Axis:
     path = path.strip()
     if not sep or not path:
         raise ScenarioError(f"{option} {spec!r}: expected PATH=VALUE1,VALUE2,...")
-    return Axis(path, path, tuple(parse_cli_values(values)))
+    return Axis(path, path, tuple(parse_cli_values(values, path)))
 
 
 def _paths(node: Any, prefix: str = "") -> Iterator[str]:

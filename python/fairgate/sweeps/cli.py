@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.runner import read_text_file
+from fairgate.runner import check_out_file, path_argument, read_text_file
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
 from fairgate.sweeps.axes import Axis, parse_cli_axis
-from fairgate.sweeps.query import query
+from fairgate.sweeps.query import rows
 
 SHOWN_METRICS = {
     "delivered_pkts": "delivered",
@@ -46,14 +52,18 @@ def add_parsers(sub: Any) -> None:
         "and write the results store DIR/{summary,flows,ports}/point=KEY/. A rerun skips "
         "finished points and runs failed ones again.",
     )
-    s.add_argument("file", type=Path, help="sweep file (TOML with `scenario = ...`) or scenario")
+    s.add_argument(
+        "file", type=path_argument, help="sweep file (TOML with `scenario = ...`) or scenario"
+    )
     s.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2", help="product axis")
     s.add_argument(
         "--zip", action="append", default=[], metavar="PATH=V1,V2", help="axes varied together"
     )
     s.add_argument("--seeds", type=int, metavar="N", help="seeds: the scenario's and the N-1 after")
     s.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    s.add_argument("--out", type=Path, help="results store (default: out/sweep/<file name>)")
+    s.add_argument(
+        "--out", type=path_argument, help="results store (default: out/sweep/<file name>)"
+    )
     s.add_argument("--quiet", action="store_true", help="print nothing but errors")
     add_executor_options(s)
 
@@ -63,10 +73,12 @@ def add_parsers(sub: Any) -> None:
         description="Run SQL over DIR's views summary, flows and ports (a sweep store) or the "
         "tables of a single run, and print the result (or write it as CSV/Parquet).",
     )
-    q.add_argument("dir", type=Path, help="results directory")
+    q.add_argument("dir", type=path_argument, help="results directory")
     q.add_argument("sql", help='e.g. "SELECT flow, avg(goodput_bps) FROM flows GROUP BY flow"')
-    q.add_argument("--csv", type=Path, metavar="FILE", help="write the result as CSV")
-    q.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as Parquet")
+    q.add_argument("--csv", type=path_argument, metavar="FILE", help="write the result as CSV")
+    q.add_argument(
+        "--parquet", type=path_argument, metavar="FILE", help="write the result as Parquet"
+    )
 
 
 def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
@@ -183,12 +195,65 @@ def run_seeds(args: argparse.Namespace) -> int:
     return run_sweep(sweep_args, flows=True)
 
 
+PRINTED_ROWS = 10_000
+
+
 def run_query(args: argparse.Namespace) -> int:
-    result = query(args.dir, args.sql)
-    if args.csv:
-        result.to_csv(args.csv, index=False)
-    if args.parquet:
-        result.to_parquet(args.parquet, index=False)
-    if not (args.csv or args.parquet):
-        print(result.to_string(index=False))
+    """``fairgate query``: writes the rows to ``--csv``/``--parquet`` as they come, or prints the
+    first PRINTED_ROWS and, on stderr, how many there were."""
+    outputs = {flag: path for flag, path in (("csv", args.csv), ("parquet", args.parquet)) if path}
+    for flag, path in outputs.items():
+        check_out_file(path, f"--{flag}")
+    with rows(args.dir, args.sql) as (schema, batches):
+        if outputs:
+            write_rows(schema, batches, outputs)
+        else:
+            print_rows(schema, batches)
     return 0
+
+
+def write_rows(
+    schema: pa.Schema, batches: Iterator[pa.RecordBatch], outputs: dict[str, str]
+) -> None:
+    """Writes every batch to each output (``csv`` or ``parquet``); on any error the files are
+    removed, so that no partial result is left looking complete."""
+    writers: list[Any] = []
+    try:
+        for flag, path in outputs.items():
+            if flag == "csv":
+                options = pa_csv.WriteOptions(quoting_style="needed")
+                writers.append(pa_csv.CSVWriter(path, schema, write_options=options))
+            else:
+                writers.append(pq.ParquetWriter(path, schema))
+        for batch in batches:
+            for writer in writers:
+                writer.write_batch(batch)
+        for writer in writers:
+            writer.close()
+    except BaseException as err:
+        for writer in writers:
+            with contextlib.suppress(Exception):
+                writer.close()
+        for path in outputs.values():
+            Path(path).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            paths = ", ".join(outputs.values())
+            raise ScenarioError(f"query: cannot write {paths}: {err}") from None
+        raise
+
+
+def print_rows(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+    """Prints the first PRINTED_ROWS rows as a table; counts the rest without keeping them."""
+    head: list[pa.RecordBatch] = []
+    total = 0
+    for batch in batches:
+        if total < PRINTED_ROWS:
+            head.append(batch.slice(0, PRINTED_ROWS - total))
+        total += batch.num_rows
+    print(pa.Table.from_batches(head, schema).to_pandas().to_string(index=False))
+    if total > PRINTED_ROWS:
+        print(
+            f"({total:,} rows; the first {PRINTED_ROWS:,} shown: --csv FILE or --parquet FILE "
+            "writes them all)",
+            file=sys.stderr,
+        )

@@ -8,10 +8,13 @@ the store does not hold.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from fairgate._core import ScenarioError
 
@@ -65,13 +68,47 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def query(root: str | Path, sql: str) -> pd.DataFrame:
-    """Runs ``sql`` over the store at ``root``; a bad query raises ScenarioError with DuckDB's
-    message."""
+NO_ROWS = "got a statement that returns no rows, expected a query such as SELECT ..."
+
+
+@contextmanager
+def rows(
+    root: str | Path, sql: str, batch_rows: int = 65_536
+) -> Iterator[tuple[pa.Schema, Iterator[pa.RecordBatch]]]:
+    """The schema and the rows of ``sql`` over the store at ``root``, streamed in Arrow batches
+    of at most ``batch_rows``, so that a result larger than memory can still be written out.
+    A bad query raises ScenarioError with DuckDB's message, here or while the batches are read.
+    """
     con = connect(root)
     try:
-        return con.execute(sql).df()
-    except duckdb.Error as err:
-        raise ScenarioError(f"query: {err}") from None
+        try:
+            relation = con.sql(sql)
+            if relation is None:
+                raise ScenarioError(f"query: {NO_ROWS}")
+            reader = relation.to_arrow_reader(batch_rows)
+        except duckdb.Error as err:
+            raise ScenarioError(f"query: {err}") from None
+        yield reader.schema, _read(reader)
     finally:
         con.close()
+
+
+def _read(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+    """The reader's batches; an error DuckDB meets while computing them (Arrow passes it on
+    as an OSError) is a bad query."""
+    batches = iter(reader)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (duckdb.Error, pa.ArrowException, OSError) as err:
+            raise ScenarioError(f"query: {err}") from None
+        yield batch
+
+
+def query(root: str | Path, sql: str) -> pd.DataFrame:
+    """Runs ``sql`` over the store at ``root`` and returns its rows; a bad query raises
+    ScenarioError with DuckDB's message."""
+    with rows(root, sql) as (schema, batches):
+        return pa.Table.from_batches(list(batches), schema).to_pandas()
