@@ -234,3 +234,28 @@ def test_ctrl_c_during_a_commit_is_delivered_after_the_whole_point(tmp_path: Pat
     for table in store.TABLES:
         assert (tmp_path / table / "point=k" / "part-0.parquet").is_file()
     assert store.finished_keys(tmp_path) == {"k"}
+
+
+def test_numpy_axes_seeds_and_values_are_taken_as_plain_values():
+    run = prepare(
+        poisson_queue(),
+        grid={"links[0].queue.limit": np.arange(10, 30, 10)},
+        zip=[{"links[0].rate": np.linspace(5e6, 6e6, 2)}],
+        seeds=np.int64(2),
+        overrides="simulation.duration=1s",
+    )
+    assert [p.overrides[:2] for p in run.points[::2]] == [
+        ("links[0].queue.limit=10", "links[0].rate=5000000.0"),
+        ("links[0].queue.limit=10", "links[0].rate=6000000.0"),
+        ("links[0].queue.limit=20", "links[0].rate=5000000.0"),
+        ("links[0].queue.limit=20", "links[0].rate=6000000.0"),
+    ]
+    assert [p.seed for p in run.points[:2]] == [5, 6]
+    assert run.overrides == ["simulation.duration=1s"]
+    assert [p.seed for p in prepare(poisson_queue(), seeds=np.arange(7, 9)).points] == [7, 8]
+    sc = fg.Scenario("np", duration=np.float32(0.5), seed=np.int64(3))
+    sc.node("a").node("b").link("a", "b", np.float64(1e7), "1ms", fg.queue(limit=np.int64(5)))
+    assert sc.validate()["simulation"]["seed"] == 3
+    sc.flow("a", "b", fg.source("cbr", rate={1, 2}))
+    with pytest.raises(fg.ScenarioError, match=r"`flows\[0\].source.rate`: got set"):
+        sc.to_toml()

@@ -120,9 +120,19 @@ def read_text_file(path: str | Path, what: str = "scenario file") -> str:
         raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
 
 
+def override_list(overrides: str | Sequence[str]) -> list[str]:
+    """The overrides as a list: one ``key.path=value`` string is one override (not one per
+    character); anything but strings raises ScenarioError."""
+    listed = [overrides] if isinstance(overrides, str) else list(overrides)
+    for item in listed:
+        if not isinstance(item, str):
+            raise _core.ScenarioError(f"overrides: got {item!r}, expected key.path=value strings")
+    return listed
+
+
 def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Validates TOML text; returns the scenario as the core understood it."""
-    return json.loads(_core.validate(text, list(overrides)))
+    return json.loads(_core.validate(text, override_list(overrides)))
 
 
 def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -152,7 +162,7 @@ def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -
     Raises ScenarioError for a bad scenario, SimulationError when the run cannot go on, and
     ConservationError (carrying the invalid results) when a conservation law was broken.
     """
-    sim = _core.load(text, list(overrides))
+    sim = _core.load(text, override_list(overrides))
     _advance(sim, progress)
     results = Results.from_core(sim.results())
     if not results.conserved:

@@ -7,13 +7,42 @@ or strings with units ("10ms"); rates are bits per second or strings ("10Mbps").
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import tomli_w
+
+from fairgate._core import ScenarioError
 
 Value = int | float | str
 Table = dict[str, Any]
+
+
+def plain(value: Any, path: str) -> Any:
+    """``value`` as the plain values TOML holds: numpy scalars and arrays (a rate from
+    ``np.linspace``, a limit from ``np.arange``), tuples and ranges are converted; anything
+    else raises ScenarioError naming ``path``."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, np.generic):
+        return plain(value.item(), path)
+    if isinstance(value, Mapping):
+        return {
+            _key(k, path): plain(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple | range | np.ndarray):
+        return [plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    raise ScenarioError(
+        f"`{path}`: got {type(value).__name__} {value!r}, "
+        "expected a number, string, boolean, list or table"
+    )
+
+
+def _key(key: Any, path: str) -> str:
+    if not isinstance(key, str):
+        raise ScenarioError(f"`{path}`: got the key {key!r}, expected a string")
+    return key
 
 
 def _clean(table: Table) -> Table:
@@ -195,16 +224,18 @@ class Scenario:
 
     def _add_phase_edges(self, edges: list[float]) -> None:
         sim = self._doc["simulation"]
-        duration = sim["duration"]
+        duration = plain(sim["duration"], "simulation.duration")
         if isinstance(duration, int | float):
             edges = [e for e in edges if e < duration]
         sim["phase_edges"] = sorted({*sim.get("phase_edges", []), *edges})
 
     def to_dict(self) -> Table:
-        return json.loads(json.dumps(self._doc))
+        """The scenario as plain Python values (a deep copy)."""
+        return plain(self._doc, "")
 
     def to_toml(self) -> str:
-        return tomli_w.dumps(self._doc)
+        """The scenario as TOML text, exactly what a scenario file would hold."""
+        return tomli_w.dumps(self.to_dict())
 
     def validate(self) -> Table:
         """Checks the scenario in the core; raises ScenarioError naming the bad field."""

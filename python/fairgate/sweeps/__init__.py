@@ -17,14 +17,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
+from fairgate.runner import override_list, run_text, validate_text
 from fairgate.runner import read_text_file as read_scenario
-from fairgate.runner import run_text, validate_text
-from fairgate.scenario import Scenario
+from fairgate.scenario import Scenario, plain
 from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
 from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
@@ -82,18 +83,19 @@ def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axi
         return list(spec)
     axes = []
     for name, values in spec.items():
-        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
             raise ScenarioError(f"axis `{name}`: got {values!r}, expected a list of values")
-        axes.append(Axis(name, name, tuple(values)))
+        axes.append(Axis(name, name, tuple(plain(values, f"axis {name}"))))
     return axes
 
 
 def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
     """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
-    if isinstance(seeds, bool) or not isinstance(seeds, int | Sequence):
+    if isinstance(seeds, bool) or not isinstance(seeds, int | Sequence | np.integer | np.ndarray):
         raise ScenarioError(f"seeds: got {seeds!r}, expected a count or a list of seeds")
-    if isinstance(seeds, Sequence):
-        return list(seeds)
+    seeds = plain(seeds, "seeds")
+    if isinstance(seeds, list):
+        return seeds
     if seeds < 1:
         raise ScenarioError(f"seeds: got {seeds}, expected at least 1")
     if seeds > MAX_POINTS:
@@ -272,11 +274,12 @@ def prepare(
     grid: Mapping[str, Sequence[Any]] | Sequence[Axis] | None = None,
     zip: Sequence[Mapping[str, Sequence[Any]] | Sequence[Axis]] = (),  # noqa: A002
     seeds: int | Sequence[int] = 1,
-    overrides: Sequence[str] = (),
+    overrides: str | Sequence[str] = (),
     out: str | Path | None = None,
 ) -> SweepRun:
     """Checks a sweep (every axis value, by the core) without running anything."""
     text = scenario_text(scenario)
+    overrides = override_list(overrides)
     if is_atm(validate_text(text, overrides)):
         raise ScenarioError(
             "atm: got a scenario with an [atm] section, expected a packet scenario: sweeps run "
