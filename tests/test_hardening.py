@@ -338,3 +338,13 @@ def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(tmp
         assert "got an empty path" in done.stderr and "Traceback" not in done.stderr
     done = fairgate("query", tmp_path, "SELECT 1", "--csv", "/proc/fairgate.csv")
     assert done.returncode == 2 and "--csv" in done.stderr and "is not writable" in done.stderr
+
+
+def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_path: Path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "summary.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "summary.json").write_text("{}", encoding="utf-8")
+    for where in ["missing", "bad", "half"]:
+        with pytest.raises(fg.ScenarioError, match="cannot read saved results"):
+            fg.Results.load(tmp_path / where)

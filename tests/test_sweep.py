@@ -259,3 +259,27 @@ def test_numpy_axes_seeds_and_values_are_taken_as_plain_values():
     sc.flow("a", "b", fg.source("cbr", rate={1, 2}))
     with pytest.raises(fg.ScenarioError, match=r"`flows\[0\].source.rate`: got set"):
         sc.to_toml()
+
+
+def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
+    cases = [
+        ({"grid": {LIMIT: [5, 6, 5]}}, "axis `queue.limit`: values 1 and 3 are both 5, expected"),
+        (
+            {"zip": [{LIMIT: [5, 5, 6], "links[0].delay": ["1ms", "1ms", "1ms"]}]},
+            'values 1 and 2 are both 5, "1ms"',
+        ),
+        ({"zip": [{}]}, "zip: a group with no axes"),
+        ({"seeds": [3, 4, 3]}, "seeds: 3 is given twice"),
+        ({"seeds": [2**63]}, r"expected integers from 0 to 2\^63 - 1"),
+        ({"seeds": []}, "seeds: empty"),
+        (
+            {"grid": {LIMIT: [5, 6], "links[0].queue.limit": [7, 8]}},
+            r"sets `links\[0\].queue.limit`, as axis `queue.limit` does",
+        ),
+        ({"grid": {"links[0].rate": ["1Mbps", 2e6]}}, r"^axis `links\[0\].rate`: values mix"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(fg.ScenarioError, match=message):
+            prepare(poisson_queue(), **kwargs)
+    zipped = prepare(poisson_queue(), zip=[{LIMIT: [5, 5], "links[0].delay": ["1ms", "2ms"]}])
+    assert len(zipped.points) == 2

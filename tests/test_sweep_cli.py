@@ -90,6 +90,17 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
     bad.write_text(f'scenario = "{SHOWCASE}"\ngird = {{}}\n', encoding="utf-8")
     assert main(["sweep", str(bad)]) == 2
     assert "`gird`: unknown key" in capsys.readouterr().err
+    bad_files = [
+        ("scenario = 1\n", "`scenario`: got 1, expected the path of a scenario file"),
+        (f'scenario = "{SHOWCASE}"\nseeds = 0\n', "seeds: got 0, expected at least 1"),
+        (f'scenario = "{SHOWCASE}"\nseeds = []\n', "seeds: empty"),
+        (f'scenario = "{SHOWCASE}"\n[[zip]]\n', "zip: a group with no axes"),
+        (f'scenario = "{SHOWCASE}"\nseeds = [18446744073709551615]\n', "2^63 - 1"),
+    ]
+    for text, message in bad_files:
+        bad.write_text(text, encoding="utf-8")
+        assert main(["sweep", str(bad), "--out", str(out)]) == 2, text
+        assert message in capsys.readouterr().err, text
     assert main(["query", str(tmp_path), "SELECT 1"]) == 2
     assert "no results here" in capsys.readouterr().err
 

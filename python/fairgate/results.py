@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+
+from fairgate import _core
 
 TABLES = (
     "flows",
@@ -179,8 +182,17 @@ class Results:
 
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
-        """Reads results saved by :meth:`save`."""
+        """Reads results saved by :meth:`save`; a directory that does not hold them (a missing
+        or unreadable summary or table) raises ScenarioError naming the file."""
         out = Path(out_dir)
-        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-        frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+        try:
+            summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+            frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+        except (OSError, ValueError, pa.ArrowException) as err:
+            raise _core.ScenarioError(
+                f"{out}: cannot read saved results ({err}); expected a directory written by "
+                "Results.save or `fairgate run --out`"
+            ) from None
+        if not isinstance(summary, dict):
+            raise _core.ScenarioError(f"{out / 'summary.json'}: expected a JSON object")
         return cls(summary=summary, **frames)

@@ -204,9 +204,7 @@ def _uniform(axis: Axis) -> Axis:
     """All values of one kind (ints among floats become floats), so a column has one type."""
     kinds = {_value_kind(v) for v in axis.values}
     if len(kinds) > 1:
-        raise ScenarioError(
-            f"axis `{axis.name}`: values mix {' and '.join(sorted(kinds))}, expected one type"
-        )
+        raise ScenarioError(f"values mix {' and '.join(sorted(kinds))}, expected one type")
     if any(isinstance(v, float) for v in axis.values) and kinds == {"number"}:
         return Axis(axis.name, axis.path, tuple(float(v) for v in axis.values))
     return axis
@@ -224,7 +222,24 @@ def _check_axis(axis: Axis) -> Axis:
         raise ScenarioError(f"axis `{axis.name}`: {err.args[0]}") from None
 
 
+def _check_distinct(group: Sequence[Axis], option: str) -> None:
+    """Two equal values of an axis (or tuples of a zipped group) would be one point run
+    twice."""
+    seen: dict[str, int] = {}
+    for index, row in enumerate(zip(*(a.values for a in group), strict=True), 1):
+        shown = ", ".join(toml_literal(v) for v in row)
+        if shown in seen:
+            names = " + ".join(f"`{a.name}`" for a in group)
+            raise ScenarioError(
+                f"{option} {names}: values {seen[shown]} and {index} are both {shown}, "
+                "expected distinct values"
+            )
+        seen[shown] = index
+
+
 def _check_group(group: Sequence[Axis], option: str) -> None:
+    if not group:
+        raise ScenarioError(f"{option}: a group with no axes, expected at least one axis")
     lengths = {a.name: len(a.values) for a in group}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
@@ -243,6 +258,9 @@ def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], opti
             )
             raise ScenarioError(f"{option} {named}: {err.args[0]}") from None
 
+
+MAX_SEED = 2**63 - 1
+"""The largest seed: a TOML integer (and the store's seed column) is a signed 64-bit one."""
 
 MAX_POINTS = 1_000_000
 """The most points (runs) one sweep may have: a million runs of even a second each keep two
@@ -277,8 +295,13 @@ def build_grid(
     if not seeds:
         raise ScenarioError("seeds: empty, expected at least one seed")
     for seed in seeds:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ScenarioError(f"seeds: got {seed!r}, expected non-negative integers")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ScenarioError(f"seeds: got {seed!r}, expected integers from 0 to 2^63 - 1")
+    seen: set[int] = set()
+    for seed in seeds:
+        if seed in seen:
+            raise ScenarioError(f"seeds: {seed} is given twice, expected distinct seeds")
+        seen.add(seed)
     groups: list[tuple[Axis, ...]] = []
     for option, group in [*(("axis", [a]) for a in product), *(("zip", z) for z in zipped)]:
         checked = tuple(
@@ -287,11 +310,20 @@ def build_grid(
         )
         if option == "zip":
             _check_group(checked, option)
+        _check_distinct(checked, option)
         _validate_values(text, base_overrides, checked, option)
         groups.append(checked)
-    check_point_count(groups, len(dict.fromkeys(seeds)))
+    check_point_count(groups, len(seeds))
     names = [a.name for g in groups for a in g]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ScenarioError(f"axis `{twice[0]}`: given more than once")
-    return Grid(tuple(groups), tuple(dict.fromkeys(seeds)))
+    by_path: dict[str, str] = {}
+    for axis in (a for g in groups for a in g):
+        if axis.path in by_path:
+            raise ScenarioError(
+                f"axis `{axis.name}`: sets `{axis.path}`, as axis `{by_path[axis.path]}` does; "
+                "expected one axis per field"
+            )
+        by_path[axis.path] = axis.name
+    return Grid(tuple(groups), tuple(seeds))

@@ -99,7 +99,8 @@ def _prepared(args: argparse.Namespace) -> SweepRun:
     grid += [parse_cli_axis(a, "--grid") for a in args.grid]
     if args.zip:
         zipped.append([parse_cli_axis(a, "--zip") for a in args.zip])
-    seeds = args.seeds if args.seeds is not None else (spec.seeds if spec and spec.seeds else 1)
+    seeds = args.seeds if args.seeds is not None else (spec.seeds if spec else None)
+    seeds = 1 if seeds is None else seeds
     overrides = [*(spec.overrides if spec else []), *args.overrides]
     out = args.out or Path("out") / "sweep" / args.file.stem
     return prepare(scenario, grid, zipped, seeds, overrides, out)

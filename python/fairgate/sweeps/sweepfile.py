@@ -40,7 +40,7 @@ class SweepFile:
 
 def is_sweep_file(doc: dict[str, Any]) -> bool:
     """A sweep file names its scenario; a scenario file never has a ``scenario`` key."""
-    return isinstance(doc.get("scenario"), str)
+    return "scenario" in doc
 
 
 def _axis(name: str, spec: Any, where: str) -> Axis:
@@ -77,6 +77,11 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
         raise ScenarioError(
             f"`{unknown[0]}`: unknown key, expected one of {', '.join(sorted(KEYS))}"
         )
+    scenario = doc.get("scenario")
+    if not isinstance(scenario, str) or not scenario.strip():
+        raise ScenarioError(
+            f"`scenario`: got {scenario!r}, expected the path of a scenario file (a string)"
+        )
     seeds = doc.get("seeds")
     if seeds is not None and not isinstance(seeds, int | list):
         raise ScenarioError(f"`seeds`: got {seeds!r}, expected a count or a list of seeds")
@@ -87,7 +92,7 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
     if not isinstance(zipped, list):
         raise ScenarioError("`zip`: expected an array of tables ([[zip]])")
     return SweepFile(
-        scenario=base / doc["scenario"],
+        scenario=base / scenario,
         seeds=seeds,
         overrides=list(overrides),
         grid=_axes(doc.get("grid", {}), "grid"),
