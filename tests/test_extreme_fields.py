@@ -1,5 +1,7 @@
 """Every field of every discipline, source, gateway table, cell-network buffer and TCP, link,
-``[simulation]`` and dumbbell topology, set to extreme values one at a time and a few at once.
+``[simulation]``, dumbbell and chain topology, ``[[flows]]`` entry, node, traffic phases,
+distribution, loss model, FQ buffer manager and web/HTTP TCP, set to extreme values one at a
+time and a few at once.
 
 The fields are discovered from the scenario schema itself (the error for an unknown field lists
 the accepted ones), so a new discipline or parameter is covered without editing this file. Each
@@ -8,7 +10,7 @@ case runs in a forked child with a memory cap and an alarm: it must be refused w
 abort, a hang past the alarm (150 s) or any other exception fails the case. The default suite
 draws 400 single-field cases and 150 of two to four fields set at once
 (``FAIRGATE_COMBINATIONS=N`` for more), each run for 50 ms; ``-m slow`` runs every
-single-field case (about 6,400) for 500 ms.
+single-field case (about 8,300) for 500 ms.
 """
 
 from __future__ import annotations

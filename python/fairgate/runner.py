@@ -130,6 +130,12 @@ def override_list(overrides: str | Sequence[str]) -> list[str]:
     return listed
 
 
+def toml_document(text: str) -> dict[str, Any]:
+    """TOML text as a dict, parsed by the core's own parser (TOML 1.1, a leading byte-order
+    mark allowed) so that whatever runs also sweeps; a syntax error raises ScenarioError."""
+    return json.loads(_core.toml_document(text))
+
+
 def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Validates TOML text; returns the scenario as the core understood it."""
     return json.loads(_core.validate(text, override_list(overrides)))

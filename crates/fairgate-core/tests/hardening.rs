@@ -171,6 +171,58 @@ fn extreme_keshav_timeouts_and_setpoints_run_to_the_end() {
     }
 }
 
+/// Times past the end of the 64-bit picosecond clock (a think time or RTT drawn from the
+/// tail of a distribution whose mean the bound allows, an HTTP ramp of a million seconds a
+/// step) saturate instead of wrapping into the past; tests build with overflow checks, so a
+/// wrap would panic here.
+#[test]
+fn times_past_the_end_of_the_clock_saturate_instead_of_wrapping() {
+    let dumbbell = |senders: u32, rtt: &str, source: &str| {
+        format!(
+            r#"
+[simulation]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+senders = {senders}
+bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
+access = {{ rate = "100Mbps", delay = "1ms" }}
+{rtt}
+[[flows]]
+src = "s{{i}}"
+dst = "d{{i}}"
+count = {senders}
+source = {source}
+"#
+        )
+    };
+    let think = r#"{ dist = "exponential", mean = 1.8e7 }"#;
+    let scenarios = [
+        dumbbell(
+            1,
+            "",
+            &format!(r#"{{ kind = "web", sessions = 40, think = {think} }}"#),
+        ),
+        dumbbell(
+            1,
+            "",
+            r#"{ kind = "http", connections = 400, ramp_step = "1e6s", ramp_pause = "1e6s" }"#,
+        ),
+        dumbbell(
+            20,
+            r#"rtt = { dist = "exponential", mean = 1.8e7 }"#,
+            r#"{ kind = "tcp" }"#,
+        ),
+    ];
+    for text in scenarios {
+        let scenario = parse(&text, &[]).unwrap();
+        let mut sim = build(&scenario).unwrap();
+        sim.run();
+        assert_eq!(sim.failure(), None, "{text}");
+        assert!(sim.conservation_violations().is_empty(), "{text}");
+    }
+}
+
 #[test]
 fn too_many_flows_are_refused_with_the_count_named() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR)

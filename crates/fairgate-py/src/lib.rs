@@ -195,6 +195,13 @@ fn validate(text: &str, overrides: Vec<String>) -> PyResult<String> {
     Ok(serde_json::to_string(&s).expect("scenarios serialise"))
 }
 
+/// Parses TOML text with the core's parser, reading no field; returns the document as JSON.
+#[pyfunction]
+fn toml_document(text: &str) -> PyResult<String> {
+    let table = guarded("parsing", || scenario::parse_document(text))?.map_err(scenario_err)?;
+    Ok(serde_json::to_string(&table).expect("TOML tables serialise"))
+}
+
 /// Parses TOML text (with overrides) and builds a simulation.
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new()))]
@@ -353,6 +360,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_document, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;

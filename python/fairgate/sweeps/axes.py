@@ -12,13 +12,12 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.runner import validate_text
+from fairgate.runner import toml_document, validate_text
 
 RESERVED_COLUMNS = frozenset(
     {"point", "seed", "status", "error", "attempts", "scenario", "flow", "port"}
@@ -140,8 +139,8 @@ def split_top_level(text: str) -> list[str]:
 
 def parse_cli_value(text: str) -> Any:
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        return toml_document(f"v = {text}")["v"]
+    except ScenarioError:
         return text
 
 
@@ -291,7 +290,7 @@ def build_grid(
 ) -> Grid:
     """Resolves and checks every axis against the scenario ``text``; raises ScenarioError
     naming the axis at the first problem."""
-    doc = tomllib.loads(text)
+    doc = toml_document(text)
     if not seeds:
         raise ScenarioError("seeds: empty, expected at least one seed")
     for seed in seeds:

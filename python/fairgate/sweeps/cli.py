@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.runner import check_out_file, path_argument, read_text_file
+from fairgate.runner import check_out_file, path_argument, read_text_file, toml_document
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
 from fairgate.sweeps.axes import Axis, parse_cli_axis
 from fairgate.sweeps.query import rows
@@ -83,8 +82,8 @@ def add_parsers(sub: Any) -> None:
 
 def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
     try:
-        doc = tomllib.loads(read_text_file(path))
-    except (ScenarioError, tomllib.TOMLDecodeError):
+        doc = toml_document(read_text_file(path))
+    except ScenarioError:
         return path, None  # the scenario reader reports it with the usual message
     if not sweepfile.is_sweep_file(doc):
         return path, None

@@ -17,13 +17,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.runner import read_text_file
+from fairgate.runner import read_text_file, toml_document
 from fairgate.sweeps.axes import Axis
 
 KEYS = {"scenario", "seeds", "set", "grid", "zip"}
@@ -64,11 +63,7 @@ def _axes(table: Any, where: str) -> list[Axis]:
 
 def load(path: Path) -> SweepFile:
     """Reads a sweep file; raises ScenarioError naming the bad key."""
-    try:
-        doc = tomllib.loads(read_text_file(path, "sweep file"))
-    except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"TOML syntax error: {err}") from None
-    return from_doc(doc, path.parent)
+    return from_doc(toml_document(read_text_file(path, "sweep file")), path.parent)
 
 
 def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:

@@ -395,8 +395,8 @@ impl Network {
             return;
         };
         p.departures += 1;
-        p.busy_until = self.now + p.cell_time;
-        let at = p.busy_until + p.propagation;
+        p.busy_until = self.now.saturating_add(p.cell_time);
+        let at = p.busy_until.saturating_add(p.propagation);
         if p.in_flight.is_empty() {
             self.events
                 .schedule(at, Event::LinkArrive { port: port as u32 });
@@ -469,7 +469,7 @@ impl Network {
             let goodput = self.received_by_vc();
             self.samples.window_start = Some((self.now, goodput));
         }
-        let next = self.now + self.sample_interval;
+        let next = self.now.saturating_add(self.sample_interval);
         if next <= self.end {
             self.events.schedule(next, Event::Sample);
         }

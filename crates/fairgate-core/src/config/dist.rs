@@ -6,7 +6,7 @@
 //! `{ dist = "normal", mean = .., std = .. }` (truncated at 0).
 
 use super::error::{join, ScenarioError};
-use super::units::parse_duration;
+use super::units::{parse_duration, MAX_DURATION_S};
 use crate::engine::Rng;
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp, LogNormal, Normal, Pareto};
@@ -198,10 +198,28 @@ pub struct SizeDist(pub Dist);
 impl<'de> Deserialize<'de> for DurationDist {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = toml::Value::deserialize(d)?;
-        from_value(value, Quantity::Seconds)
-            .map(DurationDist)
-            .map_err(D::Error::custom)
+        let dist = from_value(value, Quantity::Seconds).map_err(D::Error::custom)?;
+        check_duration_bound(&dist).map_err(D::Error::custom)?;
+        Ok(DurationDist(dist))
     }
+}
+
+/// A fixed duration, a uniform maximum or a mean is at most MAX_DURATION_S, like every
+/// duration; only the tail of an unbounded distribution reaches past it, and a time drawn
+/// there saturates (an event never reached in the run).
+fn check_duration_bound(dist: &Dist) -> Result<(), String> {
+    let largest = match *dist {
+        Dist::Constant { value } => value,
+        Dist::Uniform { max, .. } => max,
+        other => other.mean(),
+    };
+    if largest > MAX_DURATION_S {
+        return Err(format!(
+            "got a duration of up to {largest} s, expected at most {MAX_DURATION_S:e} s \
+             (about 200 days)"
+        ));
+    }
+    Ok(())
 }
 
 impl<'de> Deserialize<'de> for SizeDist {
@@ -258,6 +276,24 @@ impl SizeDist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_distribution_is_bounded_like_a_duration() {
+        let parse = |text: &str| -> Result<DurationDist, String> {
+            let value: toml::Value =
+                format!("v = {text}").parse::<toml::Table>().unwrap()["v"].clone();
+            DurationDist::deserialize(value).map_err(|e| e.to_string())
+        };
+        for text in [
+            "1e9",
+            "{ dist = \"uniform\", min = 0, max = 2e7 }",
+            "{ dist = \"exponential\", mean = 1e8 }",
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains("expected at most 1.8e7 s"), "{text}: {e}");
+        }
+        assert!(parse("{ dist = \"exponential\", mean = 1.8e7 }").is_ok());
+    }
     use crate::engine::rng;
 
     fn parse_size(text: &str) -> Result<SizeDist, String> {

@@ -78,11 +78,15 @@ fn listed(units: &[(&str, f64)]) -> String {
     units.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
 }
 
+/// The longest duration a scenario may give (about 208 days): the clock counts picoseconds in
+/// 64 bits, which last 1.8e7 s.
+pub const MAX_DURATION_S: f64 = 1.8e7;
+
 fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
     if !seconds.is_finite() || seconds < 0.0 {
         return Err(format!("got {shown}, expected a duration >= 0"));
     }
-    if seconds > 1.8e7 {
+    if seconds > MAX_DURATION_S {
         return Err(format!(
             "got {shown}, expected a duration below 1.8e7 s (about 200 days)"
         ));

@@ -46,7 +46,7 @@ impl BufferFlowControl {
         if marked {
             self.marks += 1;
             self.limit *= self.decr;
-            self.frozen_until = now + self.freeze;
+            self.frozen_until = now.saturating_add(self.freeze);
         } else if now >= self.frozen_until {
             self.limit = (self.limit + self.incr_bytes).min(self.buffer);
         }

@@ -119,7 +119,10 @@ impl Gateway {
         }
         w.unflushed += advanced;
         if !std::mem::replace(&mut w.flush_armed, true) {
-            ctx.set_timer(ctx.now + period, self.legs_in.token(index) | LEG_IN_FLUSH);
+            ctx.set_timer(
+                ctx.now.saturating_add(period),
+                self.legs_in.token(index) | LEG_IN_FLUSH,
+            );
         }
     }
 

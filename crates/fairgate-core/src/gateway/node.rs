@@ -446,7 +446,7 @@ impl Agent for Gateway {
         if token == SAMPLE {
             self.sample_connections(ctx);
             if let Some(interval) = self.sample_interval {
-                ctx.set_timer(ctx.now + interval, SAMPLE);
+                ctx.set_timer(ctx.now.saturating_add(interval), SAMPLE);
             }
             return;
         }

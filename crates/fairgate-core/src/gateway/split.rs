@@ -511,7 +511,10 @@ impl SplitConnection {
             self.unflushed += bytes;
             if !self.flush_armed {
                 self.flush_armed = true;
-                ctx.set_timer(ctx.now + spec.flush_period.0, self.tokens | FLUSH_TIMER);
+                ctx.set_timer(
+                    ctx.now.saturating_add(spec.flush_period.0),
+                    self.tokens | FLUSH_TIMER,
+                );
             }
         }
         match &mut self.rhs {

@@ -90,7 +90,7 @@ impl RateServer {
             return None;
         }
         self.busy = true;
-        Some(now + self.service)
+        Some(now.saturating_add(self.service))
     }
 
     /// The server finishes one service: the packet served and when to wake again, if more wait.
@@ -107,7 +107,10 @@ impl RateServer {
             self.served_bytes += p.size as u64;
         }
         self.busy = self.qdisc.len_packets() > 0;
-        (served, self.busy.then_some(now + self.service))
+        (
+            served,
+            self.busy.then_some(now.saturating_add(self.service)),
+        )
     }
 
     fn with_qdisc<R>(

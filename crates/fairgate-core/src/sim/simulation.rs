@@ -458,7 +458,7 @@ impl Simulation {
         let header = self.packets.get(packet);
         let p = &mut self.ports[port];
         let tx = tx_time(header.size, p.link.rate_bps);
-        p.busy_until = self.now + tx;
+        p.busy_until = self.now.saturating_add(tx);
         p.stats.busy_ps += tx as u128;
         p.stats.wait_ps += (self.now - header.enqueued) as u128;
         p.stats.departures_pkts += 1;
@@ -470,7 +470,9 @@ impl Simulation {
             self.discard(packet, DropReason::LinkLoss, Some(port as u32));
         } else {
             p.in_transit += 1;
-            let at = p.busy_until + p.link.propagation(header, p.busy_until);
+            let at = p
+                .busy_until
+                .saturating_add(p.link.propagation(header, p.busy_until));
             if !p.link.preserves_order() {
                 let event = Event::Arrive {
                     port: port as u32,

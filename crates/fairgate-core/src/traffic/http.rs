@@ -167,9 +167,9 @@ impl HttpPopulation {
     /// When slot `k` joins, after the flow's start.
     fn join_offset(&self, k: u64) -> Time {
         let batch = self.cfg.ramp_batch as u64;
-        let period = self.cfg.ramp_step.0 + self.cfg.ramp_pause.0;
+        let period = self.cfg.ramp_step.0.saturating_add(self.cfg.ramp_pause.0);
         let within = (self.cfg.ramp_step.0 as u128 * (k % batch) as u128 / batch as u128) as Time;
-        (k / batch) * period + within
+        (k / batch).saturating_mul(period).saturating_add(within)
     }
 
     /// Opens the next connection of `slot`.
@@ -191,7 +191,7 @@ impl Workload for HttpPopulation {
     fn start(&mut self, client: u32, _conns: &mut ConnTable, ctx: &mut AgentCtx) {
         let slots = 0..self.cfg.connections as u64;
         for k in slots.filter(|&k| self.client_of[k as usize] == client) {
-            ctx.set_timer(ctx.now + self.join_offset(k), OWN_TIMER | k);
+            ctx.set_timer(ctx.now.saturating_add(self.join_offset(k)), OWN_TIMER | k);
         }
     }
 
@@ -206,7 +206,7 @@ impl Workload for HttpPopulation {
     fn on_received(&mut self, slot: u32, conns: &mut ConnTable, ctx: &mut AgentCtx) {
         if self.cfg.think_in_connection {
             let think = secs(self.cfg.think.0.sample(ctx.rng).max(0.0));
-            ctx.set_timer(ctx.now + think, OWN_TIMER | slot as u64);
+            ctx.set_timer(ctx.now.saturating_add(think), OWN_TIMER | slot as u64);
         } else {
             self.open_now -= 1;
             self.open(slot, conns, ctx);

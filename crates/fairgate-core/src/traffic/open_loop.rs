@@ -210,7 +210,7 @@ impl OpenLoopSource {
         }
         if let Some(size) = self.send_one(ctx) {
             let gap = self.gap(size, ctx);
-            self.send_timer.arm(ctx.now + gap, SEND, ctx);
+            self.send_timer.arm(ctx.now.saturating_add(gap), SEND, ctx);
         }
     }
 
@@ -224,7 +224,7 @@ impl OpenLoopSource {
         }
         let period = if self.on { on } else { off };
         let length = secs(period.sample(ctx.rng));
-        ctx.set_timer(ctx.now + length, self.toggle_token());
+        ctx.set_timer(ctx.now.saturating_add(length), self.toggle_token());
         self.send_and_schedule(ctx);
     }
 }
@@ -234,7 +234,7 @@ impl Agent for OpenLoopSource {
         self.running = true;
         if let Gaps::OnOff { on, .. } = self.gaps {
             let length = secs(on.sample(ctx.rng));
-            ctx.set_timer(ctx.now + length, self.toggle_token());
+            ctx.set_timer(ctx.now.saturating_add(length), self.toggle_token());
         }
         self.send_and_schedule(ctx);
     }

@@ -203,7 +203,7 @@ impl Workload for WebSessions {
         let window = self.cfg.start_window.0;
         for i in (0..n).filter(|&i| self.client_of[i as usize] == client) {
             let offset = (window as u128 * i as u128 / n as u128) as Time;
-            ctx.set_timer(ctx.now + offset, OWN_TIMER | i);
+            ctx.set_timer(ctx.now.saturating_add(offset), OWN_TIMER | i);
         }
     }
 
@@ -233,7 +233,7 @@ impl Workload for WebSessions {
             return;
         }
         let think = secs(self.cfg.think.0.sample(ctx.rng).max(0.0));
-        ctx.set_timer(ctx.now + think, OWN_TIMER | session as u64);
+        ctx.set_timer(ctx.now.saturating_add(think), OWN_TIMER | session as u64);
     }
 
     fn stop(&mut self) {

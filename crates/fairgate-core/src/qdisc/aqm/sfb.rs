@@ -245,7 +245,7 @@ impl Sfb {
         if now < self.next_penalty_admit {
             return false;
         }
-        self.next_penalty_admit = now + self.cfg.penalty_time.0;
+        self.next_penalty_admit = now.saturating_add(self.cfg.penalty_time.0);
         true
     }
 

@@ -348,7 +348,7 @@ impl Qdisc for Sfg {
         } else {
             self.lookup_salts.clone()
         };
-        self.next_epoch = Some(ctx.now + self.epoch);
+        self.next_epoch = Some(ctx.now.saturating_add(self.epoch));
         self.with_inner(ctx, |q, c| q.init(c));
         self.request_timer(ctx);
     }

@@ -169,7 +169,7 @@ impl StochasticFq {
     fn schedule_perturbation(&self, ctx: &mut QdiscCtx) {
         let period = secs(self.config.perturb.secs());
         if period > 0 {
-            ctx.set_timer(ctx.now + period);
+            ctx.set_timer(ctx.now.saturating_add(period));
         }
     }
 }

@@ -11,7 +11,7 @@ impl Simulation {
     pub(super) fn sample(&mut self) {
         self.log_sample(to_secs(self.now));
         if let Some(interval) = self.sample_interval {
-            let next = self.now + interval;
+            let next = self.now.saturating_add(interval);
             if next <= self.end {
                 self.events.schedule(next, Event::Sample);
             }

@@ -274,7 +274,7 @@ impl PpCthSender {
         let measuring = self.phase == Phase::Measuring;
         if measuring {
             self.phase = Phase::Running;
-            self.next_resync = self.control.resync.map(|p| ctx.now + p);
+            self.next_resync = self.control.resync.map(|p| ctx.now.saturating_add(p));
         }
         let epoch_done = self.epoch_pair == Some(pair);
         if measuring || self.control.law == Law::Probe || epoch_done {

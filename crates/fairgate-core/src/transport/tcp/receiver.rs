@@ -241,7 +241,7 @@ impl TcpReceiver {
         if immediate {
             self.send_ack(ctx);
         } else {
-            let at = ctx.now + self.params.delack_timeout;
+            let at = ctx.now.saturating_add(self.params.delack_timeout);
             if !self.delack.is_armed() {
                 self.delack.arm(at, DELACK, ctx);
             }

@@ -290,7 +290,8 @@ impl TcpSender {
             ..Default::default()
         });
         self.control_sent_at = self.control_sent_at.or(Some(ctx.now));
-        self.rto_timer.arm(ctx.now + timeout, RTO, ctx);
+        self.rto_timer
+            .arm(ctx.now.saturating_add(timeout), RTO, ctx);
     }
 
     /// RFC 6298 §5.7 after a retransmitted SYN (`retries` > 0), per `lost_syn_rto`.
@@ -356,7 +357,8 @@ impl TcpSender {
         }
         ctx.send(p);
         if !self.rto_timer.is_armed() {
-            self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+            self.rto_timer
+                .arm(ctx.now.saturating_add(self.rto.rto()), RTO, ctx);
         }
     }
 
@@ -491,7 +493,8 @@ impl TcpSender {
                 self.rto_timer.cancel();
             }
         } else if !duplicate && !reaction.keep_timer {
-            self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+            self.rto_timer
+                .arm(ctx.now.saturating_add(self.rto.rto()), RTO, ctx);
         }
     }
 
@@ -502,7 +505,7 @@ impl TcpSender {
         if !self.plan_done() {
             if let AppSpec::Requests { gap, .. } = &self.app.spec {
                 let gap = gap.map_or(0, |g| secs(g.0.sample(ctx.rng).max(0.0)));
-                self.app_timer.arm(ctx.now + gap, APP, ctx);
+                self.app_timer.arm(ctx.now.saturating_add(gap), APP, ctx);
             }
             return;
         }
@@ -547,7 +550,8 @@ impl TcpSender {
             ctx.trace(self.flow, "timeout_rto", to_secs(self.rto.rto()));
         }
         self.send_more(ctx);
-        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        self.rto_timer
+            .arm(ctx.now.saturating_add(self.rto.rto()), RTO, ctx);
     }
 
     fn control_timeout(&mut self, kind: PacketKind, ctx: &mut AgentCtx) {

@@ -216,7 +216,10 @@ impl Wire {
             }
             self.note(now, if lost { format!("{line} lost") } else { line });
             if !lost {
-                self.schedule(now + self.delay, Event::Deliver(Side::Sender, p));
+                self.schedule(
+                    now.saturating_add(self.delay),
+                    Event::Deliver(Side::Sender, p),
+                );
             }
         }
     }

@@ -39,7 +39,8 @@ impl TcpSender {
     /// Restarts the retransmit timer; nothing new leaves before it expires.
     pub(super) fn hold_until_timer(&mut self, ctx: &mut AgentCtx) {
         self.ecn_hold = true;
-        self.rto_timer.arm(ctx.now + self.rto.rto(), RTO, ctx);
+        self.rto_timer
+            .arm(ctx.now.saturating_add(self.rto.rto()), RTO, ctx);
     }
 
     /// At a timer expiry: ends a hold. With nothing outstanding the expiry only reopens
