@@ -7,6 +7,7 @@ import math
 import os
 import signal
 import sys
+import tomllib
 from pathlib import Path
 
 import cloudpickle
@@ -283,3 +284,26 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
             prepare(poisson_queue(), **kwargs)
     zipped = prepare(poisson_queue(), zip=[{LIMIT: [5, 5], "links[0].delay": ["1ms", "2ms"]}])
     assert len(zipped.points) == 2
+
+
+def test_a_scenario_the_core_reads_also_sweeps_in_its_document_order(tmp_path: Path):
+    table = '[links.queue]\nkind = "fifo"\nlimit = 20\n'
+    over_lines = 'queue = {\n  kind = "fifo",\n  limit = 20,\n}\n'  # TOML 1.1
+    text = "\ufeff" + poisson_queue().to_toml().replace(table, over_lines)  # and a BOM
+    assert "limit = 20,\n}" in text
+    with pytest.raises(tomllib.TOMLDecodeError):  # what sweeps parsed scenarios with before
+        tomllib.loads(text)
+    assert fg.validate_text(text)["links"][0]["queue"]["limit"] == 20
+    run = prepare(text, grid={"queue.limit": [5, 6], "links[0].delay": ["1ms", "2ms"]})
+    assert [a.name for g in run.grid.groups for a in g] == ["queue.limit", "links[0].delay"]
+    sweep_file = tmp_path / "sweep.toml"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text, encoding="utf-8")
+    sweep_file.write_text(
+        'scenario = "s.toml"\n[grid]\n"links[0].rate" = ["1Mbps", "2Mbps"]\n'
+        '"queue.limit" = [5, 6]\n',
+        encoding="utf-8",
+    )
+    from fairgate.sweeps import sweepfile
+
+    assert [a.name for a in sweepfile.load(sweep_file).grid] == ["links[0].rate", "queue.limit"]
