@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import subprocess
+import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -348,3 +351,21 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     for where in ["missing", "bad", "half"]:
         with pytest.raises(fg.ScenarioError, match="cannot read saved results"):
             fg.Results.load(tmp_path / where)
+
+
+def test_ctrl_c_during_a_run_exits_130_without_a_traceback_or_output(tmp_path: Path):
+    out = tmp_path / "o"
+    showcase = Path(__file__).resolve().parents[1] / "scenarios" / "showcase.toml"
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(showcase), "--out", str(out)]
+    cmd += ["--set", "simulation.duration=100000s", "--set", "simulation.sample_interval=10s"]
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = b""
+    while b"simulated" not in seen:  # the run has started: interrupt it
+        chunk = process.stderr.read(64)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    process.send_signal(signal.SIGINT)
+    stderr = (seen + process.stderr.read()).decode(errors="replace")
+    assert process.wait(timeout=60) == 130
+    assert "interrupted: `fairgate run` stopped before it finished" in stderr
+    assert "Traceback" not in stderr and not out.exists()

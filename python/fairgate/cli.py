@@ -31,6 +31,7 @@ from fairgate.sweeps.store import check_single_run_target
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -305,6 +306,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (e.g. `head`) closed stdout; results are already written.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        # A run writes its results only once it ends; a sweep keeps its finished points and
+        # says so itself; a reproduction may have stored some of its runs.
+        print(
+            f"\ninterrupted: `fairgate {args.command}` stopped before it finished; its results "
+            "were not written or are incomplete",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
