@@ -369,3 +369,20 @@ def test_ctrl_c_during_a_run_exits_130_without_a_traceback_or_output(tmp_path: P
     assert process.wait(timeout=60) == 130
     assert "interrupted: `fairgate run` stopped before it finished" in stderr
     assert "Traceback" not in stderr and not out.exists()
+
+
+def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_path: Path):
+    scenario = write(
+        tmp_path,
+        NO_FLOWS.replace('duration = "1s"', 'duration = "60s"\nmemory_limit_mib = 2')
+        + '[[flows]]\nsrc = "a"\ndst = "b"\nsource = { kind = "tcp" }\n',
+    )
+    done = fairgate(
+        "run", scenario, "--out", tmp_path / "o", "--set", "simulation.trace_every_change=true"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "`simulation.trace_every_change`: the window-change trace reached" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
+    with pytest.raises(fg.ScenarioError) as caught:
+        fg.run_file(scenario, ["simulation.trace_every_change=true"])
+    assert caught.value.path == "simulation.trace_every_change"

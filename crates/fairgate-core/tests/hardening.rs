@@ -223,6 +223,35 @@ source = {source}
     }
 }
 
+/// The logs no estimate sizes (every window change, every drop) stop the run with the field
+/// named once they outgrow what the memory limit leaves them.
+#[test]
+fn logs_outgrowing_the_memory_limit_stop_the_run_naming_their_field() {
+    let cases = [
+        ("record_drops = \"all\"", CBR, "simulation.record_drops"),
+        (
+            "trace_every_change = true",
+            r#"{ kind = "tcp" }"#,
+            "simulation.trace_every_change",
+        ),
+    ];
+    for (setting, source, field) in cases {
+        let text = two_hosts("{ kind = \"fifo\", limit = 20 }", source).replace(
+            "duration = \"2s\"",
+            &format!("duration = \"60s\"\nmemory_limit_mib = 2\n{setting}"),
+        );
+        let mut sim = build(&parse(&text, &[]).unwrap()).unwrap();
+        sim.run();
+        assert_eq!(sim.failure_field(), Some(field), "{:?}", sim.failure());
+        assert!(sim.failure().unwrap().contains("memory_limit_mib"));
+        assert!(sim.now() < sim.end(), "the run stops early");
+        let unlimited = text.replace("memory_limit_mib = 2", "memory_limit_mib = 64");
+        let mut sim = build(&parse(&unlimited, &[]).unwrap()).unwrap();
+        sim.run();
+        assert_eq!(sim.failure(), None);
+    }
+}
+
 #[test]
 fn too_many_flows_are_refused_with_the_count_named() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR)

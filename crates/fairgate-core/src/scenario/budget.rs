@@ -11,13 +11,15 @@
 //! queue slot and event), and what a source keeps per unit of its own numbers (an HTTP
 //! source's connections, a web source's sessions: `SourceConfig::population`). A bounded drop
 //! and mark log (`record_drops = N`) counts 96 bytes per event (the row and its columns in the
-//! results); `"all"` cannot be estimated before the run and counts nothing. The default limit is 4 GiB; `simulation.memory_limit_mib` raises (or
-//! lowers) it on purpose.
+//! results); `"all"` cannot be estimated before the run and counts nothing here: the engine
+//! checks it, and `trace_every_change`, against the room left ([`log_room`]). The default
+//! limit is 4 GiB; `simulation.memory_limit_mib` raises (or lowers) it on purpose.
 
 use super::error::ScenarioError;
 use super::schema::Scenario;
 use super::topology::TopologySpec;
 use crate::stats::events::EventLimit;
+use crate::stats::log_room::{LogRoom, BYTES_PER_DROP_EVENT};
 
 /// The default of `simulation.memory_limit_mib`.
 pub const DEFAULT_LIMIT_MIB: u64 = 4096;
@@ -25,37 +27,87 @@ const BYTES_PER_FLOW: f64 = 8192.0;
 const BYTES_PER_NODE: f64 = 256.0;
 const BYTES_PER_PORT: f64 = 1024.0;
 const BYTES_PER_SERIES_ROW: f64 = 80.0;
-const BYTES_PER_DROP_EVENT: f64 = 96.0;
 const MIB: f64 = 1024.0 * 1024.0;
 const BYTES_PER_HELD_PACKET: f64 = std::mem::size_of::<crate::net::packet::Packet>() as f64 + 32.0;
+
+/// The estimate's parts, in bytes, and the numbers behind them.
+struct Estimate {
+    flows: f64,
+    nodes: f64,
+    sources: Vec<SourceState>,
+    state: f64,
+    samples: f64,
+    series_count: f64,
+    series: f64,
+    events: f64,
+    holders: Vec<super::in_flight::Holder>,
+    capacity: f64,
+    held: f64,
+    packets: f64,
+}
+
+impl Estimate {
+    fn of(s: &Scenario) -> Estimate {
+        let (topo_nodes, topo_links) = topology_size(s.topology.as_ref());
+        let nodes = topo_nodes + s.nodes.len() as f64;
+        let ports = 2.0 * (topo_links + s.links.len() as f64);
+        let flows: f64 = s.flows.iter().map(|f| f.count.unwrap_or(1) as f64).sum();
+        let sources = source_state(s);
+        let state = flows * BYTES_PER_FLOW
+            + nodes * BYTES_PER_NODE
+            + ports * BYTES_PER_PORT
+            + sources.iter().map(|source| source.bytes).sum::<f64>();
+        let interval = s
+            .simulation
+            .sample_interval
+            .map_or(s.simulation.duration.secs() / 1000.0, |d| d.secs());
+        let samples = (s.simulation.duration.secs() / interval.max(1e-12)).floor() + 1.0;
+        let series_count = ports + 2.0 * flows + 1.0;
+        let events = match s.simulation.record_drops {
+            Some(EventLimit::First(n)) => n as f64 * BYTES_PER_DROP_EVENT,
+            _ => 0.0,
+        };
+        let holders = super::in_flight::holders(s);
+        let capacity: f64 = holders.iter().map(|h| h.packets).sum();
+        let held = super::in_flight::window_bound(s).map_or(capacity, |w| w.min(capacity));
+        Estimate {
+            flows,
+            nodes,
+            sources,
+            state,
+            samples,
+            series_count,
+            series: samples * series_count * BYTES_PER_SERIES_ROW,
+            events,
+            holders,
+            capacity,
+            held,
+            packets: held * BYTES_PER_HELD_PACKET,
+        }
+    }
+
+    fn total(&self) -> f64 {
+        self.state + self.series + self.packets + self.events
+    }
+}
 
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
 pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
-    let (topo_nodes, topo_links) = topology_size(s.topology.as_ref());
-    let nodes = topo_nodes + s.nodes.len() as f64;
-    let ports = 2.0 * (topo_links + s.links.len() as f64);
-    let flows: f64 = s.flows.iter().map(|f| f.count.unwrap_or(1) as f64).sum();
-    let sources = source_state(s);
-    let state = flows * BYTES_PER_FLOW
-        + nodes * BYTES_PER_NODE
-        + ports * BYTES_PER_PORT
-        + sources.iter().map(|source| source.bytes).sum::<f64>();
-    let interval = s
-        .simulation
-        .sample_interval
-        .map_or(s.simulation.duration.secs() / 1000.0, |d| d.secs());
-    let samples = (s.simulation.duration.secs() / interval.max(1e-12)).floor() + 1.0;
-    let series_count = ports + 2.0 * flows + 1.0;
-    let series = samples * series_count * BYTES_PER_SERIES_ROW;
-    let events = match s.simulation.record_drops {
-        Some(EventLimit::First(n)) => n as f64 * BYTES_PER_DROP_EVENT,
-        _ => 0.0,
-    };
-    let holders = super::in_flight::holders(s);
-    let capacity: f64 = holders.iter().map(|h| h.packets).sum();
-    let held = super::in_flight::window_bound(s).map_or(capacity, |w| w.min(capacity));
-    let packets = held * BYTES_PER_HELD_PACKET;
+    let Estimate {
+        flows,
+        nodes,
+        sources,
+        state,
+        samples,
+        series_count,
+        series,
+        events,
+        holders,
+        capacity,
+        held,
+        packets,
+    } = Estimate::of(s);
     let total_mib = (state + series + packets + events) / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
@@ -102,6 +154,21 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
              MiB; expected a smaller value, or raise simulation.memory_limit_mib on purpose"
         ),
     ))
+}
+
+/// The room a scenario's unsized logs have, if it keeps any.
+pub fn log_room(s: &Scenario) -> Option<LogRoom> {
+    let traces_every_change = s.simulation.trace_every_change;
+    let drops_all = matches!(s.simulation.record_drops, Some(EventLimit::All));
+    if !(traces_every_change || drops_all) {
+        return None;
+    }
+    let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
+    Some(LogRoom {
+        bytes: (limit_mib as f64 * MIB - Estimate::of(s).total()).max(0.0),
+        traces_every_change,
+        drops_all,
+    })
 }
 
 /// What one flow entry's source keeps for its own numbers (all of the entry's `count` flows).

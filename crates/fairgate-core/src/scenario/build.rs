@@ -96,6 +96,7 @@ pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         window_stop: resolved.window.1,
         record_drops: scenario.simulation.record_drops,
         phase_edges: resolved.phase_edges.clone(),
+        log_room: super::budget::log_room(scenario),
     }))
 }
 

@@ -18,6 +18,7 @@ use crate::sim::port::Port;
 use crate::stats::causes::{Cause, CauseCursor};
 use crate::stats::events::{DropEvent, EventAction, EventLimit, EventLog};
 use crate::stats::flow_counters::FlowCounters;
+use crate::stats::log_room::LogRoom;
 use crate::stats::phases::PhaseLog;
 use crate::stats::sample_log::Series;
 use crate::stats::series::ClassSeries;
@@ -86,6 +87,8 @@ pub struct SimParts {
     pub record_drops: Option<EventLimit>,
     /// `[simulation] phase_edges`: where the per-phase summary cuts the run.
     pub phase_edges: Vec<Time>,
+    /// The room the logs no estimate sizes may take (checked at each sample).
+    pub log_room: Option<LogRoom>,
 }
 
 /// A simulation ready to run.
@@ -111,6 +114,10 @@ pub struct Simulation {
     packet_hops: u64,
     progress: ProgressGuard,
     failure: Option<String>,
+    /// The scenario field a failure names, when the input is its cause (it is then an error
+    /// in the scenario, not in the engine).
+    failure_field: Option<&'static str>,
+    log_room: Option<LogRoom>,
     window: Window,
     drop_log: EventLog,
     phases: PhaseLog,
@@ -157,6 +164,8 @@ impl Simulation {
             packet_hops: 0,
             progress,
             failure: None,
+            failure_field: None,
+            log_room: parts.log_room,
             window: Window {
                 start: parts.window_start,
                 stop: parts.window_stop,
@@ -235,7 +244,9 @@ impl Simulation {
         } else {
             self.run_loop(until, &mut prefetch::HeapOnly, observe);
         }
-        self.now = self.now.max(until);
+        if self.failure.is_none() {
+            self.now = self.now.max(until);
+        }
     }
 
     /// The run loop, compiled once per way of taking the next event from the queue (chosen
@@ -267,6 +278,9 @@ impl Simulation {
             }
             observe(self, &event);
             self.dispatch(event);
+            if self.failure.is_some() {
+                return;
+            }
         }
     }
 
@@ -287,6 +301,11 @@ impl Simulation {
     /// Why the run stopped early, if it did (then its results are not valid).
     pub fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
+    }
+
+    /// The scenario field to blame for the failure, when a value of the scenario caused it.
+    pub fn failure_field(&self) -> Option<&'static str> {
+        self.failure_field
     }
 
     /// Runs to the scenario's end.

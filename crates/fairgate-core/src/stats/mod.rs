@@ -4,6 +4,7 @@
 pub mod causes;
 pub mod events;
 pub mod flow_counters;
+pub mod log_room;
 pub mod phases;
 pub mod premap;
 pub mod reason;

@@ -4,18 +4,61 @@
 use super::Simulation;
 use crate::engine::{to_secs, Event};
 use crate::qdisc::DropReason;
+use crate::stats::log_room::{BYTES_PER_DROP_EVENT, BYTES_PER_TRACE_ROW};
 use crate::stats::phases::PhaseLog;
 use crate::stats::window::{Snapshot, Window};
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
         self.log_sample(to_secs(self.now));
+        self.check_log_room();
         if let Some(interval) = self.sample_interval {
             let next = self.now.saturating_add(interval);
             if next <= self.end {
                 self.events.schedule(next, Event::Sample);
             }
         }
+    }
+
+    /// Stops the run when the logs no estimate could size (every window change, every drop)
+    /// outgrow the room the scenario left of its memory limit, naming the larger one's field.
+    fn check_log_room(&mut self) {
+        let Some(room) = self.log_room else {
+            return;
+        };
+        let traces = if room.traces_every_change {
+            self.series.get_mut().traces.time.len() as f64 * BYTES_PER_TRACE_ROW
+        } else {
+            0.0
+        };
+        let drops = if room.drops_all {
+            self.drop_log.rows.len() as f64 * BYTES_PER_DROP_EVENT
+        } else {
+            0.0
+        };
+        if traces + drops <= room.bytes {
+            return;
+        }
+        let (field, what, fix) = if traces >= drops {
+            (
+                "simulation.trace_every_change",
+                "window-change trace",
+                "false",
+            )
+        } else {
+            ("simulation.record_drops", "drop log", "a count N")
+        };
+        self.failure = Some(format!(
+            "`{field}`: the {what} reached {:.1} MiB at {:.3} s, more than the {:.1} MiB the \
+             scenario leaves of simulation.memory_limit_mib; expected a shorter run, {field} = \
+             {fix}, or a larger memory_limit_mib on purpose",
+            (traces + drops) / MIB,
+            to_secs(self.now),
+            room.bytes / MIB
+        ));
+        self.failure_field = Some(field);
     }
 
     /// Packets of each flow still inside the network (queued, in service or on a link).

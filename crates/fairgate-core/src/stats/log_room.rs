@@ -1,0 +1,18 @@
+//! The logs no estimate can size before a run (every window change with
+//! `trace_every_change`, every drop and mark with `record_drops = "all"`) and the room a
+//! scenario leaves them of its memory limit; the engine checks them at each sample
+//! (`docs/scenarios.md`, limits).
+
+/// Bytes a window-change trace row takes, in the run and in its results.
+pub const BYTES_PER_TRACE_ROW: f64 = 64.0;
+/// Bytes a drop or mark event takes, in the run and in its results.
+pub const BYTES_PER_DROP_EVENT: f64 = 96.0;
+
+/// What the unsized logs of a run may take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogRoom {
+    /// Bytes the logs may take: the memory limit less the estimate of everything else.
+    pub bytes: f64,
+    pub traces_every_change: bool,
+    pub drops_all: bool,
+}
