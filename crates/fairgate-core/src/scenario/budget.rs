@@ -94,58 +94,47 @@ impl Estimate {
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
 pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
-    let Estimate {
-        flows,
-        nodes,
-        sources,
-        state,
-        samples,
-        series_count,
-        series,
-        events,
-        holders,
-        capacity,
-        held,
-        packets,
-    } = Estimate::of(s);
-    let total_mib = (state + series + packets + events) / MIB;
+    let e = Estimate::of(s);
+    let total_mib = e.total() / MIB;
     if total_mib <= limit_mib as f64 {
         return Ok(());
     }
-    if events > series && events > state && events > packets {
+    if e.events > e.series && e.events > e.state && e.events > e.packets {
         return Err(ScenarioError::new(
             "simulation.record_drops",
             format!(
                 "got {:.0} events, which need about {total_mib:.0} MiB, more than the \
                  memory limit of {limit_mib} MiB; expected a smaller count, or raise \
                  simulation.memory_limit_mib on purpose",
-                events / BYTES_PER_DROP_EVENT
+                e.events / BYTES_PER_DROP_EVENT
             ),
         ));
     }
-    let (path, cause) = if packets >= state.max(series) && held == capacity {
-        let biggest = holders
+    let (path, cause) = if e.packets >= e.state.max(e.series) && e.held == e.capacity {
+        let biggest = e
+            .holders
             .iter()
             .max_by(|a, b| a.packets.total_cmp(&b.packets))
             .expect("packets need a holder");
         (
             biggest.path.clone(),
             format!(
-                "full queues and links holding {held:.3e} packets ({:.3e} here)",
-                biggest.packets
+                "full queues and links holding {:.3e} packets ({:.3e} here)",
+                e.held, biggest.packets
             ),
         )
-    } else if packets >= state.max(series) {
+    } else if e.packets >= e.state.max(e.series) {
         // The windows are what hold the packets: fewer flows (or smaller windows) fit.
-        largest_population(s, flows, nodes)
-    } else if state / MIB <= limit_mib as f64 {
+        largest_population(s, e.flows, e.nodes)
+    } else if e.state / MIB <= limit_mib as f64 {
         // Unless the state alone is too large, sampling less often is the change that fits.
         (
             "simulation.sample_interval".to_string(),
-            format!("{samples:.3e} samples x {series_count:.0} series",),
+            format!("{:.3e} samples x {:.0} series", e.samples, e.series_count),
         )
     } else {
-        largest_source(&sources, state).unwrap_or_else(|| largest_population(s, flows, nodes))
+        largest_source(&e.sources, e.state)
+            .unwrap_or_else(|| largest_population(s, e.flows, e.nodes))
     };
     Err(ScenarioError::new(
         path,
