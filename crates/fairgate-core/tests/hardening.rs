@@ -235,6 +235,12 @@ fn logs_outgrowing_the_memory_limit_stop_the_run_naming_their_field() {
             "simulation.trace_every_change",
         ),
     ];
+    let web = r#"{ kind = "web", sessions = 50, think = "1ms", object_size = 2000 }"#;
+    let cases = [
+        cases[0],
+        cases[1],
+        ("", web, "flows[0].source.record_transfers"),
+    ];
     for (setting, source, field) in cases {
         let text = two_hosts("{ kind = \"fifo\", limit = 20 }", source).replace(
             "duration = \"2s\"",

@@ -162,6 +162,10 @@ pub trait Agent: Send {
     fn name(&self) -> &'static str;
     /// Moves the transfers finished so far into `out` (workloads that record transfers).
     fn drain_transfers(&mut self, _out: &mut crate::stats::transfers::TransferTable) {}
+    /// Finished transfers the agent holds until they are drained.
+    fn transfers_held(&self) -> usize {
+        0
+    }
     /// A cache hint for the lines of this record an event's call reads (a hint never changes
     /// a result): by default its first [`AGENT_HINT_BYTES`].
     fn prefetch(&self) {

@@ -149,7 +149,12 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
 pub fn log_room(s: &Scenario) -> Option<LogRoom> {
     let traces_every_change = s.simulation.trace_every_change;
     let drops_all = matches!(s.simulation.record_drops, Some(EventLimit::All));
-    if !(traces_every_change || drops_all) {
+    let transfers = s
+        .flows
+        .iter()
+        .position(|f| f.source.records_transfers())
+        .map(|i| format!("flows[{i}].source.record_transfers"));
+    if !(traces_every_change || drops_all || transfers.is_some()) {
         return None;
     }
     let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
@@ -157,6 +162,7 @@ pub fn log_room(s: &Scenario) -> Option<LogRoom> {
         bytes: (limit_mib as f64 * MIB - Estimate::of(s).total()).max(0.0),
         traces_every_change,
         drops_all,
+        transfers,
     })
 }
 

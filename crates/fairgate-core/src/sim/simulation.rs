@@ -116,7 +116,7 @@ pub struct Simulation {
     failure: Option<String>,
     /// The scenario field a failure names, when the input is its cause (it is then an error
     /// in the scenario, not in the engine).
-    failure_field: Option<&'static str>,
+    failure_field: Option<String>,
     log_room: Option<LogRoom>,
     window: Window,
     drop_log: EventLog,
@@ -304,8 +304,8 @@ impl Simulation {
     }
 
     /// The scenario field to blame for the failure, when a value of the scenario caused it.
-    pub fn failure_field(&self) -> Option<&'static str> {
-        self.failure_field
+    pub fn failure_field(&self) -> Option<&str> {
+        self.failure_field.as_deref()
     }
 
     /// Runs to the scenario's end.

@@ -106,6 +106,10 @@ impl SourceConfig for HttpConfig {
         true
     }
 
+    fn records_transfers(&self) -> bool {
+        self.record_transfers
+    }
+
     fn population(&self) -> Vec<Population> {
         vec![Population {
             field: "connections",

@@ -64,6 +64,10 @@ pub trait SourceConfig {
     fn population(&self) -> Vec<Population> {
         Vec::new()
     }
+    /// Whether the source keeps a row per finished transfer (a log that grows with the run).
+    fn records_transfers(&self) -> bool {
+        false
+    }
     fn build(&self, env: &SourceEnv) -> AgentPair;
     /// The client and server pools the source names, if it takes any.
     fn host_pools(&self) -> pool::PoolSpecs<'_> {

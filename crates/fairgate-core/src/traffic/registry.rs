@@ -45,6 +45,10 @@ macro_rules! source_registry {
                 match self { $( Self::$variant(c) => c.population(), )* }
             }
 
+            pub fn records_transfers(&self) -> bool {
+                match self { $( Self::$variant(c) => c.records_transfers(), )* }
+            }
+
             pub fn build(&self, env: &SourceEnv) -> AgentPair {
                 match self { $( Self::$variant(c) => c.build(env), )* }
             }

@@ -96,6 +96,10 @@ impl SourceConfig for WebConfig {
     /// 40,000 sessions in 1 s), rounded up, and a connection per further object, every
     /// session's page open at once at worst; that state is named after the larger of its two
     /// factors.
+    fn records_transfers(&self) -> bool {
+        self.record_transfers
+    }
+
     fn population(&self) -> Vec<Population> {
         let (sessions, objects) = (f64::from(self.sessions), f64::from(self.objects));
         let per_object = super::http::CONNECTION_BYTES;

@@ -182,4 +182,12 @@ impl<W: Workload> Agent for WorkloadEndpoint<W> {
             self.with(|s| out.append(s.conns.finished_mut()));
         }
     }
+
+    fn transfers_held(&self) -> usize {
+        if self.primary {
+            self.with(|s| s.conns.finished_mut().rows.len())
+        } else {
+            0
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use super::Simulation;
 use crate::engine::{to_secs, Event};
 use crate::qdisc::DropReason;
-use crate::stats::log_room::{BYTES_PER_DROP_EVENT, BYTES_PER_TRACE_ROW};
+use crate::stats::log_room::{BYTES_PER_DROP_EVENT, BYTES_PER_TRACE_ROW, BYTES_PER_TRANSFER};
 use crate::stats::phases::PhaseLog;
 use crate::stats::window::{Snapshot, Window};
 
@@ -22,40 +22,58 @@ impl Simulation {
         }
     }
 
-    /// Stops the run when the logs no estimate could size (every window change, every drop)
-    /// outgrow the room the scenario left of its memory limit, naming the larger one's field.
+    /// Stops the run when the logs no estimate could size (every window change, every drop,
+    /// every finished transfer) outgrow the room the scenario left of its memory limit,
+    /// naming the largest one's field.
     fn check_log_room(&mut self) {
-        let Some(room) = self.log_room else {
+        let Some(room) = &self.log_room else {
             return;
         };
-        let traces = if room.traces_every_change {
-            self.series.get_mut().traces.time.len() as f64 * BYTES_PER_TRACE_ROW
-        } else {
-            0.0
-        };
-        let drops = if room.drops_all {
-            self.drop_log.rows.len() as f64 * BYTES_PER_DROP_EVENT
-        } else {
-            0.0
-        };
-        if traces + drops <= room.bytes {
-            return;
-        }
-        let (field, what, fix) = if traces >= drops {
-            (
-                "simulation.trace_every_change",
+        let mut logs: Vec<(String, &str, &str, f64)> = Vec::new();
+        if room.traces_every_change {
+            let rows = self.series.get_mut().traces.time.len();
+            let field = "simulation.trace_every_change";
+            logs.push((
+                field.into(),
                 "window-change trace",
                 "false",
-            )
-        } else {
-            ("simulation.record_drops", "drop log", "a count N")
-        };
+                rows as f64 * BYTES_PER_TRACE_ROW,
+            ));
+        }
+        if room.drops_all {
+            let rows = self.drop_log.rows.len();
+            let field = "simulation.record_drops";
+            logs.push((
+                field.into(),
+                "drop log",
+                "a count N",
+                rows as f64 * BYTES_PER_DROP_EVENT,
+            ));
+        }
+        if let Some(field) = &room.transfers {
+            let rows: usize = self.agents.iter().map(|a| a.agent.transfers_held()).sum();
+            logs.push((
+                field.clone(),
+                "transfers table",
+                "false",
+                rows as f64 * BYTES_PER_TRANSFER,
+            ));
+        }
+        let total: f64 = logs.iter().map(|log| log.3).sum();
+        if total <= room.bytes {
+            return;
+        }
+        let (field, what, fix, bytes) = logs
+            .into_iter()
+            .max_by(|a, b| a.3.total_cmp(&b.3))
+            .expect("a log is kept");
         self.failure = Some(format!(
-            "`{field}`: the {what} reached {:.1} MiB at {:.3} s, more than the {:.1} MiB the \
-             scenario leaves of simulation.memory_limit_mib; expected a shorter run, {field} = \
-             {fix}, or a larger memory_limit_mib on purpose",
-            (traces + drops) / MIB,
+            "`{field}`: the {what} reached {:.1} MiB at {:.3} s (all logs {:.1} MiB), more \
+             than the {:.1} MiB the scenario leaves of simulation.memory_limit_mib; expected a \
+             shorter run, {field} = {fix}, or a larger memory_limit_mib on purpose",
+            bytes / MIB,
             to_secs(self.now),
+            total / MIB,
             room.bytes / MIB
         ));
         self.failure_field = Some(field);
