@@ -307,3 +307,22 @@ def test_a_scenario_the_core_reads_also_sweeps_in_its_document_order(tmp_path: P
     from fairgate.sweeps import sweepfile
 
     assert [a.name for a in sweepfile.load(sweep_file).grid] == ["links[0].rate", "queue.limit"]
+
+
+def test_sweep_arguments_of_the_wrong_kind_are_named(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    cases = [
+        ({"grid": [1, 2]}, "grid: got \\[1, 2\\], expected a mapping"),
+        ({"grid": {1: [1]}}, "grid: got the axis name 1, expected a path string"),
+        ({"zip": {LIMIT: [1]}}, "zip: got a single group, expected a list of groups"),
+        ({"out": blocker}, "an existing file; expected a directory"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(fg.ScenarioError, match=message):
+            prepare(poisson_queue(), **kwargs)
+    with pytest.raises(fg.ScenarioError, match="client: got str, expected a dask"):
+        fg.sweep(poisson_queue(), client="tcp://somewhere")
+    with pytest.raises(fg.ScenarioError, match="scenario: got int"):
+        prepare(7)
+    assert len(prepare(poisson_queue().to_dict(), grid={LIMIT: [1, 2]}).points) == 2

@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import tomli_w
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
-from fairgate.runner import override_list, run_text, validate_text
+from fairgate.runner import check_out_dir, override_list, run_text, validate_text
 from fairgate.runner import read_text_file as read_scenario
 from fairgate.scenario import Scenario, plain
 from fairgate.sweeps import placement, store
@@ -50,13 +51,23 @@ __all__ = [
 TABLES = ("summary", "flows", "ports")
 
 
-def scenario_text(scenario: Scenario | str | Path) -> str:
-    """TOML text of a :class:`Scenario`, a scenario file path, or TOML text itself."""
+def scenario_text(scenario: Scenario | Mapping[str, Any] | str | Path) -> str:
+    """TOML text of a :class:`Scenario`, of its dict, of a scenario file path, or TOML text
+    itself; anything else raises ScenarioError."""
     if isinstance(scenario, Scenario):
         return scenario.to_toml()
-    if isinstance(scenario, Path) or ("\n" not in scenario and scenario.endswith(".toml")):
+    if isinstance(scenario, Mapping):
+        return tomli_w.dumps(plain(scenario, ""))
+    if isinstance(scenario, Path) or (
+        isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")
+    ):
         return read_scenario(scenario)
-    return scenario
+    if isinstance(scenario, str):
+        return scenario
+    raise ScenarioError(
+        f"scenario: got {type(scenario).__name__}, expected a fairgate.Scenario, its dict, "
+        "TOML text or the path of a scenario file"
+    )
 
 
 def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
@@ -75,14 +86,23 @@ def run_point_into(
     return tables["summary"]
 
 
-def _axes(spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None) -> list[Axis]:
+def _axes(
+    spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None, where: str = "grid"
+) -> list[Axis]:
     """Axes from ``{path: values}`` (the column is named by the path) or given as Axis."""
     if spec is None:
         return []
     if not isinstance(spec, Mapping):
+        if isinstance(spec, str) or not all(isinstance(axis, Axis) for axis in spec):
+            raise ScenarioError(
+                f"{where}: got {spec!r}, expected a mapping of a path to its values "
+                "(or a list of Axis)"
+            )
         return list(spec)
     axes = []
     for name, values in spec.items():
+        if not isinstance(name, str):
+            raise ScenarioError(f"{where}: got the axis name {name!r}, expected a path string")
         if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
             raise ScenarioError(f"axis `{name}`: got {values!r}, expected a list of values")
         axes.append(Axis(name, name, tuple(plain(values, f"axis {name}"))))
@@ -117,7 +137,7 @@ class SweepRun:
         self.text = text
         self.grid = grid
         self.overrides = list(overrides)
-        self.out = Path(out) if out is not None else None
+        self.out = check_out_dir(out) if out is not None else None
         self.points = grid.points()
         digest = hashlib.sha256(json.dumps([text, self.overrides]).encode()).hexdigest()
         self.manifest = {
@@ -286,7 +306,11 @@ def prepare(
             "packet networks (run cell networks with `fairgate run` or fairgate.atm.run_atm)"
         )
     seed_list = _seeds(seeds, text, overrides)
-    zipped = [_axes(group) for group in zip]
+    if isinstance(zip, Mapping | str):
+        raise ScenarioError(
+            "zip: got a single group, expected a list of groups: zip=[{path: values, ...}]"
+        )
+    zipped = [_axes(group, f"zip[{i}]") for i, group in enumerate(zip)]
     checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)
     return SweepRun(text, checked, overrides, out)
 

@@ -182,6 +182,13 @@ def connect(scheduler: str) -> Any:
 def resolve(client: Any = None, scheduler: str | None = None, workers: int | None = None) -> Any:
     """The client tasks go to (see the module docstring for the order)."""
     if client is not None:
+        from distributed import Client
+
+        if not isinstance(client, Client):
+            raise ScenarioError(
+                f"client: got {type(client).__name__}, expected a dask.distributed.Client "
+                "or None (a local cluster)"
+            )
         return client
     address = scheduler or os.environ.get(SCHEDULER_ENV)
     if address:
