@@ -1,4 +1,4 @@
-"""Every field of every discipline, source, gateway table, cell-network buffer and TCP, link,
+"""Every field of every discipline, source, gateway table, cell-network table, link,
 ``[simulation]``, dumbbell and chain topology, ``[[flows]]`` entry, node, traffic phases,
 distribution, loss model, FQ buffer manager and web/HTTP TCP, set to extreme values one at a
 time and a few at once.
@@ -10,7 +10,7 @@ case runs in a forked child with a memory cap and an alarm: it must be refused w
 abort, a hang past the alarm (150 s) or any other exception fails the case. The default suite
 draws 400 single-field cases and 150 of two to four fields set at once
 (``FAIRGATE_COMBINATIONS=N`` for more), each run for 50 ms; ``-m slow`` runs every
-single-field case (about 8,300) for 500 ms.
+single-field case (about 8,500) for 500 ms.
 """
 
 from __future__ import annotations
@@ -123,6 +123,11 @@ def atm(table: str) -> Callable[[str], str]:
     ).replace("tcps = 20", "tcps = 2")
     if table == "tcp":
         return lambda entry: text.replace(ATM_TCP, f"tcp = {{ {entry} }}", 1)
+    if table in ("top", "vc"):
+        header = "[atm]" if table == "top" else "[[atm.vcs]]"
+        return lambda entry: in_section(text, header, entry)
+    if table == "links":
+        return lambda entry: in_section(text, "[atm]", f"links = {{ {entry} }}")
     buffer = 'buffer = { kind = "dfba", limit = 25000, low = 0.5, high = 0.9, alpha = 0.5, '
     buffer += 'z = "one" }'
     return lambda entry: text.replace(buffer, f'buffer = {{ kind = "dfba", {entry} }}', 1)
@@ -296,7 +301,7 @@ def makers() -> dict[str, Callable[[str], str]]:
     out = {f"queue.{k}": discipline(k) for k in fg.registry()["qdisc"]}
     out |= {f"source.{k}": source(k) for k in fg.registry()["source"]}
     out |= {f"gateway.{t or 'top'}": gateway(t) for t in ["", "lhs", "flow_control", "two_server"]}
-    out |= {f"atm.{t}": atm(t) for t in ["buffer", "tcp"]}
+    out |= {f"atm.{t}": atm(t) for t in ["buffer", "tcp", "top", "vc", "links"]}
     out |= {"link": two_hosts("link"), "simulation": two_hosts("simulation")}
     out["topology"] = topology
     out |= {"topology.chain": chain, "flow": flow_entry, "node": node, "phases": phases}
