@@ -1,7 +1,7 @@
-"""Every field of every discipline, source, gateway table, cell-network table, link,
-``[simulation]``, dumbbell and chain topology, ``[[flows]]`` entry, node, traffic phases,
-distribution, loss model, FQ buffer manager and web/HTTP TCP, set to extreme values one at a
-time and a few at once.
+"""Every field of every discipline (forward and in the reverse, ACK direction), source,
+gateway table, cell-network table, link, ``[simulation]``, dumbbell and chain topology,
+``[[flows]]`` entry, node, traffic phases, distribution, loss model, FQ buffer manager and
+web/HTTP TCP, set to extreme values one at a time and a few at once.
 
 The fields are discovered from the scenario schema itself (the error for an unknown field lists
 the accepted ones), so a new discipline or parameter is covered without editing this file. Each
@@ -10,7 +10,7 @@ case runs in a forked child with a memory cap and an alarm: it must be refused w
 abort, a hang past the alarm (150 s) or any other exception fails the case. The default suite
 draws 400 single-field cases and 150 of two to four fields set at once
 (``FAIRGATE_COMBINATIONS=N`` for more), each run for 50 ms; ``-m slow`` runs every
-single-field case (about 8,500) for 500 ms.
+single-field case (about 11,900) for 500 ms.
 """
 
 from __future__ import annotations
@@ -72,6 +72,15 @@ def discipline(kind: str) -> Callable[[str], str]:
     """The scenario with the bottleneck's discipline ``kind`` given ``entry``."""
     return lambda entry: DUMBBELL.format(
         queue=f'{{ kind = "{kind}", {entry} }}', source='{ kind = "tcp" }'
+    )
+
+
+def reverse_discipline(kind: str) -> Callable[[str], str]:
+    """The scenario with the bottleneck's reverse (ACK) direction run by ``kind`` given
+    ``entry``."""
+    return lambda entry: DUMBBELL.format(
+        queue=f'{{ kind = "fifo", limit = 100 }}, reverse_queue = {{ kind = "{kind}", {entry} }}',
+        source='{ kind = "tcp" }',
     )
 
 
@@ -299,6 +308,7 @@ def makers() -> dict[str, Callable[[str], str]]:
     """Every registered discipline (``queue.KIND``) and source (``source.KIND``), a gateway's
     tables and the cell network's buffer and TCP."""
     out = {f"queue.{k}": discipline(k) for k in fg.registry()["qdisc"]}
+    out |= {f"reverse_queue.{k}": reverse_discipline(k) for k in fg.registry()["qdisc"]}
     out |= {f"source.{k}": source(k) for k in fg.registry()["source"]}
     out |= {f"gateway.{t or 'top'}": gateway(t) for t in ["", "lhs", "flow_control", "two_server"]}
     out |= {f"atm.{t}": atm(t) for t in ["buffer", "tcp", "top", "vc", "links"]}
