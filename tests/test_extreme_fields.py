@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 import fairgate as fg
 import fairgate.atm
+from fairgate.sweeps.axes import split_top_level
 
 DUMBBELL = """name = "extreme"
 [simulation]
@@ -68,27 +69,29 @@ ALARM_S = 150
 MEMORY_CAP = 6 << 30
 
 
+FIFO = '{ kind = "fifo", limit = 100 }'
+TCP = '{ kind = "tcp" }'
+
+
+def dumbbell(queue: str = FIFO, source: str = TCP) -> str:
+    """The dumbbell with the bottleneck's ``queue`` and the flows' ``source``."""
+    return DUMBBELL.format(queue=queue, source=source)
+
+
 def discipline(kind: str) -> Callable[[str], str]:
     """The scenario with the bottleneck's discipline ``kind`` given ``entry``."""
-    return lambda entry: DUMBBELL.format(
-        queue=f'{{ kind = "{kind}", {entry} }}', source='{ kind = "tcp" }'
-    )
+    return lambda entry: dumbbell(queue=f'{{ kind = "{kind}", {entry} }}')
 
 
 def reverse_discipline(kind: str) -> Callable[[str], str]:
     """The scenario with the bottleneck's reverse (ACK) direction run by ``kind`` given
     ``entry``."""
-    return lambda entry: DUMBBELL.format(
-        queue=f'{{ kind = "fifo", limit = 100 }}, reverse_queue = {{ kind = "{kind}", {entry} }}',
-        source='{ kind = "tcp" }',
-    )
+    return lambda entry: dumbbell(queue=f'{FIFO}, reverse_queue = {{ kind = "{kind}", {entry} }}')
 
 
 def source(kind: str) -> Callable[[str], str]:
     """The scenario whose flows use source ``kind`` given ``entry``."""
-    return lambda entry: DUMBBELL.format(
-        queue='{ kind = "fifo", limit = 100 }', source=f'{{ kind = "{kind}", {entry} }}'
-    )
+    return lambda entry: dumbbell(source=f'{{ kind = "{kind}", {entry} }}')
 
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -160,7 +163,7 @@ def two_hosts(place: str) -> Callable[[str], str]:
 def topology(entry: str) -> str:
     """The dumbbell with ``entry`` among its topology fields (one per line: no value here
     holds ", ")."""
-    text = DUMBBELL.format(queue='{ kind = "fifo", limit = 100 }', source='{ kind = "tcp" }')
+    text = dumbbell()
     return text.replace(
         'access = { rate = "100Mbps", delay = "1ms" }',
         f'access = {{ rate = "100Mbps", delay = "1ms" }}\n{entry.replace(", ", chr(10))}',
@@ -170,13 +173,7 @@ def topology(entry: str) -> str:
 
 def top_level(entry: str) -> list[str]:
     """The ``key = value`` items of ``entry``, split at the commas outside brackets."""
-    items, depth, start = [], 0, 0
-    for i, char in enumerate(entry):
-        depth += (char in "[{") - (char in "]}")
-        if char == "," and depth == 0:
-            items.append(entry[start:i].strip())
-            start = i + 1
-    return [*items, entry[start:].strip()]
+    return [item.strip() for item in split_top_level(entry)]
 
 
 def merged(base: str, entry: str) -> list[str]:
@@ -214,7 +211,7 @@ def chain(entry: str) -> str:
 
 def flow_entry(entry: str) -> str:
     """The dumbbell with ``entry`` among the fields of its ``[[flows]]`` entry."""
-    text = DUMBBELL.format(queue='{ kind = "fifo", limit = 100 }', source='{ kind = "tcp" }')
+    text = dumbbell()
     return in_section(text, "[[flows]]", entry)
 
 
@@ -231,9 +228,8 @@ DISTRIBUTIONS = {
 def distribution(kind: str) -> Callable[[str], str]:
     """A Poisson source whose packet size is a ``kind`` distribution given ``entry``."""
     table = lambda entry: inline(f'dist = "{kind}", {DISTRIBUTIONS[kind]}', entry)  # noqa: E731
-    return lambda entry: DUMBBELL.format(
-        queue='{ kind = "fifo", limit = 100 }',
-        source=f'{{ kind = "poisson", rate = "1Mbps", size = {table(entry)} }}',
+    return lambda entry: dumbbell(
+        source=f'{{ kind = "poisson", rate = "1Mbps", size = {table(entry)} }}'
     )
 
 
@@ -268,17 +264,14 @@ def loss(kind: str) -> Callable[[str], str]:
 
 def buffer(kind: str) -> Callable[[str], str]:
     """Start-time FQ at the bottleneck, its shared buffer managed by ``kind`` given ``entry``."""
-    return lambda entry: DUMBBELL.format(
-        queue=f'{{ kind = "stfq", buffer = {inline(f"kind = {kind!r}, limit = 100", entry)} }}',
-        source='{ kind = "tcp" }',
+    return lambda entry: dumbbell(
+        queue=f'{{ kind = "stfq", buffer = {inline(f"kind = {kind!r}, limit = 100", entry)} }}'
     )
 
 
 def request_tcp(kind: str) -> Callable[[str], str]:
     """A ``kind`` (web or http) source whose TCP table is given ``entry``."""
-    return lambda entry: DUMBBELL.format(
-        queue='{ kind = "fifo", limit = 100 }', source=f'{{ kind = "{kind}", tcp = {{ {entry} }} }}'
-    )
+    return lambda entry: dumbbell(source=f'{{ kind = "{kind}", tcp = {{ {entry} }} }}')
 
 
 def node(entry: str) -> str:

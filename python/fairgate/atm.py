@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import tomli_w
 
 from fairgate import _core
 from fairgate.runner import override_list
-from fairgate.scenario import plain
+from fairgate.scenario import toml_text
 
 PAPER_VCS_A = [12_000, 24_000, 36_000, 48_000, 60_000]
 """MCR set A of [Goyal98, §4], cells/s (51% of the OC-3c cell rate)."""
@@ -48,7 +47,7 @@ def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
 def run_atm(scenario: dict[str, Any] | str, overrides: Sequence[str] = ()) -> AtmRun:
     """Runs the cell-level GFR network of a scenario with an ``[atm]`` section (a dict or TOML
     text, with ``key.path=value`` overrides); bad input raises ``fairgate.ScenarioError``."""
-    text = scenario if isinstance(scenario, str) else tomli_w.dumps(plain(scenario, ""))
+    text = scenario if isinstance(scenario, str) else toml_text(scenario)
     raw = json.loads(_core.atm_run(text, override_list(overrides)))
     names = [v["name"] for v in raw["vcs"]]
     occupancy = pd.DataFrame(raw["occupancy"])

@@ -39,9 +39,9 @@ def path_argument(text: str) -> Path:
 def check_out_file(path: str | Path, option: str) -> Path:
     """Checks, before any work, that a file can be written at ``path``; raises ScenarioError
     naming ``option`` when it is a directory, or its directory is missing, a file or not
-    writable. Writability is probed as ``check_out_dir`` probes it, leaving nothing behind."""
+    writable (:func:`_probe_writable`)."""
     path = Path(path)
-    if not str(path) or path.is_dir():
+    if path.is_dir():
         raise _core.ScenarioError(f"{option}: got {str(path)!r}, a directory; expected a file path")
     parent = path.parent
     if not parent.is_dir():
@@ -54,9 +54,7 @@ def check_out_file(path: str | Path, option: str) -> Path:
             with open(path, "ab"):
                 pass
         else:
-            handle, probe = tempfile.mkstemp(prefix=".fairgate-probe-", dir=parent)
-            os.close(handle)
-            os.remove(probe)
+            _probe_writable(parent)
     except OSError as err:
         raise _core.ScenarioError(
             f"{option}: got {str(path)!r}, which is not writable ({err.strerror}); "
@@ -65,13 +63,18 @@ def check_out_file(path: str | Path, option: str) -> Path:
     return path
 
 
+def _probe_writable(directory: Path) -> None:
+    """Creates and removes a temporary directory in ``directory``, leaving nothing behind;
+    OSError if it refuses one (permission bits say nothing for root and nothing about
+    read-only file systems)."""
+    os.rmdir(tempfile.mkdtemp(prefix=".fairgate-probe-", dir=directory))
+
+
 def check_out_dir(out: str | Path) -> Path:
     """Checks, before a run, that results can be written to directory ``out``.
 
     Raises ScenarioError naming ``--out`` when it is an existing file, lies under a file, or
-    its first existing ancestor refuses a new entry. Writability is probed by creating and
-    removing a temporary directory there, since permission bits say nothing for root and
-    nothing about read-only file systems; the probe leaves nothing behind.
+    its first existing ancestor refuses a new entry (:func:`_probe_writable`).
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -87,7 +90,7 @@ def check_out_dir(out: str | Path) -> Path:
             "expected a directory path"
         )
     try:
-        os.rmdir(tempfile.mkdtemp(prefix=".fairgate-probe-", dir=existing))
+        _probe_writable(existing)
     except OSError as err:
         raise _core.ScenarioError(
             f"--out: got {str(out)!r}, but {str(existing)!r} is not writable "

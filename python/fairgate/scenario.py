@@ -39,6 +39,11 @@ def plain(value: Any, path: str) -> Any:
     )
 
 
+def toml_text(doc: Mapping[str, Any]) -> str:
+    """A scenario dict (numpy values and all, see :func:`plain`) as TOML text."""
+    return tomli_w.dumps(plain(doc, ""))
+
+
 def _key(key: Any, path: str) -> str:
     if not isinstance(key, str):
         raise ScenarioError(f"`{path}`: got the key {key!r}, expected a string")
@@ -235,7 +240,7 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The scenario as TOML text, exactly what a scenario file would hold."""
-        return tomli_w.dumps(self.to_dict())
+        return toml_text(self._doc)
 
     def validate(self) -> Table:
         """Checks the scenario in the core; raises ScenarioError naming the bad field."""

@@ -102,13 +102,10 @@ impl Simulation {
                 .as_mut()
                 .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
             guarded("running", || sim.run_until(secs(t.max(0.0))))?;
-            match (sim.failure(), sim.failure_field()) {
-                (Some(why), Some(field)) => {
-                    let message = why.split_once("`: ").map_or(why, |(_, m)| m);
-                    Err(scenario_err(CoreScenarioError::new(field, message)))
-                }
-                (Some(why), None) => Err(SimulationError::new_err(why.to_string())),
-                (None, _) => Ok(()),
+            match (sim.failure_cause(), sim.failure()) {
+                (Some(cause), _) => Err(scenario_err(cause.clone())),
+                (None, Some(why)) => Err(SimulationError::new_err(why.to_string())),
+                (None, None) => Ok(()),
             }
         })
     }

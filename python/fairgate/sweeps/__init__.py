@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import tomli_w
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
 from fairgate.runner import check_out_dir, override_list, run_text, validate_text
 from fairgate.runner import read_text_file as read_scenario
-from fairgate.scenario import Scenario, plain
+from fairgate.scenario import Scenario, plain, toml_text
 from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
 from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
@@ -57,7 +56,7 @@ def scenario_text(scenario: Scenario | Mapping[str, Any] | str | Path) -> str:
     if isinstance(scenario, Scenario):
         return scenario.to_toml()
     if isinstance(scenario, Mapping):
-        return tomli_w.dumps(plain(scenario, ""))
+        return toml_text(scenario)
     if isinstance(scenario, Path) or (
         isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")
     ):

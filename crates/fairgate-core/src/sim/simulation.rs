@@ -7,6 +7,7 @@ mod prefetch;
 mod sampling;
 
 use super::progress::{describe, ProgressGuard};
+use crate::config::error::ScenarioError;
 use crate::engine::events::Lookahead;
 use crate::engine::{tx_time, Event, EventQueue, Rng, Time};
 use crate::net::agent::{Agent, AgentCtx, AgentEffects};
@@ -114,9 +115,8 @@ pub struct Simulation {
     packet_hops: u64,
     progress: ProgressGuard,
     failure: Option<String>,
-    /// The scenario field a failure names, when the input is its cause (it is then an error
-    /// in the scenario, not in the engine).
-    failure_field: Option<String>,
+    /// The failure as an error in the scenario, when a value of the scenario caused it.
+    failure_cause: Option<ScenarioError>,
     log_room: Option<LogRoom>,
     window: Window,
     drop_log: EventLog,
@@ -164,7 +164,7 @@ impl Simulation {
             packet_hops: 0,
             progress,
             failure: None,
-            failure_field: None,
+            failure_cause: None,
             log_room: parts.log_room,
             window: Window {
                 start: parts.window_start,
@@ -303,9 +303,15 @@ impl Simulation {
         self.failure.as_deref()
     }
 
+    /// The failure as an error in the scenario (its field and message), when a value of the
+    /// scenario caused it.
+    pub fn failure_cause(&self) -> Option<&ScenarioError> {
+        self.failure_cause.as_ref()
+    }
+
     /// The scenario field to blame for the failure, when a value of the scenario caused it.
     pub fn failure_field(&self) -> Option<&str> {
-        self.failure_field.as_deref()
+        self.failure_cause.as_ref().map(|cause| cause.path.as_str())
     }
 
     /// Runs to the scenario's end.

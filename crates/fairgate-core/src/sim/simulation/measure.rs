@@ -2,6 +2,7 @@
 //! of the measurement window and of the traffic phases, and the conservation check.
 
 use super::Simulation;
+use crate::config::error::ScenarioError;
 use crate::engine::{to_secs, Event};
 use crate::qdisc::DropReason;
 use crate::stats::log_room::{BYTES_PER_DROP_EVENT, BYTES_PER_TRACE_ROW, BYTES_PER_TRANSFER};
@@ -9,6 +10,15 @@ use crate::stats::phases::PhaseLog;
 use crate::stats::window::{Snapshot, Window};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// One log that grows with the run: the field that keeps it, what to set it to instead, and
+/// the bytes it holds now.
+struct GrowingLog {
+    field: String,
+    what: &'static str,
+    fix: &'static str,
+    bytes: f64,
+}
 
 impl Simulation {
     pub(super) fn sample(&mut self) {
@@ -29,54 +39,56 @@ impl Simulation {
         let Some(room) = &self.log_room else {
             return;
         };
-        let mut logs: Vec<(String, &str, &str, f64)> = Vec::new();
+        let mut logs: Vec<GrowingLog> = Vec::new();
         if room.traces_every_change {
             let rows = self.series.get_mut().traces.time.len();
-            let field = "simulation.trace_every_change";
-            logs.push((
-                field.into(),
-                "window-change trace",
-                "false",
-                rows as f64 * BYTES_PER_TRACE_ROW,
-            ));
+            logs.push(GrowingLog {
+                field: "simulation.trace_every_change".into(),
+                what: "window-change trace",
+                fix: "false",
+                bytes: rows as f64 * BYTES_PER_TRACE_ROW,
+            });
         }
         if room.drops_all {
-            let rows = self.drop_log.rows.len();
-            let field = "simulation.record_drops";
-            logs.push((
-                field.into(),
-                "drop log",
-                "a count N",
-                rows as f64 * BYTES_PER_DROP_EVENT,
-            ));
+            logs.push(GrowingLog {
+                field: "simulation.record_drops".into(),
+                what: "drop log",
+                fix: "a count N",
+                bytes: self.drop_log.rows.len() as f64 * BYTES_PER_DROP_EVENT,
+            });
         }
         if let Some(field) = &room.transfers {
             let rows: usize = self.agents.iter().map(|a| a.agent.transfers_held()).sum();
-            logs.push((
-                field.clone(),
-                "transfers table",
-                "false",
-                rows as f64 * BYTES_PER_TRANSFER,
-            ));
+            logs.push(GrowingLog {
+                field: field.clone(),
+                what: "transfers table",
+                fix: "false",
+                bytes: rows as f64 * BYTES_PER_TRANSFER,
+            });
         }
-        let total: f64 = logs.iter().map(|log| log.3).sum();
+        let total: f64 = logs.iter().map(|log| log.bytes).sum();
         if total <= room.bytes {
             return;
         }
-        let (field, what, fix, bytes) = logs
+        let largest = logs
             .into_iter()
-            .max_by(|a, b| a.3.total_cmp(&b.3))
+            .max_by(|a, b| a.bytes.total_cmp(&b.bytes))
             .expect("a log is kept");
-        self.failure = Some(format!(
-            "`{field}`: the {what} reached {:.1} MiB at {:.3} s (all logs {:.1} MiB), more \
-             than the {:.1} MiB the scenario leaves of simulation.memory_limit_mib; expected a \
-             shorter run, {field} = {fix}, or a larger memory_limit_mib on purpose",
-            bytes / MIB,
+        let message = format!(
+            "the {} reached {:.1} MiB at {:.3} s (all logs {:.1} MiB), more than the {:.1} MiB \
+             the scenario leaves of simulation.memory_limit_mib; expected a shorter run, {} = \
+             {}, or a larger memory_limit_mib on purpose",
+            largest.what,
+            largest.bytes / MIB,
             to_secs(self.now),
             total / MIB,
-            room.bytes / MIB
-        ));
-        self.failure_field = Some(field);
+            room.bytes / MIB,
+            largest.field,
+            largest.fix
+        );
+        let cause = ScenarioError::new(largest.field, message);
+        self.failure = Some(cause.to_string());
+        self.failure_cause = Some(cause);
     }
 
     /// Packets of each flow still inside the network (queued, in service or on a link).
