@@ -1,7 +1,9 @@
 """Every field of every discipline (forward and in the reverse, ACK direction), source,
-gateway table, cell-network table, link, ``[simulation]``, dumbbell and chain topology,
-``[[flows]]`` entry, node, traffic phases, distribution, loss model, FQ buffer manager and
-web/HTTP TCP, set to extreme values one at a time and a few at once.
+table of both gateways of a spoofing pair and of a multiplexing pair, cell-network table,
+link (and its reverse override and delay distributions), ``[simulation]``, dumbbell and chain
+topology, ``[[flows]]`` entry, node, traffic phases, distribution, loss model, FQ buffer
+manager, TCP application, web/HTTP TCP and host pool, set to extreme values one at a time and a
+few at once.
 
 The fields are discovered from the scenario schema itself (the error for an unknown field lists
 the accepted ones), so a new discipline or parameter is covered without editing this file. Each
@@ -10,7 +12,7 @@ case runs in a forked child with a memory cap and an alarm: it must be refused w
 abort, a hang past the alarm (150 s) or any other exception fails the case. The default suite
 draws 400 single-field cases and 150 of two to four fields set at once
 (``FAIRGATE_COMBINATIONS=N`` for more), each run for 50 ms; ``-m slow`` runs every
-single-field case (about 11,900) for 500 ms.
+single-field case (about 14,500) for 500 ms.
 """
 
 from __future__ import annotations
@@ -106,11 +108,6 @@ def short(name: str, *replacements: tuple[str, str]) -> str:
     return text
 
 
-GW1 = (
-    'gateway = { lhs = { timestamps = false, delayed_ack = false, granularity = "10ms" }, '
-    'rhs = { cc = "sack", initial_window = 2, timestamps = false, delayed_ack = false, '
-    'granularity = "10ms" } }'
-)
 ATM_TCP = (
     'tcp = { cc = "sack", mss = 1460, rwnd = 1048576, window_scale = 5, min_rto = 1.0, '
     "granularity = 0.01, initial_window = 1, delayed_ack = false, timestamps = false, "
@@ -118,12 +115,47 @@ ATM_TCP = (
 )
 
 
-def gateway(table: str) -> Callable[[str], str]:
-    """The spoofing-gateway scenario, gw1 given ``entry`` at its top or as its ``table``."""
+def table_items(value: str) -> str:
+    """The items of the inline table ``value`` (``{ ... }``), without its braces."""
+    return value.strip()[1:-1].strip()
+
+
+GATEWAY_TABLES = {"two_server": "rate = 540"}
+
+
+def gateway_of(text: str, node: str, table: str) -> Callable[[str], str]:
+    """``text`` with the gateway node ``node`` given ``entry`` at the top of its gateway table
+    or in its ``table``, every other item kept."""
+    lines = text.split("\n")
+    at = lines.index(f'name = "{node}"')
+    line = next(i for i in range(at, len(lines)) if lines[i].startswith("gateway = "))
+    items = table_items(lines[line].split(" = ", 1)[1])
+
+    def make(entry: str) -> str:
+        if table:
+            tables = dict(item.split(" = ", 1) for item in top_level(items))
+            current = tables.get(table, "{ " + GATEWAY_TABLES.get(table, "") + " }")
+            entry = f"{table} = {inline(table_items(current), entry)}"
+        return "\n".join([*lines[:line], f"gateway = {inline(items, entry)}", *lines[line + 1 :]])
+
+    return make
+
+
+def gateway(node: str, table: str) -> Callable[[str], str]:
+    """The spoofing-gateway pair for 0.5 s, ``node`` given ``entry`` (see ``gateway_of``)."""
     text = short("spoofing_gateway.toml", ('duration = "60s"', 'duration = "0.5s"'))
-    if table:
-        return lambda entry: text.replace(GW1, f"gateway = {{ {table} = {{ {entry} }} }}", 1)
-    return lambda entry: text.replace(GW1, f"gateway = {{ {entry} }}", 1)
+    return gateway_of(text, node, table)
+
+
+def multiplexing(node: str, table: str) -> Callable[[str], str]:
+    """Four connections multiplexed onto one leg between two gateways for 0.5 s (the short one
+    starting at 20 ms), ``node`` given ``entry`` (see ``gateway_of``)."""
+    text = short(
+        "satellite_mux.toml",
+        ('duration = "40s"', 'duration = "0.5s"'),
+        ('start = "2s"', 'start = "0.02s"'),
+    )
+    return gateway_of(text, node, table)
 
 
 def atm(table: str) -> Callable[[str], str]:
@@ -173,7 +205,7 @@ def topology(entry: str) -> str:
 
 def top_level(entry: str) -> list[str]:
     """The ``key = value`` items of ``entry``, split at the commas outside brackets."""
-    return [item.strip() for item in split_top_level(entry)]
+    return [item.strip() for item in split_top_level(entry) if item.strip()]
 
 
 def merged(base: str, entry: str) -> list[str]:
@@ -253,6 +285,7 @@ LOSSES = {
     "bernoulli": "p = 0.01",
     "gilbert_elliott": "p_good_to_bad = 0.01, p_bad_to_good = 0.1",
     "pattern": 'flow = "f0", packets = [3, 5]',
+    "seqs": 'flow = "f0", seqs = [3, 5], times = 2',
 }
 
 
@@ -260,6 +293,35 @@ def loss(kind: str) -> Callable[[str], str]:
     """The two hosts' link losing packets by a ``kind`` model given ``entry``."""
     table = lambda entry: inline(f'kind = "{kind}", {LOSSES[kind]}', entry)  # noqa: E731
     return lambda entry: TWO_HOSTS.format(simulation="", link=f", loss = {table(entry)}")
+
+
+def reverse_link(entry: str) -> str:
+    """The two hosts' link, its reverse direction overridden by ``entry``."""
+    return TWO_HOSTS.format(simulation="", link=f", reverse = {{ {entry} }}")
+
+
+def delay(per: str) -> Callable[[str], str]:
+    """The two hosts' link delay drawn from a uniform distribution ``per`` packet, flow or
+    connection, given ``entry``."""
+    base = f'dist = "uniform", min = "1ms", max = "5ms", per = "{per}"'
+    return lambda entry: TWO_HOSTS.format(simulation="", link=f", delay = {inline(base, entry)}")
+
+
+APPS = {"file": "size = 100000", "requests": "count = 3, size = 20000, gap = 0.01"}
+
+
+def app(kind: str) -> Callable[[str], str]:
+    """The dumbbell's TCP flows running the application ``kind`` given ``entry``."""
+    table = lambda entry: inline(f'kind = "{kind}", {APPS[kind]}', entry)  # noqa: E731
+    return lambda entry: dumbbell(source=f'{{ kind = "tcp", app = {table(entry)} }}')
+
+
+def pool(kind: str, side: str) -> Callable[[str], str]:
+    """A ``kind`` (web or http) source whose ``side`` hosts are a pattern pool given
+    ``entry``."""
+    hosts = "s{i}" if side == "servers" else "d{i}"
+    table = lambda entry: inline(f'hosts = "{hosts}", count = 2', entry)  # noqa: E731
+    return lambda entry: dumbbell(source=f'{{ kind = "{kind}", {side} = {table(entry)} }}')
 
 
 def buffer(kind: str) -> Callable[[str], str]:
@@ -303,7 +365,11 @@ def makers() -> dict[str, Callable[[str], str]]:
     out = {f"queue.{k}": discipline(k) for k in fg.registry()["qdisc"]}
     out |= {f"reverse_queue.{k}": reverse_discipline(k) for k in fg.registry()["qdisc"]}
     out |= {f"source.{k}": source(k) for k in fg.registry()["source"]}
-    out |= {f"gateway.{t or 'top'}": gateway(t) for t in ["", "lhs", "flow_control", "two_server"]}
+    gw1 = ["", "lhs", "rhs", "flow_control", "two_server"]
+    out |= {f"gateway.{t or 'top'}": gateway("gw1", t) for t in gw1}
+    out |= {f"gateway2.{t or 'top'}": gateway("gw2", t) for t in ["", "lhs", "rhs"]}
+    out |= {f"mux.{t}": multiplexing("gw1", t) for t in ["multiplex", "rhs"]}
+    out |= {f"mux.gateway2.{t or 'top'}": multiplexing("gw2", t) for t in ["", "lhs"]}
     out |= {f"atm.{t}": atm(t) for t in ["buffer", "tcp", "top", "vc", "links"]}
     out |= {"link": two_hosts("link"), "simulation": two_hosts("simulation")}
     out["topology"] = topology
@@ -313,6 +379,14 @@ def makers() -> dict[str, Callable[[str], str]]:
     out |= {f"loss.{k}": loss(k) for k in LOSSES}
     out |= {f"buffer.{k}": buffer(k) for k in fg.registry()["buffer"]}
     out |= {f"{k}.tcp": request_tcp(k) for k in ["web", "http"]}
+    out["link.reverse"] = reverse_link
+    out |= {
+        f"delay.{per}": delay(per) for per in ["packet", "packet_in_order", "flow", "connection"]
+    }
+    out |= {f"app.{k}": app(k) for k in APPS}
+    out |= {
+        f"{k}.{side}": pool(k, side) for k in ["web", "http"] for side in ["servers", "clients"]
+    }
     return out
 
 

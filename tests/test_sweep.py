@@ -77,7 +77,7 @@ def test_seed_count_starts_at_the_scenario_seed_and_a_path_may_be_its_unique_end
         ({"queue.limt": [5]}, "axis `queue.limt` = 5: `links[0].queue.limt`: unknown field `limt`"),
         ({"buffer": [5]}, "axis `buffer` = 5: `buffer`: unknown field"),
         ({LIMIT: []}, f"axis `{LIMIT}`: empty"),
-        ({LIMIT: ["big"]}, f'axis `{LIMIT}` = "big": `links[0].queue.limit`: invalid type'),
+        ({LIMIT: ["big"]}, f'axis `{LIMIT}` = "big": `links[0].queue.limit`: got string'),
         ({LIMIT: [5, "big"]}, f"axis `{LIMIT}`: values mix number and string"),
         ({"seed": [1]}, "axis `seed`: the name is reserved"),
         ({LIMIT: 5}, f"axis `{LIMIT}`: got 5, expected a list"),

@@ -121,6 +121,33 @@ fn quantity(value: &toml::Value, q: Quantity, field: &str) -> Result<f64, String
     }
 }
 
+/// The parameters of the distribution `kind` besides `dist`, or `None` for an unknown kind.
+pub fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "constant" => &["value"],
+        "uniform" => &["min", "max"],
+        "exponential" => &["mean"],
+        "pareto" => &["mean", "shape"],
+        "lognormal" => &["mean", "sigma"],
+        "normal" => &["mean", "std"],
+        _ => return None,
+    })
+}
+
+/// The error for `key` in a table of the distribution `kind`, listing its fields and `extra`
+/// (the keys a table embedding the distribution adds, such as a link delay's `per`).
+pub fn unknown_field(key: &str, kind: &str, allowed: &[&str], extra: &[&str]) -> String {
+    let expected: Vec<String> = allowed
+        .iter()
+        .chain(extra)
+        .map(|f| format!("`{f}`"))
+        .collect();
+    format!(
+        "unknown field `{key}` for dist {kind:?}, expected one of `dist`, {}",
+        expected.join(", ")
+    )
+}
+
 fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
     let table = match value {
         toml::Value::Table(t) => t,
@@ -132,23 +159,13 @@ fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
         Some(toml::Value::String(kind)) => kind.clone(),
         Some(other) => return Err(format!("`dist`: got {other}, expected {KINDS}")),
     };
-    let allowed: &[&str] = match kind.as_str() {
-        "constant" => &["value"],
-        "uniform" => &["min", "max"],
-        "exponential" => &["mean"],
-        "pareto" => &["mean", "shape"],
-        "lognormal" => &["mean", "sigma"],
-        "normal" => &["mean", "std"],
-        other => return Err(format!("unknown dist {other:?}, expected {KINDS}")),
-    };
-    for key in table.keys() {
-        if key != "dist" && !allowed.contains(&key.as_str()) {
-            let expected: Vec<String> = allowed.iter().map(|f| format!("`{f}`")).collect();
-            return Err(format!(
-                "unknown field `{key}` for dist {kind:?}, expected one of `dist`, {}",
-                expected.join(", ")
-            ));
-        }
+    let allowed =
+        fields_of(&kind).ok_or_else(|| format!("unknown dist {kind:?}, expected {KINDS}"))?;
+    if let Some(key) = table
+        .keys()
+        .find(|key| *key != "dist" && !allowed.contains(&key.as_str()))
+    {
+        return Err(unknown_field(key, &kind, allowed, &[]));
     }
     let get = |field: &str, q: Quantity| -> Result<f64, String> {
         let v = table

@@ -13,9 +13,83 @@ impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             path: path.into(),
-            message: compact_numbers(&message.into()),
+            message: compact_numbers(&plain_words(&message.into())),
         }
     }
+}
+
+/// serde's words for Rust types, and the phrases around them, as a scenario's author reads
+/// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
+/// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
+const PLAIN_WORDS: [(&str, &str); 15] = [
+    ("invalid type: ", "got "),
+    ("invalid value: ", "got "),
+    ("expected f64", "expected a number"),
+    ("expected f32", "expected a number"),
+    ("expected u8", "expected a whole number from 0 to 255"),
+    ("expected u16", "expected a whole number from 0 to 65535"),
+    (
+        "expected u32",
+        "expected a whole number from 0 to 4294967295",
+    ),
+    ("expected u64", "expected a whole number >= 0"),
+    ("expected usize", "expected a whole number >= 0"),
+    ("expected i32", "expected a whole number"),
+    ("expected i64", "expected a whole number"),
+    ("expected a sequence", "expected an array"),
+    ("expected a boolean", "expected true or false"),
+    (
+        "expected internally tagged enum ",
+        "expected a table with a `kind`",
+    ),
+    ("expected struct ", "expected a table"),
+];
+
+/// The message in plain words (`PLAIN_WORDS`). A phrase is replaced only where it ends a word;
+/// a Rust type name after `struct` or `enum` (and serde's " with N elements") is dropped.
+fn plain_words(message: &str) -> String {
+    let mut out = message.to_string();
+    for (rust, plain) in PLAIN_WORDS {
+        out = replace_words(&out, rust, plain);
+    }
+    if out.starts_with("invalid length ") && out.contains("expected a table") {
+        out = "got an array, expected a table".to_string();
+    }
+    out
+}
+
+/// `text` with each `phrase` replaced by `plain` where it ends a word; an `expected ...`
+/// phrase ending in a space takes the type name after it along.
+fn replace_words(text: &str, phrase: &str, plain: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(phrase) {
+        let after = &rest[at + phrase.len()..];
+        let (matched, tail) = if phrase.ends_with(' ') && phrase.starts_with("expected") {
+            let name_end = after.find(|c: char| !word(c)).unwrap_or(after.len());
+            let elements = after[name_end..]
+                .strip_prefix(" with ")
+                .and_then(|t| {
+                    t.find(" elements")
+                        .map(|e| " with ".len() + e + " elements".len())
+                })
+                .unwrap_or(0);
+            (name_end > 0, &after[name_end + elements..])
+        } else {
+            (phrase.ends_with(' ') || !after.starts_with(word), after)
+        };
+        out.push_str(&rest[..at]);
+        if matched {
+            out.push_str(plain);
+            rest = tail;
+        } else {
+            out.push_str(phrase);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The message with every number of more than 21 digits (not inside a name) written in
@@ -58,6 +132,35 @@ impl std::error::Error for ScenarioError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_type_names_are_shown_in_plain_words() {
+        let plain = |m: &str| ScenarioError::new("x", m).message;
+        assert_eq!(
+            plain("invalid type: string \"x\", expected u64"),
+            "got string \"x\", expected a whole number >= 0"
+        );
+        assert_eq!(
+            plain("invalid value: integer `-1`, expected u32 in `count`"),
+            "got integer `-1`, expected a whole number from 0 to 4294967295 in `count`"
+        );
+        assert_eq!(
+            plain("invalid type: integer `0`, expected struct RedConfig"),
+            "got integer `0`, expected a table"
+        );
+        assert_eq!(
+            plain("invalid type: float `1`, expected internally tagged enum AppSpec"),
+            "got float `1`, expected a table with a `kind`"
+        );
+        assert_eq!(
+            plain("invalid length 0, expected struct TwoServerSpec with 2 elements"),
+            "got an array, expected a table"
+        );
+        assert_eq!(
+            plain("got 3, expected u64s or f64_x, a sequence"),
+            "got 3, expected u64s or f64_x, a sequence"
+        );
+    }
 
     #[test]
     fn long_numbers_are_shown_in_scientific_notation() {

@@ -55,6 +55,7 @@ impl<'de> Deserialize<'de> for DelaySpec {
                 )))
             }
         };
+        refuse_unknown_delay_field(&table).map_err(D::Error::custom)?;
         let dist =
             DurationDist::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
         match per.as_str() {
@@ -66,6 +67,30 @@ impl<'de> Deserialize<'de> for DelaySpec {
                 "field `per`: got {other:?}, expected {PER_EXPECTED}"
             ))),
         }
+    }
+}
+
+/// A delay table's unknown key, named with every field the table accepts (the
+/// distribution's and `per`); the distribution itself reports everything else.
+fn refuse_unknown_delay_field(table: &toml::Table) -> Result<(), String> {
+    let kind = table
+        .get("dist")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default();
+    let Some(allowed) = crate::config::dist::fields_of(kind) else {
+        return Ok(());
+    };
+    match table
+        .keys()
+        .find(|k| *k != "dist" && !allowed.contains(&k.as_str()))
+    {
+        Some(key) => Err(crate::config::dist::unknown_field(
+            key,
+            kind,
+            allowed,
+            &["per"],
+        )),
+        None => Ok(()),
     }
 }
 
@@ -401,6 +426,23 @@ impl Link {
 mod tests {
     use super::*;
     use crate::engine::{rng, to_secs};
+
+    fn delay(text: &str) -> Result<DelaySpec, String> {
+        let table = toml::from_str::<toml::Table>(&format!("d = {text}")).unwrap();
+        table["d"].clone().try_into().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_delay_tables_unknown_field_is_named_with_per_among_the_expected() {
+        let err = delay("{ dist = \"uniform\", min = \"1ms\", max = \"2ms\", pre = \"flow\" }")
+            .unwrap_err();
+        assert!(
+            err.contains("unknown field `pre`") && err.contains("`min`, `max`, `per`"),
+            "{err}"
+        );
+        let sizes = delay("{ dist = \"normal\", mean = \"1ms\", std = \"1ms\", per = \"flow\" }");
+        assert!(matches!(sizes, Ok(DelaySpec::PerFlow(_))));
+    }
 
     #[test]
     fn a_delay_per_connection_is_drawn_once_for_each_connection_of_a_flow() {
