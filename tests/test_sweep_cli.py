@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,3 +226,36 @@ def test_an_empty_axis_value_is_refused_and_brackets_keep_their_commas(tmp_path:
         assert "axis `bottleneck.queue.limit`: value" in capsys.readouterr().err
     axis = parse_cli_axis('rtt=[0.02,0.1],[0.05,0.2],"a,b"', "--grid")
     assert axis.values == ([0.02, 0.1], [0.05, 0.2], "a,b")
+
+
+def test_a_damaged_store_is_named_with_its_repair_not_a_traceback(tmp_path: Path, capsys):
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL, encoding="utf-8")
+    sweep = ["sweep", str(scenario), "--grid", "flows[0].source.rate=1Mbps,2Mbps", "--workers", "1"]
+    clean = tmp_path / "clean"
+    assert main([*sweep, "--out", str(clean)]) == 0
+    capsys.readouterr()
+
+    def damaged(name: str, table: str) -> tuple[Path, Path]:
+        store = tmp_path / name
+        shutil.copytree(clean, store)
+        part = next((store / table).glob("point=*/part-0.parquet"))
+        part.write_bytes(part.read_bytes()[:100])
+        return store, part
+
+    store, part = damaged("summary", "summary")
+    assert main([*sweep, "--out", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert f"{part}: cannot be read" in err and f"Remove {part.parent.name} from" in err
+    assert main(["query", str(store), "SELECT count(*) FROM summary"]) == 2
+    assert str(part) in capsys.readouterr().err
+
+    store, part = damaged("flows", "flows")
+    assert main(["query", str(store), "SELECT count(*) FROM flows"]) == 2
+    assert str(part) in capsys.readouterr().err
+
+    manifest = tmp_path / "clean" / "sweep.json"
+    for text in ["{", "[1, 2]"]:
+        manifest.write_text(text, encoding="utf-8")
+        assert main([*sweep, "--out", str(clean)]) == 2
+        assert f"{manifest}:" in capsys.readouterr().err

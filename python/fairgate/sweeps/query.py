@@ -64,8 +64,20 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
         raise ScenarioError(f"{root}: no results here (expected summary/, flows/ or *.parquet)")
     con = duckdb.connect()
     for name, select in views.items():
-        con.execute(f"CREATE VIEW {name} AS {select}")
+        try:
+            con.execute(f"CREATE VIEW {name} AS {select}")
+        except duckdb.Error as err:
+            con.close()
+            raise ScenarioError(
+                f"{root}: the `{name}` table cannot be read: {_first_line(err)}; a damaged "
+                "point's folder can be removed from summary/, flows/ and ports/ and the sweep rerun"
+            ) from None
     return con
+
+
+def _first_line(err: BaseException) -> str:
+    """DuckDB's message without the SQL it echoes after it (fairgate's own, not the user's)."""
+    return str(err).splitlines()[0]
 
 
 NO_ROWS = "got a statement that returns no rows, expected a query such as SELECT ..."

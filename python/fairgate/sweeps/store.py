@@ -175,18 +175,53 @@ def read(
         return pd.DataFrame(columns=["point", *(columns or [])])
     frames = []
     for path in files:
-        frame = pq.read_table(path, columns=columns).to_pandas()
+        frame = _read_part(path, columns)
         frame.insert(0, "point", path.parent.name.removeprefix("point="))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 
-def check_single_run_target(root: Path) -> None:
-    """Refuses ``root`` for a single run when it holds a sweep (axes or several seeds)."""
+def _read_part(path: Path, columns: list[str] | None) -> pd.DataFrame:
+    """One point's file of one table; a damaged file is named with the way to repair it."""
+    try:
+        return pq.read_table(path, columns=columns).to_pandas()
+    except (pa.ArrowException, OSError) as err:
+        raise ScenarioError(damaged(path, err)) from None
+
+
+def damaged(path: Path, err: BaseException) -> str:
+    """The error for the store file ``path`` that cannot be read: what is wrong, and that
+    removing its point's folder from every table lets a rerun of the sweep run it again."""
+    point = path.parent.name
+    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return (
+        f"{path}: cannot be read ({reason}); expected a Parquet file written by fairgate. "
+        f"Remove {point} from {', '.join(f'{t}/' for t in TABLES)} and rerun the sweep to run "
+        "that point again"
+    )
+
+
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    """The store's ``sweep.json``, or None when it has none; a damaged one is named."""
     path = Path(root) / MANIFEST
     if not path.exists():
+        return None
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ScenarioError(
+            f"{path}: cannot be read ({err}); expected the JSON fairgate writes for a sweep"
+        ) from None
+    if not isinstance(held, dict):
+        raise ScenarioError(f"{path}: got {type(held).__name__}, expected a JSON object")
+    return held
+
+
+def check_single_run_target(root: Path) -> None:
+    """Refuses ``root`` for a single run when it holds a sweep (axes or several seeds)."""
+    held = read_manifest(root)
+    if held is None:
         return
-    held = json.loads(path.read_text(encoding="utf-8"))
     if held.get("axes") or len(held.get("seeds", [])) != 1:
         raise ScenarioError(
             f"--out: {root} holds a sweep of {held.get('points')} points; expected a directory "
@@ -210,8 +245,8 @@ def replace_single_run(root: Path) -> None:
 def check_manifest(root: Path, manifest: dict[str, Any]) -> None:
     """A store holds one sweep: the same scenario and the same axis names on every rerun."""
     path = root / MANIFEST
-    if path.exists():
-        held = json.loads(path.read_text(encoding="utf-8"))
+    held = read_manifest(root)
+    if held is not None:
         for field in ("scenario_sha256", "axes"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(
