@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 NOT_METRICS = frozenset({"seed", "attempts"})
 
@@ -39,6 +38,8 @@ def repetitions(
         grouped = frame.groupby(by, sort=False, dropna=False, observed=True)
     else:
         grouped = frame.groupby(np.zeros(len(frame), dtype=int), sort=False)
+    from scipy import stats  # 0.5 s to import: only when intervals are asked for, not per command
+
     values = grouped[metrics]
     mean, std, count = values.mean(), values.std(ddof=1), values.count()
     quantile = stats.t.ppf(0.5 + confidence / 2, count.where(count >= 2) - 1)

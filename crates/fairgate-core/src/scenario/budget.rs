@@ -110,39 +110,69 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    let (path, cause) = if e.packets >= e.state.max(e.series) && e.held == e.capacity {
+    let smaller = "expected a smaller value".to_string();
+    let (path, cause, expected) = if e.packets >= e.state.max(e.series) && e.held == e.capacity {
         let biggest = e
             .holders
             .iter()
             .max_by(|a, b| a.packets.total_cmp(&b.packets))
             .expect("packets need a holder");
-        (
-            biggest.path.clone(),
-            format!(
-                "full queues and links holding {:.3e} packets ({:.3e} here)",
-                e.held, biggest.packets
-            ),
-        )
+        let cause = format!(
+            "full queues and links holding {:.3e} packets ({:.3e} here)",
+            e.held, biggest.packets
+        );
+        (biggest.path.clone(), cause, smaller)
     } else if e.packets >= e.state.max(e.series) {
         // The windows are what hold the packets: fewer flows (or smaller windows) fit.
-        largest_population(s, e.flows, e.nodes)
+        let (path, cause) = largest_population(s, e.flows, e.nodes);
+        (path, cause, smaller)
     } else if e.state / MIB <= limit_mib as f64 {
         // Unless the state alone is too large, sampling less often is the change that fits.
         (
             "simulation.sample_interval".to_string(),
             format!("{:.3e} samples x {:.0} series", e.samples, e.series_count),
+            longer_interval(s, &e, limit_mib),
         )
     } else {
-        largest_source(&e.sources, e.state)
-            .unwrap_or_else(|| largest_population(s, e.flows, e.nodes))
+        let (path, cause) = largest_source(&e.sources, e.state)
+            .unwrap_or_else(|| largest_population(s, e.flows, e.nodes));
+        (path, cause, smaller)
     };
     Err(ScenarioError::new(
         path,
         format!(
             "{cause} need about {total_mib:.0} MiB, more than the memory limit of {limit_mib} \
-             MiB; expected a smaller value, or raise simulation.memory_limit_mib on purpose"
+             MiB; {expected}, or raise simulation.memory_limit_mib on purpose"
         ),
     ))
+}
+
+/// What a too-short sample interval should become: the shortest interval whose series fit
+/// beside everything else the scenario holds, when any does.
+fn longer_interval(s: &Scenario, e: &Estimate, limit_mib: u64) -> String {
+    let room = limit_mib as f64 * MIB - e.state - e.packets - e.events;
+    let samples = (room / (e.series_count * BYTES_PER_SERIES_ROW)).floor() - 1.0;
+    if samples < 1.0 {
+        return "expected a longer interval".to_string();
+    }
+    let shortest = s.simulation.duration.secs() / samples;
+    format!(
+        "expected a longer interval (at least {})",
+        seconds_up(shortest)
+    )
+}
+
+/// `secs` rounded up to three significant digits, as a duration string.
+fn seconds_up(secs: f64) -> String {
+    let digits = 2 - secs.log10().floor() as i32;
+    let rounded = if digits >= 0 {
+        let scale = 10f64.powi(digits);
+        (secs * scale).ceil() / scale
+    } else {
+        let step = 10f64.powi(-digits);
+        (secs / step).ceil() * step
+    };
+    format!("\"{rounded}s\"")
 }
 
 /// The room a scenario's unsized logs have, if it keeps any.
@@ -266,6 +296,9 @@ mod tests {
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "simulation.sample_interval");
         assert!(e.message.contains("memory limit of 4096 MiB"), "{e}");
+        let suggested = e.message.split("at least \"").nth(1).expect("a suggested interval");
+        let suggested = &suggested[..suggested.find('"').unwrap()];
+        assert!(parse(&text.replace("1ns", suggested), &[]).is_ok(), "{e}");
         let raised = text.replace("duration", "memory_limit_mib = 100000000\nduration");
         assert!(parse(&raised, &[]).is_ok());
     }
