@@ -10,8 +10,9 @@ the accepted ones), so a new discipline or parameter is covered without editing 
 case runs in a forked child with a memory cap and an alarm: it must be refused with
 ``ScenarioError`` or run to its end with every packet accounted for; a panic, an allocation
 abort, a hang past the alarm (150 s) or any other exception fails the case. The default suite
-draws 400 single-field cases and 150 of two to four fields set at once
-(``FAIRGATE_COMBINATIONS=N`` for more), each run for 50 ms; ``-m slow`` runs every
+draws 400 single-field cases, 150 of two to four fields set at once and 150 of two to four
+fields each set to a value it accepts alone, so that most of them run
+(``FAIRGATE_COMBINATIONS=N`` for more of both), each run for 50 ms; ``-m slow`` runs every
 single-field case (about 14,500) for 500 ms.
 """
 
@@ -424,6 +425,34 @@ def combinations(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
     return site, [(field, draw(values)) for field in fields]
 
 
+WIDER = ['"1Gbps"', '"100kbps"', '"1ms"', '"100ms"', "10", "100", "1000", "100000", "0.01"]
+
+
+@cache
+def accepted(site: str, field: str) -> list[str]:
+    """The values of ``MODERATE``, ``VALUES`` and ``WIDER`` that ``field`` of ``site`` takes on
+    its own."""
+    out = []
+    for value in MODERATE + VALUES + WIDER:
+        try:
+            fg.validate_text(scenario(site, field, value))
+        except fg.ScenarioError:
+            continue
+        out.append(value)
+    return out
+
+
+@st.composite
+def accepted_combinations(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
+    """A site with two to four of its fields set, each to a value it accepts alone: together
+    they may still be refused (a minimum above a maximum), but most run."""
+    site = draw(st.sampled_from(sorted(s for s, fields in sites().items() if len(fields) > 1)))
+    fields = draw(st.lists(st.sampled_from(sites()[site]), min_size=2, max_size=4, unique=True))
+    return site, [
+        (f, draw(st.sampled_from(accepted(site, f)))) for f in fields if accepted(site, f)
+    ]
+
+
 def run_forked(text: str) -> str:
     """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm."""
     read_end, write_end = os.pipe()
@@ -489,6 +518,21 @@ def test_an_extreme_field_is_refused_or_runs_and_conserves(data: st.DataObject):
 )
 @given(combinations())
 def test_combined_fields_are_refused_or_run_and_conserve(case: tuple[str, list[tuple[str, str]]]):
+    site, entries = case
+    outcome = run_forked(brief(with_entries(site, entries)))
+    assert outcome in ("ok", "refused"), f"{site} {entries}: {outcome}"
+
+
+@settings(
+    max_examples=int(os.environ.get("FAIRGATE_COMBINATIONS", "150")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(accepted_combinations())
+def test_fields_each_accepted_alone_are_refused_or_run_and_conserve_together(
+    case: tuple[str, list[tuple[str, str]]],
+):
     site, entries = case
     outcome = run_forked(brief(with_entries(site, entries)))
     assert outcome in ("ok", "refused"), f"{site} {entries}: {outcome}"
