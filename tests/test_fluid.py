@@ -11,7 +11,7 @@ import pytest
 
 import fairgate as fg
 from fairgate import fluid
-from fairgate.fluid import FluidInputs, FluidParams, FourierSeries
+from fairgate.fluid import FluidInputs, FluidParams, FourierSeries, fit_fourier
 from fairgate.fluid.model import delayed_clock
 
 
@@ -142,15 +142,62 @@ def test_solutions_are_deterministic() -> None:
 
 def test_bad_parameters_name_the_field() -> None:
     with pytest.raises(
-        fg.ScenarioError, match=r"fluid\.scheme: expected one of red, avqred, avq, none"
+        fg.ScenarioError, match=r"`fluid\.scheme`: got 'blue', expected one of red, avqred"
     ):
         fluid.solve("blue")
-    with pytest.raises(fg.ScenarioError, match=r"fluid\.chapter: expected 4 or 6"):
+    with pytest.raises(fg.ScenarioError, match=r"`fluid\.chapter`: got 5, expected 4 or 6"):
         fluid.solve("red", chapter=5)
-    with pytest.raises(fg.ScenarioError, match=r"fluid\.rtt: expected a positive number"):
+    with pytest.raises(fg.ScenarioError, match=r"`fluid\.rtt`: got 0.0, expected a positive"):
         fluid.solve("red", FluidParams(rtt=0.0))
     with pytest.raises(fg.ScenarioError, match=r"fluid\.max_th"):
         fluid.solve("red", FluidParams(min_th=120.0, max_th=60.0))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("horizon", math.inf),
+        ("horizon", 1e300),
+        ("step", 1e-9),
+        ("rtt", math.nan),
+        ("connections", 0.5),
+        ("connections", True),
+        ("target_utilisation", 0.0),
+        ("red_max_p", 5.0),
+        ("avqred_max_p", -1.0),
+        ("decrease", 2.0),
+        ("min_th", -50.0),
+        ("max_th", math.inf),
+        ("max_rcv_win", 0.0),
+        ("service_rate", "fast"),
+    ],
+)
+def test_every_parameter_out_of_range_is_refused_before_anything_is_allocated(field, value):
+    """Each of these ran to a non-finite solution, or died allocating 3.6 TiB or converting
+    infinity, before the ranges were checked."""
+    with pytest.raises(fg.ScenarioError, match=rf"fluid\.(step|{field})`: got"):
+        fluid.solve("avqred", FluidParams(**{field: value}), chapter=6)
+
+
+def test_a_fourier_series_and_its_fit_refuse_non_finite_and_negative_values() -> None:
+    with pytest.raises(fg.ScenarioError, match=r"fourier\.period"):
+        FourierSeries(period=math.inf, a0=0.0, cos=(), sin=())
+    with pytest.raises(fg.ScenarioError, match=r"fourier\.cos"):
+        FourierSeries(period=10.0, a0=0.0, cos=(math.nan,), sin=(0.0,))
+    with pytest.raises(fg.ScenarioError, match=r"`harmonics`"):
+        fit_fourier(np.ones(50), harmonics=-1)
+    with pytest.raises(fg.ScenarioError, match=r"`step`"):
+        fit_fourier(np.ones(50), step=0.0)
+
+
+def test_saved_inputs_that_are_not_series_are_named(tmp_path) -> None:
+    for name, text in [("short", '{"omega": {"period": 1}}'), ("text", "nope"), ("list", "[1]")]:
+        path = tmp_path / f"{name}.json"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(fg.ScenarioError, match=rf"{name}.json: cannot be read"):
+            fluid.load_inputs(path)
+    with pytest.raises(fg.ScenarioError, match="missing.json: cannot be read"):
+        fluid.load_inputs(tmp_path / "missing.json")
 
 
 def test_improvement_table_sits_beside_simulation_and_paper() -> None:

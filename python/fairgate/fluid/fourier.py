@@ -9,6 +9,7 @@ source used (its ``fourier8`` model). Decisions and validation: ``docs/models/fl
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +37,13 @@ class FourierSeries:
                 "fourier: expected the same number of cosine and sine terms, "
                 f"got {len(self.cos)} and {len(self.sin)}"
             )
-        if not self.period > 0:
-            raise ScenarioError(f"fourier.period: expected a positive number, got {self.period}")
+        if not (self.period > 0 and math.isfinite(self.period)):
+            raise ScenarioError(
+                f"`fourier.period`: got {self.period}, expected a positive finite number"
+            )
+        for name, terms in (("a0", (self.a0,)), ("cos", self.cos), ("sin", self.sin)):
+            if not all(math.isfinite(term) for term in terms):
+                raise ScenarioError(f"`fourier.{name}`: got {terms}, expected finite numbers")
 
     def __call__(self, t: np.ndarray | float) -> np.ndarray:
         """Evaluates the series at times ``t`` (model units)."""
@@ -73,6 +79,10 @@ def fit_fourier(
 
     The period is the span of the samples (len · step), so the fitted input repeats with it.
     """
+    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 0:
+        raise ScenarioError(f"`harmonics`: got {harmonics!r}, expected a whole number >= 0")
+    if not (isinstance(step, (int, float, np.number)) and 0 < step < math.inf):
+        raise ScenarioError(f"`step`: got {step!r}, expected a positive finite number")
     values = np.asarray(series, dtype=float)
     if values.ndim != 1 or len(values) < 2 * harmonics + 1:
         raise ScenarioError(
@@ -103,9 +113,16 @@ def save_inputs(inputs: dict[str, FourierSeries], path: str | Path) -> Path:
 
 
 def load_inputs(path: str | Path) -> dict[str, FourierSeries]:
-    """Reads series written by :func:`save_inputs`."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {name: FourierSeries.from_dict(entry) for name, entry in data.items()}
+    """Reads series written by :func:`save_inputs`; a file that does not hold them raises
+    ScenarioError naming it and what is wrong."""
+    expected = "expected a JSON object of series {period, a0, cos, sin} written by save_inputs"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {name: FourierSeries.from_dict(entry) for name, entry in data.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ScenarioError(
+            f"{path}: cannot be read ({type(err).__name__}: {err}); {expected}"
+        ) from None
 
 
 __all__ = ["HARMONICS", "FourierSeries", "fit_fourier", "load_inputs", "save_inputs"]

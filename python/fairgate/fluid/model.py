@@ -49,29 +49,63 @@ class FluidParams:
     start: str = "equilibrium"
 
     def validate(self) -> None:
-        """Raises ValueError naming the first parameter out of range."""
-        positive = ("connections", "rtt", "service_rate", "step", "horizon", "red_weight")
-        for name in positive:
-            if not getattr(self, name) > 0:
-                raise ScenarioError(
-                    f"fluid.{name}: expected a positive number, got {getattr(self, name)}"
-                )
-        if not self.red_weight < 1:
-            raise ScenarioError(
-                f"fluid.red_weight: expected a value in (0, 1), got {self.red_weight}"
-            )
+        """Raises ScenarioError naming the first parameter out of its range (``RANGES``)."""
+        for name, (low, high, what) in RANGES.items():
+            value = getattr(self, name)
+            if not _in_range(value, low, high, integer=name == "connections"):
+                raise ScenarioError(f"`fluid.{name}`: got {value!r}, expected {what}")
         if not self.min_th < self.max_th:
             raise ScenarioError(
-                f"fluid.max_th: expected more than min_th={self.min_th}, got {self.max_th}"
+                f"`fluid.max_th`: got {self.max_th}, expected more than min_th = {self.min_th}"
             )
         if self.start not in STARTS:
             raise ScenarioError(
-                f"fluid.start: expected one of {', '.join(STARTS)}, got {self.start!r}"
+                f"`fluid.start`: got {self.start!r}, expected one of {', '.join(STARTS)}"
             )
-        if self.step > self.horizon:
+        steps = self.horizon / self.step
+        if steps > MAX_STEPS:
             raise ScenarioError(
-                f"fluid.step: expected at most horizon={self.horizon}, got {self.step}"
+                f"`fluid.step`: got {self.step}, which makes {steps:.3g} steps of the horizon "
+                f"{self.horizon}; expected at most {MAX_STEPS:,} steps (a larger step or a "
+                "shorter horizon)"
             )
+
+
+MAX_STEPS = 10_000_000
+"""The most steps a solution takes: about 3 minutes and 1 GB (the source's 500 units at its
+1 ms step are 50,000)."""
+
+OPEN, CLOSED = "open", "closed"
+RANGES: dict[str, tuple[tuple[float, str], tuple[float, str], str]] = {
+    "connections": ((1, CLOSED), (math.inf, OPEN), "a whole number >= 1"),
+    "rtt": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+    "service_rate": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+    "target_utilisation": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
+    "min_th": ((0, CLOSED), (math.inf, OPEN), "a finite number >= 0"),
+    "max_th": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+    "red_weight": ((0, OPEN), (1, OPEN), "a number in (0, 1)"),
+    "red_max_p": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
+    "avqred_max_p": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
+    "max_rcv_win": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+    "decrease": ((0, OPEN), (1, OPEN), "a number in (0, 1)"),
+    "step": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+    "horizon": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+}
+"""Each numeric parameter's bounds (value, open or closed) and how an error states them."""
+
+
+def _in_range(
+    value: object, low: tuple[float, str], high: tuple[float, str], integer: bool
+) -> bool:
+    """Whether ``value`` is a real number (not a bool) within the bounds, whole if ``integer``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    number = float(value)
+    if not math.isfinite(number) or (integer and not number.is_integer()):
+        return False
+    above = number > low[0] or (low[1] == CLOSED and number == low[0])
+    below = number < high[0] or (high[1] == CLOSED and number == high[0])
+    return above and below
 
 
 @dataclass(frozen=True)
@@ -131,9 +165,9 @@ def delayed_clock(times: np.ndarray, delay: np.ndarray) -> np.ndarray:
 
 def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
     if scheme not in SCHEMES:
-        raise ScenarioError(f"fluid.scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
-    if chapter not in (4, 6):
-        raise ScenarioError(f"fluid.chapter: expected 4 or 6, got {chapter!r}")
+        raise ScenarioError(f"`fluid.scheme`: got {scheme!r}, expected one of {', '.join(SCHEMES)}")
+    if chapter not in (4, 6) or isinstance(chapter, bool):
+        raise ScenarioError(f"`fluid.chapter`: got {chapter!r}, expected 4 or 6")
     prm.validate()
 
 
