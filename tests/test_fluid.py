@@ -147,7 +147,9 @@ def test_bad_parameters_name_the_field() -> None:
         fluid.solve("blue")
     with pytest.raises(fg.ScenarioError, match=r"`fluid\.chapter`: got 5, expected 4 or 6"):
         fluid.solve("red", chapter=5)
-    with pytest.raises(fg.ScenarioError, match=r"`fluid\.rtt`: got 0.0, expected a positive"):
+    with pytest.raises(
+        fg.ScenarioError, match=r"`fluid\.rtt`: got 0.0, expected a finite number > 0"
+    ):
         fluid.solve("red", FluidParams(rtt=0.0))
     with pytest.raises(fg.ScenarioError, match=r"fluid\.max_th"):
         fluid.solve("red", FluidParams(min_th=120.0, max_th=60.0))

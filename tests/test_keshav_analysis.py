@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+import fairgate as fg
 from fairgate.analysis.keshav import (
     KalmanEstimator,
     closed_loop_poles,
@@ -38,10 +39,16 @@ def test_telnet_delay_non_preemptive_regions():
 
 
 def test_bad_arguments_raise():
-    with pytest.raises(ValueError):
+    with pytest.raises(fg.ScenarioError, match="`n`: got 0"):
         telnet_delay_bounds(10, 1000, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(fg.ScenarioError, match="`p`: got nan"):
+        telnet_delay_bounds(math.nan, 1000, 4)
+    with pytest.raises(fg.ScenarioError, match="`alpha`: got 0"):
         closed_loop_poles(0)
+    with pytest.raises(fg.ScenarioError, match="`rtt`: got 0.0"):
+        epoch_recurrence(mu=1.0, rtt=0.0, buffer=10.0, epochs=5)
+    with pytest.raises(fg.ScenarioError, match="`epochs`: got 1000000000000"):
+        epoch_recurrence(mu=1.0, rtt=1.0, buffer=10.0, epochs=10**12)
 
 
 @pytest.mark.parametrize("alpha", [0.3, 0.5, 0.9, 1.0, 1.2])

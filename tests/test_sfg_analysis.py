@@ -1,9 +1,12 @@
 """Checks of the SFG analytic helpers against the numbers of [Chung06, §3]."""
 
 import math
+import re
 
+import numpy as np
 import pytest
 
+import fairgate as fg
 from fairgate.analysis import sfg
 
 
@@ -58,3 +61,25 @@ def test_memory_estimate():
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: sfg.expected_polluted_bins(10**4, 10**6), "bins^2 x flows = 1e"),
+        (lambda: sfg.onto_maps(10**9, 10**6), "bins x flows = 1e"),
+        (lambda: sfg.polluted_bins_probability(20, 5, -1), "`polluted`: got -1"),
+        (lambda: sfg.false_positive_probability(True, 20, 5), "`levels`: got True"),
+        (lambda: sfg.tcp_friendly_rate(1500, math.nan, 0.01), "`rtt_s`: got nan"),
+    ],
+)
+def test_what_would_hang_or_mean_nothing_is_a_scenario_error(call, message):
+    """The exact forms once ran for hours at 10^4 bins (bignum powers); NaN passed the checks."""
+    with pytest.raises(fg.ScenarioError, match=re.escape(message)):
+        call()
+
+
+def test_numpy_integers_are_taken_as_python_integers():
+    """An int64 bins**flows overflowed to a probability of infinity."""
+    exact = sfg.false_positive_probability(3, 20, 50)
+    assert sfg.false_positive_probability(np.int64(3), np.int64(20), np.int64(50)) == exact

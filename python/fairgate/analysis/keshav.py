@@ -10,6 +10,11 @@ import cmath
 import math
 from dataclasses import dataclass, field
 
+from fairgate import checks
+
+MAX_EPOCHS = 10_000_000
+"""The most epochs ``epoch_recurrence`` lists (about 1 GB of pairs)."""
+
 Matrix = list[list[float]]
 
 
@@ -30,8 +35,9 @@ def telnet_delay_bounds(
 
     Units are those of P and P_F (bits or bytes of service); divide by the line rate for time.
     """
-    if n < 1 or p_f <= 0 or p < 0:
-        raise ValueError(f"expected n >= 1, p_f > 0, p >= 0; got n={n}, p_f={p_f}, p={p}")
+    checks.number("n", n, 1, integer=True)
+    checks.number("p_f", p_f, 0, low_open=True)
+    checks.number("p", p, 0)
     half = p_f / 2
     if p >= p_f:
         exact = n * (p - half)
@@ -55,8 +61,7 @@ def telnet_delay_bounds(
 
 def closed_loop_poles(alpha: float) -> tuple[complex, complex]:
     """Roots z of alpha z^-2 - z^-1 + 1 = 0, i.e. z^2 - z + alpha = 0 (|z| = sqrt(alpha))."""
-    if alpha <= 0:
-        raise ValueError(f"expected alpha > 0, got {alpha}")
+    checks.number("alpha", alpha, 0, low_open=True)
     root = cmath.sqrt(1 - 4 * alpha)
     return (1 + root) / 2, (1 - root) / 2
 
@@ -73,6 +78,11 @@ def epoch_rate(
     alpha: float, rtt: float, setpoint: float, n_b: float, outstanding: float, mu: float
 ) -> float:
     """lambda(k+1) = (alpha / RTT) [B/2 - n_b(k) - S(k) + 2 mu RTT] (eq. 5.9 with alpha)."""
+    checks.number("rtt", rtt, 0, low_open=True)
+    for name, value in (("alpha", alpha), ("setpoint", setpoint), ("n_b", n_b)):
+        checks.number(name, value)
+    checks.number("outstanding", outstanding)
+    checks.number("mu", mu)
     return alpha / rtt * (setpoint - n_b - outstanding + 2 * mu * rtt)
 
 
@@ -91,7 +101,10 @@ def epoch_recurrence(
     RTT), S(k) = lambda(k) RTT (eq. 5.1), and the first pair gives lambda(0) = mu. The queue is
     clipped to [0, B] as §5.4 requires.
     """
-    rate = mu if lambda0 is None else lambda0
+    checks.number("epochs", epochs, 0, MAX_EPOCHS, integer=True)
+    checks.number("buffer", buffer, 0)
+    checks.number("n_b0", n_b0)
+    rate = mu if lambda0 is None else checks.number("lambda0", lambda0)
     n_b = n_b0
     out = [(rate, n_b)]
     for _ in range(epochs):

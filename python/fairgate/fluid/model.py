@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairgate import checks
 from fairgate._core import ScenarioError
 from fairgate.fluid.equilibrium import FluidState, equilibrium
 from fairgate.fluid.fourier import FourierSeries
@@ -50,10 +51,8 @@ class FluidParams:
 
     def validate(self) -> None:
         """Raises ScenarioError naming the first parameter out of its range (``RANGES``)."""
-        for name, (low, high, what) in RANGES.items():
-            value = getattr(self, name)
-            if not _in_range(value, low, high, integer=name == "connections"):
-                raise ScenarioError(f"`fluid.{name}`: got {value!r}, expected {what}")
+        for name, bounds in RANGES.items():
+            checks.number(f"fluid.{name}", getattr(self, name), **bounds)  # type: ignore[arg-type]
         if not self.min_th < self.max_th:
             raise ScenarioError(
                 f"`fluid.max_th`: got {self.max_th}, expected more than min_th = {self.min_th}"
@@ -75,37 +74,22 @@ MAX_STEPS = 10_000_000
 """The most steps a solution takes: about 3 minutes and 1 GB (the source's 500 units at its
 1 ms step are 50,000)."""
 
-OPEN, CLOSED = "open", "closed"
-RANGES: dict[str, tuple[tuple[float, str], tuple[float, str], str]] = {
-    "connections": ((1, CLOSED), (math.inf, OPEN), "a whole number >= 1"),
-    "rtt": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
-    "service_rate": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
-    "target_utilisation": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
-    "min_th": ((0, CLOSED), (math.inf, OPEN), "a finite number >= 0"),
-    "max_th": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
-    "red_weight": ((0, OPEN), (1, OPEN), "a number in (0, 1)"),
-    "red_max_p": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
-    "avqred_max_p": ((0, OPEN), (1, CLOSED), "a number in (0, 1]"),
-    "max_rcv_win": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
-    "decrease": ((0, OPEN), (1, OPEN), "a number in (0, 1)"),
-    "step": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
-    "horizon": ((0, OPEN), (math.inf, OPEN), "a positive finite number"),
+RANGES: dict[str, dict[str, float | bool]] = {
+    "connections": {"low": 1, "integer": True},
+    "rtt": {"low": 0, "low_open": True},
+    "service_rate": {"low": 0, "low_open": True},
+    "target_utilisation": {"low": 0, "high": 1, "low_open": True},
+    "min_th": {"low": 0},
+    "max_th": {"low": 0, "low_open": True},
+    "red_weight": {"low": 0, "high": 1, "low_open": True, "high_open": True},
+    "red_max_p": {"low": 0, "high": 1, "low_open": True},
+    "avqred_max_p": {"low": 0, "high": 1, "low_open": True},
+    "max_rcv_win": {"low": 0, "low_open": True},
+    "decrease": {"low": 0, "high": 1, "low_open": True, "high_open": True},
+    "step": {"low": 0, "low_open": True},
+    "horizon": {"low": 0, "low_open": True},
 }
-"""Each numeric parameter's bounds (value, open or closed) and how an error states them."""
-
-
-def _in_range(
-    value: object, low: tuple[float, str], high: tuple[float, str], integer: bool
-) -> bool:
-    """Whether ``value`` is a real number (not a bool) within the bounds, whole if ``integer``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return False
-    number = float(value)
-    if not math.isfinite(number) or (integer and not number.is_integer()):
-        return False
-    above = number > low[0] or (low[1] == CLOSED and number == low[0])
-    below = number < high[0] or (high[1] == CLOSED and number == high[0])
-    return above and below
+"""Each numeric parameter's bounds (``checks.number``'s keywords)."""
 
 
 @dataclass(frozen=True)

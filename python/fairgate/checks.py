@@ -1,0 +1,54 @@
+"""Argument checks for the Python-side models (fluid, analysis): one error form everywhere,
+``ScenarioError("`name`: got VALUE, expected WHAT")``, as the core's scenario errors."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from fairgate._core import ScenarioError
+
+
+def number(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+    expected: str | None = None,
+) -> float:
+    """``value`` as a float when it is a finite real number (not a bool) within the bounds,
+    whole when ``integer``; otherwise ScenarioError naming ``name``, and ``expected`` (by
+    default the bounds in words)."""
+    if _fits(value, low, high, low_open, high_open, integer):
+        return float(value)  # type: ignore[arg-type]
+    what = expected or _bounds(low, high, low_open, high_open, integer)
+    raise ScenarioError(f"`{name}`: got {value!r}, expected {what}")
+
+
+def _fits(
+    value: object, low: float, high: float, low_open: bool, high_open: bool, integer: bool
+) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    x = float(value)
+    if not math.isfinite(x) or (integer and not x.is_integer()):
+        return False
+    above = x > low or (not low_open and x == low)
+    below = x < high or (not high_open and x == high)
+    return above and below
+
+
+def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: bool) -> str:
+    kind = "a whole number" if integer else "a finite number"
+    if math.isinf(low) and math.isinf(high):
+        return kind
+    if math.isinf(high):
+        return f"{kind} {'>' if low_open else '>='} {low:g}"
+    if math.isinf(low):
+        return f"{kind} {'<' if high_open else '<='} {high:g}"
+    left, right = "(" if low_open else "[", ")" if high_open else "]"
+    return f"{kind} in {left}{low:g}, {high:g}{right}"
