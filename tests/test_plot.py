@@ -6,10 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from matplotlib.figure import Figure
 
 import fairgate as fg
-from fairgate.plot import overview
+from fairgate.plot import overview, queue_over_time
 
 
 def test_importing_the_plotting_modules_keeps_the_users_backend() -> None:
@@ -59,3 +60,23 @@ def test_reproduction_figure_functions_return_figures(tmp_path: Path) -> None:
     assert isinstance(keshav.utility_figure(1, {(1, "FCFS/FQ"): stats}), Figure)
     assert keshav.utility_figure(2, {(1, "FCFS/FQ"): stats}) is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_without_ports_plots_without_warnings_and_unknown_ports_are_named(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    lone = fg.Scenario("lone", duration=0.1, seed=1)
+    lone.node("a")
+    overview(lone.run())
+    assert not [w for w in recwarn if "legend" in str(w.message)]
+
+    sc = fg.Scenario("ports", duration=0.1, seed=1)
+    sc.node("a")
+    sc.node("b")
+    sc.link("a", "b", "10Mbps")
+    results = sc.run()
+    assert isinstance(queue_over_time(results, ports=["a->b"]), Figure)
+    with pytest.raises(
+        fg.ScenarioError, match=r"`ports`: got 'a-b', expected a port of the run: a->b"
+    ):
+        queue_over_time(results, ports=["a-b"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from fairgate._core import ScenarioError
 from fairgate.results import Results
 
 MAX_PORTS = 4
@@ -38,7 +39,8 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
         series = qs[qs["port"] == port]
         ax_q.step(series["time_s"], series["packets"], where="post", label=port, lw=1)
     ax_q.set_ylabel("queue length (packets)")
-    ax_q.legend(loc="upper right", fontsize="small")
+    if ax_q.get_legend_handles_labels()[0]:
+        ax_q.legend(loc="upper right", fontsize="small")
     ax_q.grid(alpha=0.3)
     rates = results.throughput()
     for flow in list(rates.columns)[:MAX_FLOWS]:
@@ -63,7 +65,7 @@ def queue_over_time(
     fig = Figure(figsize=(9, 6.5), layout="constrained")
     ax_q, ax_r = fig.subplots(2, 1, sharex=True)
     qs = results.queue_series
-    for port in ports if ports is not None else busiest_ports(results):
+    for port in _known_ports(results, ports) if ports is not None else busiest_ports(results):
         series = qs[qs["port"] == port]
         line = ax_q.step(series["time_s"], series["packets"], where="post", label=port, lw=1)
         color = line[0].get_color()
@@ -77,6 +79,16 @@ def queue_over_time(
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper right", fontsize="small")
     return _finish(fig, results, path, title)
+
+
+def _known_ports(results: Results, ports: list[str]) -> list[str]:
+    """``ports``, each checked to be a port of the run (a misspelt one would plot nothing)."""
+    known = [str(p) for p in results.ports["port"]]
+    unknown = [p for p in ports if p not in known]
+    if unknown:
+        shown = ", ".join(known[:8]) + (f", ... ({len(known)} in all)" if len(known) > 8 else "")
+        raise ScenarioError(f"`ports`: got {unknown[0]!r}, expected a port of the run: {shown}")
+    return list(ports)
 
 
 def save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:

@@ -296,7 +296,11 @@ mod tests {
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "simulation.sample_interval");
         assert!(e.message.contains("memory limit of 4096 MiB"), "{e}");
-        let suggested = e.message.split("at least \"").nth(1).expect("a suggested interval");
+        let suggested = e
+            .message
+            .split("at least \"")
+            .nth(1)
+            .expect("a suggested interval");
         let suggested = &suggested[..suggested.find('"').unwrap()];
         assert!(parse(&text.replace("1ns", suggested), &[]).is_ok(), "{e}");
         let raised = text.replace("duration", "memory_limit_mib = 100000000\nduration");
