@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SCENARIOS
+from fairgate.cli import main
 
 SHOWCASE = SCENARIOS / "showcase.toml"
 RANDOM_MIX = SCENARIOS / "open_loop_mix.toml"  # Poisson and on/off sources: the seed matters
@@ -122,3 +123,10 @@ def test_help_everywhere():
     for args in ([], ["run"], ["validate"]):
         done = fairgate(*args, "--help")
         assert done.returncode == 0 and "usage: fairgate" in done.stdout
+
+
+def test_validate_says_what_it_read(capsys) -> None:
+    assert main(["validate", str(SHOWCASE)]) == 0
+    assert capsys.readouterr().out.endswith("valid (4 flow entries)\n")
+    assert main(["validate", str(SHOWCASE.parent / "dfba_e3.toml")]) == 0
+    assert capsys.readouterr().out.endswith("valid (cell network: 5 VCs, 100 TCPs)\n")

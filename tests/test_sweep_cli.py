@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairgate.cli import main
-from fairgate.sweeps import query
+from fairgate.sweeps import query, store
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWCASE = ROOT / "scenarios" / "showcase.toml"
@@ -259,3 +259,19 @@ def test_a_damaged_store_is_named_with_its_repair_not_a_traceback(tmp_path: Path
         manifest.write_text(text, encoding="utf-8")
         assert main([*sweep, "--out", str(clean)]) == 2
         assert f"{manifest}:" in capsys.readouterr().err
+
+
+def test_a_store_another_process_writes_is_refused_not_shared(tmp_path: Path, capsys):
+    """A second writer would tidy away the first one's half-written points."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL, encoding="utf-8")
+    out = tmp_path / "store"
+    sweep = ["sweep", str(scenario), "--grid", "flows[0].source.rate=1Mbps,2Mbps"]
+    with store.writing(out):
+        assert main([*sweep, "--out", str(out), "--workers", "1"]) == 2
+        assert f"in use by another sweep or run (process {os.getpid()})" in capsys.readouterr().err
+        assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
+        assert "in use by another sweep or run" in capsys.readouterr().err
+    assert not (out / "summary").exists()
+    assert main([*sweep, "--out", str(out), "--workers", "1"]) == 0
+    assert "2 points: 2 ran" in capsys.readouterr().out

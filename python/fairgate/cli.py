@@ -27,7 +27,7 @@ from fairgate.runner import (
 from fairgate.runner import read_text_file as read_scenario
 from fairgate.sweeps import cli as sweep_cli
 from fairgate.sweeps import store_run
-from fairgate.sweeps.store import check_single_run_target
+from fairgate.sweeps.store import check_single_run_target, writing
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -188,8 +188,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
     out = check_out_dir(args.out or Path("out") / args.scenario.stem)
-    if atm.is_atm(validate_file(args.scenario, overrides)):
-        return _run_atm(args, overrides, out)
+    with writing(out):
+        if atm.is_atm(validate_file(args.scenario, overrides)):
+            return _run_atm(args, overrides, out)
+        return _run_packets(args, overrides, out)
+
+
+def _run_packets(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
+    """Runs a packet-level scenario, writes its tables and one-point store, prints them."""
     check_single_run_target(out)
     try:
         results = run_file(args.scenario, overrides, progress=not args.quiet)
@@ -231,8 +237,13 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     scenario = validate_file(args.scenario, args.overrides)
-    flows = len(scenario.get("flows", []))
-    print(f"{args.scenario}: valid ({flows} flow entries)")
+    if atm.is_atm(scenario):
+        vcs = scenario["atm"].get("vcs", [])
+        tcps = sum(vc.get("tcps", 0) for vc in vcs)
+        print(f"{args.scenario}: valid (cell network: {len(vcs)} VCs, {tcps} TCPs)")
+    else:
+        flows = len(scenario.get("flows", []))
+        print(f"{args.scenario}: valid ({flows} flow entries)")
     return 0
 
 

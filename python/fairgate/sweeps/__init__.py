@@ -178,6 +178,18 @@ class SweepRun:
         (read back from the store when there is one: only those asked for), in grid order.
         ``store_on_workers``: see :mod:`fairgate.sweeps.placement` (None: when they can)."""
         placement.check_choice(store_on_workers)
+        if self.out is None:
+            return self._run(client, progress, tables, store_on_workers)
+        with store.writing(self.out):
+            return self._run(client, progress, tables, store_on_workers)
+
+    def _run(
+        self,
+        client: Any,
+        progress: bool,
+        tables: Sequence[str],
+        store_on_workers: bool | None,
+    ) -> dict[str, pd.DataFrame]:
         todo = self._todo()
         collected: dict[str, dict[str, Any]] = {}
         if todo:
@@ -276,14 +288,15 @@ def store_run(out: str | Path, text: str, overrides: Sequence[str], results: Any
     """Writes a single run's summary, flows and ports into ``out`` as a one-point store (the
     layout of a sweep without axes), so that ``fairgate query`` reads runs and sweeps alike.
     A previous single run in ``out`` is replaced; a sweep of several points is not touched
-    (ScenarioError naming ``--out``). Returns the point's key."""
+    (ScenarioError naming ``--out``). The caller holds ``store.writing(out)`` for the whole
+    run, so that no other process writes ``out`` meanwhile. Returns the point's key."""
     root = Path(out)
     seed = int(results.summary["seed"])
     prepared = SweepRun(text, Grid(groups=(), seeds=(seed,)), overrides, root)
-    store.replace_single_run(root)
-    store.check_manifest(root, prepared.manifest)
     point = prepared.points[0]
     value = {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+    store.replace_single_run(root)
+    store.check_manifest(root, prepared.manifest)
     store.commit(root, point.key, _point_tables(point, value, None, 1))
     return point.key
 

@@ -17,6 +17,7 @@ The client or, when they share its file system, the workers write (:mod:`.placem
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -92,6 +93,44 @@ def with_params(frame: pd.DataFrame, params: dict[str, Any], seed: int) -> pd.Da
     """A per-flow or per-port table with the point's parameters and seed as leading columns."""
     lead = pd.DataFrame({**params, "seed": seed}, index=frame.index)
     return pd.concat([lead, frame], axis=1)
+
+
+LOCK = ".lock"
+"""Held (``flock``) by the one process that writes the store, for the whole run."""
+
+
+@contextmanager
+def writing(root: Path) -> Iterator[None]:
+    """Holds the store's lock while the block writes it: a second sweep or run into the same
+    directory would tidy away the first one's half-written points (``tidy``) and compute the
+    same points twice, so it is refused, naming the process that holds the store. The lock
+    goes with the process, however it ends. A directory the block made and left holding only
+    the lock (a run that failed before writing) is removed."""
+    made = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _lock(fd, root)
+        yield
+    except BaseException:
+        if made and os.listdir(root) == [LOCK]:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _lock(fd: int, root: Path) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        raise ScenarioError(
+            f"{root}: in use by another sweep or run (process {holder}); expected a "
+            "directory no other fairgate process writes: wait for it or choose another"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
 
 def partition(root: Path, table: str, key: str) -> Path:
