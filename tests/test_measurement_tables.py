@@ -93,5 +93,9 @@ def test_phase_summary_follows_the_phases_of_the_schedule() -> None:
     assert summary["drop_rate"].iloc[1] == pytest.approx(1 / 6, abs=0.01)
     assert summary["port_utilisation"].iloc[1] > 0.99
     assert summary["throughput_bps"].iloc[0] == pytest.approx(4e6, rel=0.01)
-    with pytest.raises(KeyError, match="no such port"):
+    with pytest.raises(fg.ScenarioError, match=r"`port`: got 'x->y', expected one of a->b"):
         results.phase_summary("x->y")
+    with pytest.raises(fg.ScenarioError, match=r"`role`: got 'acks', expected one of data, ack"):
+        results.throughput("acks")
+    with pytest.raises(fg.ScenarioError, match=r"`column`: got 'goodput'"):
+        results.class_throughput("goodput")

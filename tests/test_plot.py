@@ -67,8 +67,11 @@ def test_a_run_without_ports_plots_without_warnings_and_unknown_ports_are_named(
 ) -> None:
     lone = fg.Scenario("lone", duration=0.1, seed=1)
     lone.node("a")
-    overview(lone.run())
+    alone = lone.run()
+    overview(alone)
     assert not [w for w in recwarn if "legend" in str(w.message)]
+    with pytest.raises(fg.ScenarioError, match="bottleneck: got a run without ports"):
+        alone.bottleneck()
 
     sc = fg.Scenario("ports", duration=0.1, seed=1)
     sc.node("a")

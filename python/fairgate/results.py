@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,17 @@ def _frame(columns: list[tuple[str, Any]], categories: _Categories) -> pd.DataFr
     return pd.DataFrame(data, copy=False)
 
 
+ROLES = ("data", "ack")
+CLASS_COLUMNS = ("goodput_bps", "throughput_bps")
+
+
+def _one_of(name: str, value: object, allowed: Sequence[str]) -> None:
+    """Refuses ``value`` unless it is one of ``allowed``, naming the argument."""
+    if value not in allowed:
+        shown = ", ".join(map(str, allowed[:8])) + (", ..." if len(allowed) > 8 else "")
+        raise _core.ScenarioError(f"`{name}`: got {value!r}, expected one of {shown}")
+
+
 @dataclass
 class Results:
     """Everything a run reports."""
@@ -93,7 +105,9 @@ class Results:
         return bool(self.summary["conservation"]["ok"])
 
     def throughput(self, role: str = "data") -> pd.DataFrame:
-        """Per-flow delivered and goodput rates (bit/s) between consecutive samples."""
+        """Per-flow goodput rates (bit/s) between consecutive samples of the flows of ``role``
+        (``"data"`` or ``"ack"``)."""
+        _one_of("role", role, ROLES)
         fs = self.flow_series
         roles = dict(zip(self.flows["flow"], self.flows["role"], strict=True))
         keep = fs["flow"].map(roles).eq(role).to_numpy()
@@ -108,6 +122,7 @@ class Results:
         """Goodput (or ``column="throughput_bps"``: delivered bytes) in bit/s between
         consecutive samples per class, the source kind of the data flows (``tcp``, ``cbr``,
         ``web``, ``http``, ...): the core's ``class_series`` as one column per class."""
+        _one_of("column", column, CLASS_COLUMNS)
         cs = self.class_series
         wide = cs.pivot(index="time_s", columns="class", values=column).iloc[1:]
         wide.columns = wide.columns.astype(str)
@@ -125,6 +140,8 @@ class Results:
 
     def bottleneck(self) -> str:
         """The port with the most queue drops (ties: the highest utilisation, then the first)."""
+        if self.ports.empty:
+            raise _core.ScenarioError("bottleneck: got a run without ports, expected one link")
         return str(self.ranked_ports()["port"].iloc[0])
 
     def drop_causes(self) -> pd.DataFrame:
@@ -149,8 +166,7 @@ class Results:
         same phase (``phase_ports``). Phases are cut at ``[simulation] phase_edges``."""
         port = port or self.bottleneck()
         pp = self.phase_ports
-        if port not in set(pp["port"].astype(str)):
-            raise KeyError(f"port {port!r}: no such port (expected one of the ports table)")
+        _one_of("port", port, sorted(set(self.ports["port"].astype(str))))
         at_port = pp[pp["port"].astype(str) == port][
             ["phase", "utilisation", "mean_queue_pkts", "drop_rate", "byte_loss_rate"]
         ].rename(columns=lambda c: c if c == "phase" else f"port_{c}")
