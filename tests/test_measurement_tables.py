@@ -83,7 +83,7 @@ def test_phase_summary_follows_the_phases_of_the_schedule() -> None:
     sc = fg.Scenario("phases", duration=6, seed=1)
     sc.node("a").node("b").link("a", "b", "10Mbps", "5ms", fg.queue("fifo", limit=20))
     sc.phases("a", "b", fg.source("cbr", rate="4Mbps", size=1000), [1, 3, 1], phase=2, name="c")
-    assert sc.to_dict()["simulation"]["phase_edges"] == [2, 4]
+    assert sc.validate()["simulation"]["phase_edges"] == [2, 4]
     results = sc.run()
     summary = results.phase_summary()
     assert summary["phase"].tolist() == [0, 1, 2]

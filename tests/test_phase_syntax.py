@@ -1,5 +1,6 @@
-"""The compact TOML schedule ``phases = { counts, length }`` and Python's ``Scenario.phases()``
-build the same flow groups and phase edges, so the two forms give byte-identical results."""
+"""The compact schedule ``phases = { counts, length }`` (which Python's ``Scenario.phases()``
+writes) runs byte for byte as its groups written out by hand with ``count``, ``start``,
+``stop`` and ``phase_edges``."""
 
 from __future__ import annotations
 
@@ -56,33 +57,33 @@ def toml_form() -> str:
     return TOML_FORM
 
 
-def test_the_toml_and_the_python_form_give_identical_results():
-    from_python = python_form().run()
-    from_toml = fg.run_text(toml_form())
-    assert from_python.summary == from_toml.summary
+def by_hand() -> fg.Scenario:
+    """The groups of ``COUNTS`` at 2 s a phase: a rise opens a group of the difference, a fall
+    stops the most recently started flows first (splitting the group of two at 6 s)."""
+    sc = base().phase_edges([2, 4, 6, 8])
+    for g, (start, stop) in enumerate([(0, 8), (2, 8), (2, 6), (4, 6)]):
+        sc.flow("s{i}", "d{i}", TCP, name=f"ftp{g}.{{i}}", start=start, stop=stop, count=1)
+    return sc
+
+
+def test_the_schedule_runs_as_its_groups_written_out():
+    scheduled = python_form().run()
+    written = by_hand().run()
+    assert scheduled.summary == written.summary
     for name in TABLES:
-        pd.testing.assert_frame_equal(getattr(from_python, name), getattr(from_toml, name))
-    assert len(from_toml.phase_classes) > 0
-    assert from_toml.conserved
+        pd.testing.assert_frame_equal(getattr(scheduled, name), getattr(written, name))
+    assert len(scheduled.phase_classes) > 0
+    assert scheduled.conserved
 
 
-def test_the_toml_form_expands_to_the_python_groups_and_edges():
+def test_python_writes_the_toml_entry_and_the_core_expands_it():
+    entry = python_form().to_dict()["flows"][1]
+    assert entry["phases"] == {"counts": COUNTS, "length": 2} and "count" not in entry
     expanded = fg.validate_text(toml_form())
-    written = python_form().to_dict()
-    assert expanded["simulation"]["phase_edges"] == written["simulation"]["phase_edges"]
-    assert written["simulation"]["phase_edges"] == [2, 4, 6, 8]
-
-    def start_s(start: float | dict) -> float:
-        return start["value"] if isinstance(start, dict) else start
-
-    def groups(doc: dict) -> list[tuple]:
-        return [
-            (f["name"], f.get("count"), start_s(f.get("start", 0)), f.get("stop"))
-            for f in doc["flows"][1:]
-        ]
-
-    assert groups(expanded) == groups(written)
-    assert [g[0] for g in groups(written)] == ["ftp0.{i}", "ftp1.{i}", "ftp2.{i}", "ftp3.{i}"]
+    assert python_form().validate() == expanded
+    assert expanded["simulation"]["phase_edges"] == [2, 4, 6, 8]
+    names = [f["name"] for f in expanded["flows"][1:]]
+    assert names == ["ftp0.{i}", "ftp1.{i}", "ftp2.{i}", "ftp3.{i}"]
 
 
 def test_a_bad_schedule_is_a_scenario_error_naming_the_field():

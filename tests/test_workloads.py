@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import fairgate as fg
-from fairgate.phases import phase_groups
 from fairgate.plot import class_throughput, transfer_time_cdf
 
 
@@ -54,7 +53,10 @@ SFG_COUNTS = [10, 50, 100, 200, 400, 400, 200, 100, 50, 10]
 
 
 def test_phase_groups_give_the_scheduled_count_in_every_phase():
-    groups = phase_groups(SFG_COUNTS, 200.0)
+    sc = fg.Scenario("sfg-schedule", duration=2000, seed=1)
+    sc.node("a").node("b").link("a", "b", "100Mbps", "1ms")
+    sc.phases("a", "b", fg.source("cbr", rate="1Mbps"), SFG_COUNTS, phase=200.0, name="ftp")
+    groups = [(f["count"], f["start"]["value"], f.get("stop")) for f in sc.validate()["flows"]]
     for j, expected in enumerate(SFG_COUNTS):
         mid = j * 200.0 + 100.0
         active = sum(
@@ -76,8 +78,11 @@ def test_phases_in_a_scenario_switch_cbr_flows_on_and_off():
 
 
 def test_phase_schedule_errors_name_the_argument():
-    with pytest.raises(ValueError, match="phase"):
-        phase_groups([1, 2], 0)
+    sc = fg.Scenario("bad-schedule", duration=3, seed=1)
+    sc.node("a").node("b").link("a", "b", "100Mbps", "1ms")
+    sc.phases("a", "b", fg.source("cbr", rate="1Mbps"), [1, 2], phase=0)
+    with pytest.raises(fg.ScenarioError, match=r"flows\[0\]\.phases\.length"):
+        sc.validate()
 
 
 def _rss_kib() -> float:

@@ -214,13 +214,20 @@ class Scenario:
         phase: float,
         name: str = "phase",
     ) -> Scenario:
-        """Flows of ``source`` whose number steps through ``counts``, one per ``phase`` seconds
-        (see :mod:`fairgate.phases`). The phase boundaries inside the run become
-        ``simulation.phase_edges``, so ``Results.phase_summary()`` reports each phase."""
-        from fairgate.phases import add_phases
-
-        self._add_phase_edges([j * phase for j in range(1, len(counts))])
-        return add_phases(self, src, dst, source, counts, phase, name)
+        """Flows of ``source`` whose number steps through ``counts``, one phase of ``phase``
+        seconds each: the flow entry ``phases = { counts, length }``, which the core expands
+        into groups named ``{name}{g}.{i}`` (``docs/scenarios.md``, traffic phases). The phase
+        boundaries inside the run join ``simulation.phase_edges``, so
+        ``Results.phase_summary()`` reports each phase."""
+        spec = {
+            "name": name,
+            "src": src,
+            "dst": dst,
+            "source": source,
+            "phases": {"counts": counts, "length": phase},
+        }
+        self._doc.setdefault("flows", []).append(_clean(spec))
+        return self
 
     def phase_edges(self, edges: list[float]) -> Scenario:
         """Cuts the run at ``edges`` (``simulation.phase_edges``) for the per-phase summary."""

@@ -3,10 +3,10 @@
 //! the entry through `counts`, one phase of `length` each, as the SFG evaluation steps its
 //! forward FTP flows [Chung06, §4.1].
 //!
-//! The entry expands, when the scenario is read, into the groups of flows (`count`, `start`,
-//! `stop`) that Python's `Scenario.phases()` builds, named `{name}{g}.{i}` (`name` defaults
-//! to `phase`), in the same order and with the same times, so the two forms run byte for byte
-//! alike; the phase boundaries before the end of the run join `[simulation] phase_edges`.
+//! The entry expands, when the scenario is read, into groups of flows (`count`, `start`,
+//! `stop`) named `{name}{g}.{i}` (`name` defaults to `phase`); Python's `Scenario.phases()`
+//! writes this entry. The phase boundaries before the end of the run join
+//! `[simulation] phase_edges`.
 //! A rise opens a group of the difference; a fall stops the most recently started flows
 //! first. Errors in an expanded group name the entry as written (`flows[k]`).
 
