@@ -21,9 +21,10 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 15] = [
+const PLAIN_WORDS: [(&str, &str); 16] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
+    ("got sequence", "got an array"),
     ("expected f64", "expected a number"),
     ("expected f32", "expected a number"),
     ("expected u8", "expected a whole number from 0 to 255"),
@@ -199,7 +200,7 @@ where
     T: serde::de::DeserializeOwned,
     E: serde::de::Error,
 {
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    serde_path_to_error::deserialize(super::strict::Strict(value)).map_err(|e| {
         let outer = e.path().to_string();
         let outer = if outer == "." { String::new() } else { outer };
         let (inner, message) = split_marked(e.into_inner().message());

@@ -53,13 +53,13 @@ fn deserialize(table: toml::Table) -> Result<Scenario, ScenarioError> {
     for (key, value) in &table {
         refuse_non_finite(value, key)?;
     }
-    let mut scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table))
-        .map_err(|e| {
-            let outer = e.path().to_string();
-            let outer = if outer == "." { String::new() } else { outer };
-            let (inner, message) = crate::config::error::split_marked(e.into_inner().message());
-            ScenarioError::new(crate::config::error::join(&outer, &inner), message)
-        })?;
+    let strict = crate::config::strict::Strict(toml::Value::Table(table));
+    let mut scenario: Scenario = serde_path_to_error::deserialize(strict).map_err(|e| {
+        let outer = e.path().to_string();
+        let outer = if outer == "." { String::new() } else { outer };
+        let (inner, message) = crate::config::error::split_marked(e.into_inner().message());
+        ScenarioError::new(crate::config::error::join(&outer, &inner), message)
+    })?;
     super::phases::expand_phases(&mut scenario)?;
     Ok(scenario)
 }
@@ -193,6 +193,22 @@ mod tests {
         assert_eq!(e.path, "simulation.duration");
         let e = parse("[[flows]]\nsrc = \"a\"\nweights = [1.0, inf]\n", &[]).unwrap_err();
         assert_eq!(e.path, "flows[0].weights[1]");
+    }
+
+    #[test]
+    fn a_table_written_as_an_array_is_refused_not_read_field_by_field() {
+        let two_hosts = "[[nodes]]\nname = \"a\"\nkind = \"gateway\"\n";
+        let e = parse(
+            &format!("{two_hosts}gateway = {{ two_server = [540] }}\n"),
+            &[],
+        );
+        let e = e.unwrap_err();
+        assert_eq!(e.path, "nodes[0].gateway.two_server");
+        assert_eq!(e.message, "got an array, expected a table");
+        let table = format!("{two_hosts}gateway = {{ two_server = {{ rate = 540 }} }}\n");
+        if let Err(e) = parse(&table, &[]) {
+            assert!(!e.path.contains("two_server"), "{e}");
+        }
     }
 
     #[test]
