@@ -3,6 +3,7 @@ store (atomic, resumable, readable by pandas and DuckDB) and repetition statisti
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -161,6 +162,10 @@ def test_store_refuses_another_sweep_in_the_same_directory(tmp_path: Path, clien
     fg.sweep(poisson_queue(), grid={LIMIT: [2]}, client=client, out=out)
     with pytest.raises(fg.ScenarioError, match="holds another sweep"):
         fg.sweep(poisson_queue(duration=1.0), grid={LIMIT: [2]}, client=client, out=out)
+    manifest = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    (out / "sweep.json").write_text(json.dumps({**manifest, "fairgate_version": "0.0.1"}))
+    with pytest.raises(fg.ScenarioError, match="`fairgate_version` differs: '0.0.1'"):
+        fg.sweep(poisson_queue(), grid={LIMIT: [2, 50]}, client=client, out=out)
 
 
 def test_store_reads_with_pandas_and_duckdb(tmp_path: Path, client):

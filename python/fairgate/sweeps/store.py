@@ -282,15 +282,17 @@ def replace_single_run(root: Path) -> None:
 
 
 def check_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    """A store holds one sweep: the same scenario and the same axis names on every rerun."""
+    """A store holds one sweep: the same scenario, axis names and fairgate version on every
+    rerun."""
     path = root / MANIFEST
     held = read_manifest(root)
     if held is not None:
-        for field in ("scenario_sha256", "axes"):
+        for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(
                     f"{root} holds another sweep (its `{field}` differs: {held.get(field)!r}); "
-                    "choose another output directory"
+                    "choose another output directory (points of two versions or scenarios "
+                    "would be read as one sweep)"
                 )
     root.mkdir(parents=True, exist_ok=True)
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
