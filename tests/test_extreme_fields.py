@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
-import signal
-import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -32,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairgate as fg
-import fairgate.atm
 from fairgate.sweeps.axes import split_top_level
+from forked import run_forked
 
 DUMBBELL = """name = "extreme"
 [simulation]
@@ -68,8 +65,6 @@ VALUES = [
     "[]",
 ]
 MODERATE = ["1", "2", "5", "50", "0.1", "0.9", "true", "false", '"10ms"', '"1s"', '"1Mbps"']
-ALARM_S = 150
-MEMORY_CAP = 6 << 30
 
 
 FIFO = '{ kind = "fifo", limit = 100 }'
@@ -451,41 +446,6 @@ def accepted_combinations(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
     return site, [
         (f, draw(st.sampled_from(accepted(site, f)))) for f in fields if accepted(site, f)
     ]
-
-
-def run_forked(text: str) -> str:
-    """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        outcome = child(text)
-        os.write(write_end, outcome.encode()[:2000])
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        outcome = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return outcome
-
-
-def child(text: str) -> str:
-    """Runs ``text`` in the forked child and names the outcome."""
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-    signal.alarm(ALARM_S)
-    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits right after
-    try:
-        if "\n[atm]\n" in text:
-            fairgate.atm.run_atm(text)
-        else:
-            fg.run_text(text)
-    except fg.ScenarioError:
-        return "refused"
-    except BaseException as e:  # noqa: BLE001 - every other outcome is the finding
-        return f"{type(e).__name__}: {e}"
-    return "ok"
 
 
 def brief(text: str) -> str:

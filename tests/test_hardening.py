@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 import fairgate as fg
+from conftest import SCENARIOS
 from fairgate import _core
 from fairgate.runner import check_out_dir
 from test_cli import fairgate
@@ -58,6 +59,15 @@ def test_a_scenario_without_flows_runs_and_prints_its_tables(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_gateways_without_flows_run_and_trace_nothing_for_a_flow_that_does_not_exist():
+    """The gateways' totals are traced under flow 0; without flows their rows named a flow the
+    flows table does not hold, and building the results failed (found by the mutation fuzz)."""
+    text = (SCENARIOS / "spoofing_gateway.toml").read_text(encoding="utf-8")
+    text = text[: text.index("[[flows]]")].replace('duration = "60s"', 'duration = "1s"')
+    results = fg.run_text(text)
+    assert results.flows.empty and results.traces.empty and results.conserved
 
 
 def test_an_unknown_study_is_bad_input():

@@ -65,6 +65,13 @@ pub struct Table {
 
 impl Table {
     fn push(&mut self, name: &str, column: Column) {
+        if let Column::Cat { codes, categories } = &column {
+            debug_assert!(
+                codes.iter().all(|&c| (c as usize) < categories.len()),
+                "column `{name}` names a code past its {} categories",
+                categories.len()
+            );
+        }
         self.columns.push((name.to_string(), column));
     }
 

@@ -368,6 +368,11 @@ impl Gateway {
     }
 
     fn sample_connections(&mut self, ctx: &mut AgentCtx) {
+        if ctx.flows.is_empty() {
+            // The gateway's totals are traced under flow 0; a run without flows has no flow 0
+            // to own them (and nothing for the gateway to count).
+            return;
+        }
         let counts = [
             ("splits_opened", self.opened),
             ("splits_retired", self.retired_count),

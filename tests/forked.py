@@ -1,0 +1,51 @@
+"""Runs a scenario in a forked child with a memory cap and an alarm, and names the outcome:
+``"ok"``, ``"refused"`` (a ScenarioError) or what went wrong (a panic, an allocation abort, a
+hang past the alarm, any other exception, or a broken conservation law)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+
+import fairgate as fg
+import fairgate.atm
+
+ALARM_S = 150
+MEMORY_CAP = 6 << 30
+
+
+def run_forked(text: str) -> str:
+    """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        outcome = child(text)
+        os.write(write_end, outcome.encode()[:2000])
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        outcome = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return outcome
+
+
+def child(text: str) -> str:
+    """Runs ``text`` in the forked child and names the outcome."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+    signal.alarm(ALARM_S)
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits right after
+    try:
+        if "\n[atm]\n" in text:
+            fairgate.atm.run_atm(text)
+        else:
+            fg.run_text(text)
+    except fg.ScenarioError:
+        return "refused"
+    except BaseException as e:  # noqa: BLE001 - every other outcome is the finding
+        return f"{type(e).__name__}: {e}"
+    return "ok"

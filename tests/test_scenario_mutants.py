@@ -1,0 +1,145 @@
+"""Mutants of every shipped scenario: one to three random edits of its parsed document (a number
+or a number with a unit scaled by 0 to 10^6, a key deleted, a value replaced by an extreme or
+wrongly typed one, a table by an array, a scalar by a table, a list entry repeated), run for
+the shortest duration the unmutated scenario validates with. Each mutant must be refused with
+``ScenarioError`` or run to its end with every packet accounted for (``forked.run_forked``).
+Where ``tests/test_extreme_fields.py`` sets one known field at a time, this reaches every
+field of every shipped scenario, the Keshav and cell-network ones included, in combination.
+The default suite runs 200 mutants; ``-m slow`` 10,000.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+import tomllib
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fairgate as fg
+from conftest import SCENARIOS
+from fairgate.scenario import toml_text
+from forked import run_forked
+
+FILES = sorted(p for p in SCENARIOS.rglob("*.toml") if p.name != "pairs.toml")
+DURATIONS = ["0.3s", "1s", "3s", "10s", "30s"]
+EXTREMES: list[Any] = [0, -1, 0.5, 1e9, 4294967295, 10**18, 1e300, "1ps", "1e6s", "1e15bps"]
+WRONG_TYPES: list[Any] = ["", "x", True, [], [1e300], {}, {"kind": "fifo"}, [{"a": 1}]]
+FACTORS = [0, 0.001, 0.1, 0.5, 2, 10, 1000, 1e6]
+GROSS_SHARE = 0.2
+"""The share of edits that change a value's kind or remove it; the rest scale a number, so
+that most mutants still run."""
+
+
+def with_duration(doc: dict[str, Any], duration: str) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    sim = out.setdefault("simulation", {})
+    if isinstance(sim, dict):  # an edit may have made it something else: refused, as it is
+        sim["duration"] = duration
+        if "warmup" in sim:
+            sim["warmup"] = "0.01s"
+    return out
+
+
+@cache
+def shipped(path: Path) -> tuple[dict[str, Any], str]:
+    """The scenario's document and the shortest of ``DURATIONS`` it validates with (its
+    flows may start late)."""
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    for duration in DURATIONS:
+        try:
+            fg.validate_text(toml_text(with_duration(doc, duration)))
+        except fg.ScenarioError:
+            continue
+        return doc, duration
+    raise AssertionError(f"{path}: valid with none of {DURATIONS}")
+
+
+def places(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    """The path of every value under ``node``."""
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in items:
+        yield (*prefix, key)
+        if isinstance(value, dict | list):
+            yield from places(value, (*prefix, key))
+
+
+def scaled(value: Any, rng: random.Random) -> Any:
+    """A number, or the number in front of a unit, times a random factor; a bool flipped."""
+    factor = rng.choice(FACTORS)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return int(value * factor)
+    if isinstance(value, float):
+        return value * factor
+    if isinstance(value, str) and (m := re.fullmatch(r"([0-9]+\.?[0-9]*)(.*)", value)):
+        return f"{float(m.group(1)) * factor:g}{m.group(2)}"
+    return value
+
+
+def edit(doc: dict[str, Any], rng: random.Random) -> None:
+    """One random edit of ``doc`` in place."""
+    path = rng.choice(list(places(doc)))
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    key, value = path[-1], parent[path[-1]]
+    if rng.random() >= GROSS_SHARE:
+        parent[key] = scaled(value, rng)
+        return
+    gross = rng.randrange(5)
+    if gross == 0:
+        del parent[key]
+    elif gross == 1 and isinstance(value, dict):
+        parent[key] = list(value.values())
+    elif gross == 2 and not isinstance(value, dict | list):
+        parent[key] = {"value": value}
+    elif gross == 3 and isinstance(value, list) and value:
+        value.append(copy.deepcopy(rng.choice(value)))
+    else:
+        parent[key] = rng.choice(EXTREMES + WRONG_TYPES)
+
+
+def mutant(path: Path, rng: random.Random) -> str:
+    """The TOML text of one to three edits of the shipped scenario at ``path``."""
+    doc, duration = shipped(path)
+    doc = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 3)):
+        edit(doc, rng)
+    return toml_text(with_duration(doc, duration))
+
+
+def check(path: Path, seed: int) -> None:
+    text = mutant(path, random.Random(seed))
+    outcome = run_forked(text)
+    assert outcome in ("ok", "refused"), f"{path.name}, seed {seed}: {outcome}\n{text}"
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.sampled_from(FILES), st.integers(0, 2**32 - 1))
+def test_a_mutant_of_a_shipped_scenario_is_refused_or_runs_and_conserves(path: Path, seed: int):
+    check(path, seed)
+
+
+@pytest.mark.slow
+def test_ten_thousand_mutants_are_refused_or_run_and_conserve():
+    failures = []
+    for seed in range(10_000):
+        path = FILES[seed % len(FILES)]
+        outcome = run_forked(mutant(path, random.Random(seed)))
+        if outcome not in ("ok", "refused"):
+            failures.append(f"{path.name}, seed {seed}: {outcome}")
+    assert not failures, "\n".join(failures)
