@@ -30,7 +30,7 @@ from forked import run_forked
 
 FILES = sorted(p for p in SCENARIOS.rglob("*.toml") if p.name != "pairs.toml")
 DURATIONS = ["0.3s", "1s", "3s", "10s", "30s"]
-EXTREMES: list[Any] = [0, -1, 0.5, 1e9, 4294967295, 10**18, 1e300, "1ps", "1e6s", "1e15bps"]
+EXTREMES: list[Any] = [0, -1, 0.5, 1e9, 4294967295, 2**63 - 1, 1e300, "1ps", "1e6s", "1e15bps"]
 WRONG_TYPES: list[Any] = ["", "x", True, [], [1e300], {}, {"kind": "fifo"}, [{"a": 1}]]
 FACTORS = [0, 0.001, 0.1, 0.5, 2, 10, 1000, 1e6]
 GROSS_SHARE = 0.2
@@ -104,8 +104,8 @@ def edit(doc: dict[str, Any], rng: random.Random) -> None:
         parent[key] = {"value": value}
     elif gross == 3 and isinstance(value, list) and value:
         value.append(copy.deepcopy(rng.choice(value)))
-    else:
-        parent[key] = rng.choice(EXTREMES + WRONG_TYPES)
+    else:  # a copy: one list put in two places could be put inside itself by a later edit
+        parent[key] = copy.deepcopy(rng.choice(EXTREMES + WRONG_TYPES))
 
 
 def mutant(path: Path, rng: random.Random) -> str:

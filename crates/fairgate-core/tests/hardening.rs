@@ -316,3 +316,18 @@ fn gateways_without_flows_trace_no_row_for_a_flow_that_does_not_exist() {
     assert_eq!(results.traces.rows(), 0);
     assert_eq!(results.summary["valid"], true);
 }
+
+#[test]
+fn windows_whose_bytes_would_overflow_are_refused_naming_the_field() {
+    // segments x mss overflowed 64 bits at 10^18 segments (found with overflow checks on).
+    for field in ["initial_window", "abc_limit"] {
+        let tcp = format!("{{ kind = \"tcp\", {field} = 1000000000000000000 }}");
+        let e = parse(&two_hosts("{ kind = \"fifo\" }", &tcp), &[]).unwrap_err();
+        assert!(e.path.ends_with(field), "{e}");
+        assert!(e.message.contains("from 1 to 2147483648"), "{e}");
+        let tcp = format!("{{ kind = \"tcp\", {field} = 2147483648 }}");
+        let mut sim = build(&parse(&two_hosts("{ kind = \"fifo\" }", &tcp), &[]).unwrap()).unwrap();
+        sim.run();
+        assert!(sim.conservation_violations().is_empty());
+    }
+}

@@ -255,6 +255,23 @@ pub mod check {
         Ok(())
     }
 
+    /// A whole number in `low..=high`.
+    pub fn int_in_range(
+        path: &str,
+        field: &str,
+        value: u64,
+        low: u64,
+        high: u64,
+    ) -> Result<(), ScenarioError> {
+        if !(low..=high).contains(&value) {
+            return Err(ScenarioError::new(
+                join(path, field),
+                format!("got {value}, expected a whole number from {low} to {high}"),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn positive(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
         if !(value.is_finite() && value > 0.0) {
             return Err(ScenarioError::new(

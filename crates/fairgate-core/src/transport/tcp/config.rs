@@ -14,6 +14,11 @@ use crate::traffic::{AgentPair, SourceConfig, SourceEnv};
 use crate::transport::app::AppSpec;
 use serde::{Deserialize, Serialize};
 
+/// The largest initial window and ABC limit, in segments: windows are kept in bytes (segments
+/// x `mss`, at most 2^20), and 2^31 segments keep them, grown by any number of ACKs, far below
+/// 2^64 (10^18 segments overflowed the product).
+pub const MAX_WINDOW_SEGMENTS: u64 = 1 << 31;
+
 /// The congestion-control variant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -260,10 +265,16 @@ impl SourceConfig for TcpConfig {
         check::positive_int(path, "mss", self.mss)?;
         check::positive_int(path, "header", self.header as u64)?;
         self.check_segment_size(path)?;
-        check::positive_int(path, "initial_window", self.initial_window)?;
+        check::int_in_range(
+            path,
+            "initial_window",
+            self.initial_window,
+            1,
+            MAX_WINDOW_SEGMENTS,
+        )?;
         check::positive_int(path, "ack_every", self.ack_every as u64)?;
         check::positive_int(path, "dupthresh", self.dupthresh as u64)?;
-        check::positive_int(path, "abc_limit", self.abc_limit)?;
+        check::int_in_range(path, "abc_limit", self.abc_limit, 1, MAX_WINDOW_SEGMENTS)?;
         check::in_range(
             path,
             "max_sack_blocks",
