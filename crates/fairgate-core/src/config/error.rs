@@ -21,9 +21,10 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 16] = [
+const PLAIN_WORDS: [(&str, &str); 17] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
+    ("unknown variant ", "got "),
     ("got sequence", "got an array"),
     ("expected f64", "expected a number"),
     ("expected f32", "expected a number"),
@@ -156,6 +157,10 @@ mod tests {
         assert_eq!(
             plain("invalid length 0, expected struct TwoServerSpec with 2 elements"),
             "got an array, expected a table"
+        );
+        assert_eq!(
+            plain("unknown variant `vegas`, expected one of `reno`, `sack`"),
+            "got `vegas`, expected one of `reno`, `sack`"
         );
         assert_eq!(
             plain("got 3, expected u64s or f64_x, a sequence"),

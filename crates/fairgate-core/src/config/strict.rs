@@ -61,7 +61,17 @@ impl<'de> de::Deserializer<'de> for Strict {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        self.0.deserialize_enum(name, variants, visitor)
+        match self.0 {
+            Value::String(_) | Value::Table(_) => self.0.deserialize_enum(name, variants, visitor),
+            // toml's own message here is "got unit variant, expected string only".
+            other => {
+                let names: Vec<String> = variants.iter().map(|v| format!("\"{v}\"")).collect();
+                Err(de::Error::custom(format!(
+                    "got {other}, expected one of {}",
+                    names.join(", ")
+                )))
+            }
+        }
     }
 
     serde::forward_to_deserialize_any! {
@@ -166,5 +176,22 @@ mod tests {
         }
         let unknown = read("inner = { rate = 1, rat = 2 }\nlist = []").unwrap_err();
         assert!(unknown.contains("unknown field `rat`"), "{unknown}");
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Cc {
+        Reno,
+        Sack,
+    }
+
+    #[test]
+    fn a_name_given_as_a_number_lists_the_names() {
+        let cc = |text: &str| {
+            Cc::deserialize(Strict(text.parse::<toml::Table>().unwrap()["cc"].clone()))
+        };
+        assert_eq!(cc("cc = \"sack\"").unwrap(), Cc::Sack);
+        let err = cc("cc = 1").unwrap_err().message().to_string();
+        assert_eq!(err, "got 1, expected one of \"reno\", \"sack\"");
     }
 }
