@@ -21,8 +21,9 @@ use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-/// The discipline of the backbone switch's output buffer.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+/// The discipline of the backbone switch's output buffer. Read by its `kind` with the path of
+/// an error inside kept (`atm.buffer.z`), as queue disciplines are.
+#[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BackboneBuffer {
     Dfba(DfbaConfig),
@@ -30,10 +31,23 @@ pub enum BackboneBuffer {
     Ppd(PpdConfig),
     SelectiveDrop(SelectiveDropConfig),
     Fba(FbaConfig),
-    /// Cell drop-tail without frame awareness.
-    Fifo {
-        limit: u64,
-    },
+    Fifo(CellFifo),
+}
+
+crate::config::tagged::deserialize_by_kind!(BackboneBuffer, {
+    "dfba" => Dfba,
+    "epd" => Epd,
+    "ppd" => Ppd,
+    "selective_drop" => SelectiveDrop,
+    "fba" => Fba,
+    "fifo" => Fifo,
+});
+
+/// Cell drop-tail without frame awareness.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CellFifo {
+    pub limit: u64,
 }
 
 impl BackboneBuffer {
@@ -52,7 +66,7 @@ impl BackboneBuffer {
             BackboneBuffer::Ppd(c) => c.validate(path),
             BackboneBuffer::SelectiveDrop(c) => c.validate(path),
             BackboneBuffer::Fba(c) => c.validate(path),
-            BackboneBuffer::Fifo { limit } => check::positive_int(path, "limit", *limit),
+            BackboneBuffer::Fifo(CellFifo { limit }) => check::positive_int(path, "limit", *limit),
         }
     }
 }

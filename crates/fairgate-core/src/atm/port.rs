@@ -6,7 +6,7 @@
 //! unbounded FIFOs (the paper's bottleneck is the backbone switch; TCP windows bound them).
 //! The backbone `fifo` is cell drop-tail with no frame awareness.
 
-use super::config::BackboneBuffer;
+use super::config::{BackboneBuffer, CellFifo};
 use crate::engine::{Rng, Time};
 use crate::net::packet::{PacketArena, PacketId};
 use crate::qdisc::buffer::dfba::{region, DfbaPolicy, Region};
@@ -100,7 +100,7 @@ impl CellQueue {
             keep_eom,
         };
         let (settings, policy, dfba): (_, Box<dyn FramePolicy>, _) = match spec {
-            BackboneBuffer::Fifo { limit } => {
+            BackboneBuffer::Fifo(CellFifo { limit }) => {
                 return CellQueue::Fifo {
                     cells: VecDeque::new(),
                     limit: Some(*limit),

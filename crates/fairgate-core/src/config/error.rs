@@ -21,11 +21,13 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 17] = [
+const PLAIN_WORDS: [(&str, &str); 19] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
     ("unknown variant ", "got "),
     ("got sequence", "got an array"),
+    ("got map", "got a table"),
+    ("expected variant identifier", "expected a name"),
     ("expected f64", "expected a number"),
     ("expected f32", "expected a number"),
     ("expected u8", "expected a whole number from 0 to 255"),
@@ -157,6 +159,10 @@ mod tests {
         assert_eq!(
             plain("invalid length 0, expected struct TwoServerSpec with 2 elements"),
             "got an array, expected a table"
+        );
+        assert_eq!(
+            plain("invalid type: map, expected a string"),
+            "got a table, expected a string"
         );
         assert_eq!(
             plain("unknown variant `vegas`, expected one of `reno`, `sack`"),

@@ -41,12 +41,14 @@ impl<'de> Deserialize<'de> for HostPool {
                 })
                 .collect::<Result<_, _>>()
                 .map(HostPool::List),
-            toml::Value::Table(t) => PatternForm::deserialize(toml::Value::Table(t))
-                .map(|p| HostPool::Pattern {
-                    hosts: p.hosts,
-                    count: p.count,
-                })
-                .map_err(D::Error::custom),
+            toml::Value::Table(t) => crate::config::error::deserialize_nested::<
+                PatternForm,
+                D::Error,
+            >(toml::Value::Table(t))
+            .map(|p| HostPool::Pattern {
+                hosts: p.hosts,
+                count: p.count,
+            }),
             other => Err(D::Error::custom(format!(
                 "got {other}, expected a list of host names or {{ hosts = \"d{{i}}\", count = N }}"
             ))),
