@@ -21,13 +21,14 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 19] = [
+const PLAIN_WORDS: [(&str, &str); 20] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
     ("unknown variant ", "got "),
     ("got sequence", "got an array"),
     ("got map", "got a table"),
     ("expected variant identifier", "expected a name"),
+    ("there are no fields", "expected none here"),
     ("expected f64", "expected a number"),
     ("expected f32", "expected a number"),
     ("expected u8", "expected a whole number from 0 to 255"),

@@ -10,13 +10,15 @@
 //! - In `requests`, the next transfer is submitted `gap` after the previous one completed.
 
 use crate::config::dist::{DurationDist, SizeDist};
-use crate::config::error::{check, join, ScenarioError};
+use crate::config::error::{check, deserialize_nested, join, ScenarioError};
 use crate::engine::Time;
 use serde::{Deserialize, Serialize};
 
-/// What the application above the transport does (`app = { kind = "..." }`).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// What the application above the transport does (`app = { kind = "..." }`). Read by its
+/// `kind` like every tagged table, so an error inside names its field (`app.size`) and a field
+/// of another kind (`{ kind = "bulk", size = 1 }`) is refused, not ignored.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AppSpec {
     /// An infinite FTP-like source.
     #[default]
@@ -33,6 +35,56 @@ pub enum AppSpec {
         #[serde(default)]
         gap: Option<DurationDist>,
     },
+}
+
+/// The fields of `file` and `requests`, read with the path of an error kept.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileFields {
+    size: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestsFields {
+    count: u64,
+    size: SizeDist,
+    #[serde(default)]
+    gap: Option<DurationDist>,
+}
+
+/// `bulk` and `manual` take no field besides `kind`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoFields {}
+
+impl<'de> Deserialize<'de> for AppSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const KINDS: &[&str] = &["bulk", "file", "manual", "requests"];
+        let value = toml::Value::deserialize(d)?;
+        let (kind, rest) = crate::config::tagged::split_kind::<D::Error>(value, KINDS)?;
+        Ok(match kind.as_str() {
+            "file" => AppSpec::File {
+                size: deserialize_nested::<FileFields, D::Error>(rest)?.size,
+            },
+            "requests" => {
+                let r: RequestsFields = deserialize_nested(rest)?;
+                AppSpec::Requests {
+                    count: r.count,
+                    size: r.size,
+                    gap: r.gap,
+                }
+            }
+            unit => {
+                deserialize_nested::<NoFields, D::Error>(rest)?;
+                if unit == "bulk" {
+                    AppSpec::Bulk
+                } else {
+                    AppSpec::Manual
+                }
+            }
+        })
+    }
 }
 
 impl AppSpec {
@@ -122,5 +174,24 @@ mod tests {
         assert_eq!(log.all()[0].completed, Some(20));
         assert_eq!(log.all()[1].bytes(), 1000);
         assert_eq!(log.open(), 0);
+    }
+
+    fn app(text: &str) -> Result<AppSpec, String> {
+        let table: toml::Table = format!("app = {{ {text} }}").parse().unwrap();
+        let value = crate::config::strict::Strict(table["app"].clone());
+        AppSpec::deserialize(value).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn an_apps_errors_name_their_field_and_a_field_of_another_kind_is_refused() {
+        let requests = app("kind = \"requests\", count = 2, size = 100, gap = 0.5").unwrap();
+        assert!(matches!(requests, AppSpec::Requests { count: 2, .. }));
+        assert_eq!(app("kind = \"bulk\"").unwrap(), AppSpec::Bulk);
+        let (path, _) =
+            crate::config::error::split_marked(&app("kind = \"file\", size = -1").unwrap_err());
+        assert_eq!(path, "size");
+        let (path, _) =
+            crate::config::error::split_marked(&app("kind = \"bulk\", size = 5").unwrap_err());
+        assert_eq!(path, "size", "bulk ignored a size before");
     }
 }
