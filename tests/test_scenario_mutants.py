@@ -1,6 +1,7 @@
 """Mutants of every shipped scenario: one to three random edits of its parsed document (a number
 or a number with a unit scaled by 0 to 10^6, a key deleted, a value replaced by an extreme or
-wrongly typed one, a table by an array, a scalar by a table, a list entry repeated), run for
+wrongly typed one, a table by an array, a scalar by a table, a list entry repeated, a table
+replaced by another shipped scenario's table under the same key), run for
 the shortest duration the unmutated scenario validates with. Each mutant must be refused with
 ``ScenarioError`` or run to its end with every packet accounted for (``forked.run_forked``).
 Where ``tests/test_extreme_fields.py`` sets one known field at a time, this reaches every
@@ -62,6 +63,23 @@ def shipped(path: Path) -> tuple[dict[str, Any], str]:
     raise AssertionError(f"{path}: valid with none of {DURATIONS}")
 
 
+@cache
+def transplants() -> dict[str, list[Any]]:
+    """Every table and list of the shipped scenarios by the key it sits under (``queue``,
+    ``source``, ``gateway``, ``delay``, ``app``, ``buffer``, ...), to put in place of another
+    scenario's value under the same key."""
+    out: dict[str, list[Any]] = {}
+    for path in FILES:
+        doc, _ = shipped(path)
+        for place in places(doc):
+            value = doc
+            for key in place:
+                value = value[key]
+            if isinstance(place[-1], str) and isinstance(value, dict | list):
+                out.setdefault(place[-1], []).append(value)
+    return out
+
+
 def places(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
     """The path of every value under ``node``."""
     items = node.items() if isinstance(node, dict) else enumerate(node)
@@ -95,8 +113,10 @@ def edit(doc: dict[str, Any], rng: random.Random) -> None:
     if rng.random() >= GROSS_SHARE:
         parent[key] = scaled(value, rng)
         return
-    gross = rng.randrange(5)
-    if gross == 0:
+    gross = rng.randrange(6)
+    if gross == 5 and isinstance(key, str) and key in transplants():
+        parent[key] = copy.deepcopy(rng.choice(transplants()[key]))
+    elif gross == 0:
         del parent[key]
     elif gross == 1 and isinstance(value, dict):
         parent[key] = list(value.values())
