@@ -18,14 +18,12 @@ def number(
     low_open: bool = False,
     high_open: bool = False,
     integer: bool = False,
-    expected: str | None = None,
 ) -> float:
     """``value`` as a float when it is a finite real number (not a bool) within the bounds,
-    whole when ``integer``; otherwise ScenarioError naming ``name``, and ``expected`` (by
-    default the bounds in words)."""
+    whole when ``integer``; otherwise ScenarioError naming ``name`` and the bounds in words."""
     if _fits(value, low, high, low_open, high_open, integer):
         return float(value)  # type: ignore[arg-type]
-    what = expected or _bounds(low, high, low_open, high_open, integer)
+    what = _bounds(low, high, low_open, high_open, integer)
     raise ScenarioError(f"`{name}`: got {value!r}, expected {what}")
 
 

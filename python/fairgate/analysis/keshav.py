@@ -79,10 +79,20 @@ def epoch_rate(
 ) -> float:
     """lambda(k+1) = (alpha / RTT) [B/2 - n_b(k) - S(k) + 2 mu RTT] (eq. 5.9 with alpha)."""
     checks.number("rtt", rtt, 0, low_open=True)
-    for name, value in (("alpha", alpha), ("setpoint", setpoint), ("n_b", n_b)):
+    for name, value in (
+        ("alpha", alpha),
+        ("setpoint", setpoint),
+        ("n_b", n_b),
+        ("outstanding", outstanding),
+        ("mu", mu),
+    ):
         checks.number(name, value)
-    checks.number("outstanding", outstanding)
-    checks.number("mu", mu)
+    return _rate(alpha, rtt, setpoint, n_b, outstanding, mu)
+
+
+def _rate(
+    alpha: float, rtt: float, setpoint: float, n_b: float, outstanding: float, mu: float
+) -> float:
     return alpha / rtt * (setpoint - n_b - outstanding + 2 * mu * rtt)
 
 
@@ -102,13 +112,15 @@ def epoch_recurrence(
     clipped to [0, B] as §5.4 requires.
     """
     checks.number("epochs", epochs, 0, MAX_EPOCHS, integer=True)
+    checks.number("rtt", rtt, 0, low_open=True)
+    for name, value in (("mu", mu), ("alpha", alpha), ("n_b0", n_b0)):
+        checks.number(name, value)
     checks.number("buffer", buffer, 0)
-    checks.number("n_b0", n_b0)
     rate = mu if lambda0 is None else checks.number("lambda0", lambda0)
     n_b = n_b0
     out = [(rate, n_b)]
-    for _ in range(epochs):
-        next_rate = epoch_rate(alpha, rtt, buffer / 2, n_b, rate * rtt, mu)
+    for _ in range(epochs):  # the arguments are checked once, above, not every epoch
+        next_rate = _rate(alpha, rtt, buffer / 2, n_b, rate * rtt, mu)
         n_b = min(max(n_b + (rate - mu) * rtt, 0.0), buffer)
         rate = next_rate
         out.append((rate, n_b))

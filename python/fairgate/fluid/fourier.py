@@ -9,13 +9,13 @@ source used (its ``fourier8`` model). Decisions and validation: ``docs/models/fl
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fairgate import checks
 from fairgate._core import ScenarioError
 
 HARMONICS = 8
@@ -37,13 +37,10 @@ class FourierSeries:
                 "fourier: expected the same number of cosine and sine terms, "
                 f"got {len(self.cos)} and {len(self.sin)}"
             )
-        if not (self.period > 0 and math.isfinite(self.period)):
-            raise ScenarioError(
-                f"`fourier.period`: got {self.period}, expected a positive finite number"
-            )
+        checks.number("fourier.period", self.period, 0, low_open=True)
         for name, terms in (("a0", (self.a0,)), ("cos", self.cos), ("sin", self.sin)):
-            if not all(math.isfinite(term) for term in terms):
-                raise ScenarioError(f"`fourier.{name}`: got {terms}, expected finite numbers")
+            for term in terms:
+                checks.number(f"fourier.{name}", term)
 
     def __call__(self, t: np.ndarray | float) -> np.ndarray:
         """Evaluates the series at times ``t`` (model units)."""
@@ -79,10 +76,8 @@ def fit_fourier(
 
     The period is the span of the samples (len · step), so the fitted input repeats with it.
     """
-    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 0:
-        raise ScenarioError(f"`harmonics`: got {harmonics!r}, expected a whole number >= 0")
-    if not (isinstance(step, (int, float, np.number)) and 0 < step < math.inf):
-        raise ScenarioError(f"`step`: got {step!r}, expected a positive finite number")
+    harmonics = int(checks.number("harmonics", harmonics, 0, integer=True))
+    checks.number("step", step, 0, low_open=True)
     values = np.asarray(series, dtype=float)
     if values.ndim != 1 or len(values) < 2 * harmonics + 1:
         raise ScenarioError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +179,7 @@ class SweepRun:
         (read back from the store when there is one: only those asked for), in grid order.
         ``store_on_workers``: see :mod:`fairgate.sweeps.placement` (None: when they can)."""
         placement.check_choice(store_on_workers)
-        if self.out is None:
-            return self._run(client, progress, tables, store_on_workers)
-        with store.writing(self.out):
+        with store.writing(self.out) if self.out is not None else nullcontext():
             return self._run(client, progress, tables, store_on_workers)
 
     def _run(

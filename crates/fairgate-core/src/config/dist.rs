@@ -122,7 +122,7 @@ fn quantity(value: &toml::Value, q: Quantity, field: &str) -> Result<f64, String
 }
 
 /// The parameters of the distribution `kind` besides `dist`, or `None` for an unknown kind.
-pub fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
+fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "constant" => &["value"],
         "uniform" => &["min", "max"],
@@ -134,18 +134,31 @@ pub fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// The error for `key` in a table of the distribution `kind`, listing its fields and `extra`
-/// (the keys a table embedding the distribution adds, such as a link delay's `per`).
-pub fn unknown_field(key: &str, kind: &str, allowed: &[&str], extra: &[&str]) -> String {
+/// Refuses a key of a distribution table that is neither `dist`, a parameter of its kind nor
+/// one of `extra` (the keys a table embedding the distribution adds, such as a link delay's
+/// `per`), listing every key the table takes. A missing or unknown kind is reported where
+/// the distribution is read.
+pub fn check_keys(table: &toml::Table, extra: &[&str]) -> Result<(), String> {
+    let kind = table
+        .get("dist")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default();
+    let Some(allowed) = fields_of(kind) else {
+        return Ok(());
+    };
+    let known = |key: &str| key == "dist" || allowed.contains(&key) || extra.contains(&key);
+    let Some(key) = table.keys().find(|key| !known(key)) else {
+        return Ok(());
+    };
     let expected: Vec<String> = allowed
         .iter()
         .chain(extra)
         .map(|f| format!("`{f}`"))
         .collect();
-    format!(
+    Err(format!(
         "unknown field `{key}` for dist {kind:?}, expected one of `dist`, {}",
         expected.join(", ")
-    )
+    ))
 }
 
 fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
@@ -159,14 +172,10 @@ fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
         Some(toml::Value::String(kind)) => kind.clone(),
         Some(other) => return Err(format!("`dist`: got {other}, expected {KINDS}")),
     };
-    let allowed =
-        fields_of(&kind).ok_or_else(|| format!("unknown dist {kind:?}, expected {KINDS}"))?;
-    if let Some(key) = table
-        .keys()
-        .find(|key| *key != "dist" && !allowed.contains(&key.as_str()))
-    {
-        return Err(unknown_field(key, &kind, allowed, &[]));
+    if fields_of(&kind).is_none() {
+        return Err(format!("unknown dist {kind:?}, expected {KINDS}"));
     }
+    check_keys(&table, &[])?;
     let get = |field: &str, q: Quantity| -> Result<f64, String> {
         let v = table
             .get(field)

@@ -46,6 +46,7 @@ impl<'de> Deserialize<'de> for DelaySpec {
                     .map_err(D::Error::custom)
             }
         };
+        crate::config::dist::check_keys(&table, &["per"]).map_err(D::Error::custom)?;
         let per = match table.remove("per") {
             None => "packet".to_string(),
             Some(toml::Value::String(s)) => s,
@@ -55,7 +56,6 @@ impl<'de> Deserialize<'de> for DelaySpec {
                 )))
             }
         };
-        refuse_unknown_delay_field(&table).map_err(D::Error::custom)?;
         let dist =
             DurationDist::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
         match per.as_str() {
@@ -67,30 +67,6 @@ impl<'de> Deserialize<'de> for DelaySpec {
                 "field `per`: got {other:?}, expected {PER_EXPECTED}"
             ))),
         }
-    }
-}
-
-/// A delay table's unknown key, named with every field the table accepts (the
-/// distribution's and `per`); the distribution itself reports everything else.
-fn refuse_unknown_delay_field(table: &toml::Table) -> Result<(), String> {
-    let kind = table
-        .get("dist")
-        .and_then(toml::Value::as_str)
-        .unwrap_or_default();
-    let Some(allowed) = crate::config::dist::fields_of(kind) else {
-        return Ok(());
-    };
-    match table
-        .keys()
-        .find(|k| *k != "dist" && !allowed.contains(&k.as_str()))
-    {
-        Some(key) => Err(crate::config::dist::unknown_field(
-            key,
-            kind,
-            allowed,
-            &["per"],
-        )),
-        None => Ok(()),
     }
 }
 

@@ -24,33 +24,29 @@ pub enum AppSpec {
     #[default]
     Bulk,
     /// One transfer of `size` bytes starting at the flow's start.
-    File { size: u64 },
+    File(FileApp),
     /// No transfers of its own: a workload owning the sender submits them
     /// ([`TcpSender::submit`](super::tcp::sender::TcpSender::submit)).
     Manual,
     /// `count` transfers of `size` bytes, each `gap` after the previous one completed.
-    Requests {
-        count: u64,
-        size: SizeDist,
-        #[serde(default)]
-        gap: Option<DurationDist>,
-    },
+    Requests(RequestsApp),
 }
 
-/// The fields of `file` and `requests`, read with the path of an error kept.
-#[derive(Deserialize)]
+/// `app = { kind = "file", size = .. }`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct FileFields {
-    size: u64,
+pub struct FileApp {
+    pub size: u64,
 }
 
-#[derive(Deserialize)]
+/// `app = { kind = "requests", count = .., size = .., gap = .. }`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RequestsFields {
-    count: u64,
-    size: SizeDist,
+pub struct RequestsApp {
+    pub count: u64,
+    pub size: SizeDist,
     #[serde(default)]
-    gap: Option<DurationDist>,
+    pub gap: Option<DurationDist>,
 }
 
 /// `bulk` and `manual` take no field besides `kind`.
@@ -64,17 +60,8 @@ impl<'de> Deserialize<'de> for AppSpec {
         let value = toml::Value::deserialize(d)?;
         let (kind, rest) = crate::config::tagged::split_kind::<D::Error>(value, KINDS)?;
         Ok(match kind.as_str() {
-            "file" => AppSpec::File {
-                size: deserialize_nested::<FileFields, D::Error>(rest)?.size,
-            },
-            "requests" => {
-                let r: RequestsFields = deserialize_nested(rest)?;
-                AppSpec::Requests {
-                    count: r.count,
-                    size: r.size,
-                    gap: r.gap,
-                }
-            }
+            "file" => AppSpec::File(deserialize_nested(rest)?),
+            "requests" => AppSpec::Requests(deserialize_nested(rest)?),
             unit => {
                 deserialize_nested::<NoFields, D::Error>(rest)?;
                 if unit == "bulk" {
@@ -91,8 +78,8 @@ impl AppSpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
             AppSpec::Bulk | AppSpec::Manual => Ok(()),
-            AppSpec::File { size } => check::positive_int(path, "size", *size),
-            AppSpec::Requests { count, size, gap } => {
+            AppSpec::File(FileApp { size }) => check::positive_int(path, "size", *size),
+            AppSpec::Requests(RequestsApp { count, size, gap }) => {
                 check::positive_int(path, "count", *count)?;
                 size.validate(&join(path, "size"))?;
                 match gap {
@@ -185,7 +172,10 @@ mod tests {
     #[test]
     fn an_apps_errors_name_their_field_and_a_field_of_another_kind_is_refused() {
         let requests = app("kind = \"requests\", count = 2, size = 100, gap = 0.5").unwrap();
-        assert!(matches!(requests, AppSpec::Requests { count: 2, .. }));
+        assert!(matches!(
+            requests,
+            AppSpec::Requests(RequestsApp { count: 2, .. })
+        ));
         assert_eq!(app("kind = \"bulk\"").unwrap(), AppSpec::Bulk);
         let (path, _) =
             crate::config::error::split_marked(&app("kind = \"file\", size = -1").unwrap_err());

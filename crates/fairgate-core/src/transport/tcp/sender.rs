@@ -32,7 +32,7 @@ use crate::engine::prefetch::{prefetch, prefetch_lines};
 use crate::engine::{secs, to_secs, tx_time, Time};
 use crate::net::{flags, Agent, AgentCtx, Packet, PacketKind};
 use crate::traffic::SourceEnv;
-use crate::transport::app::{AppSpec, TransferLog};
+use crate::transport::app::{AppSpec, FileApp, RequestsApp, TransferLog};
 use crate::transport::timer::LazyTimer;
 
 /// Connection state of the sender.
@@ -244,18 +244,18 @@ impl TcpSender {
         self.conn = Conn::Established;
         match self.app.spec.clone() {
             AppSpec::Bulk => self.state.app_end = u64::MAX / 4,
-            AppSpec::File { size } => {
+            AppSpec::File(FileApp { size }) => {
                 self.app.submitted = 1;
                 self.submit(size, ctx);
             }
-            AppSpec::Requests { .. } => self.next_request(ctx),
+            AppSpec::Requests(_) => self.next_request(ctx),
             AppSpec::Manual => {}
         }
         self.send_more(ctx);
     }
 
     fn next_request(&mut self, ctx: &mut AgentCtx) {
-        if let AppSpec::Requests { count, size, .. } = &self.app.spec {
+        if let AppSpec::Requests(RequestsApp { count, size, .. }) = &self.app.spec {
             if self.app.submitted < *count {
                 let bytes = size.sample_bytes(ctx.rng) as u64;
                 self.app.submitted += 1;
@@ -268,8 +268,8 @@ impl TcpSender {
     fn plan_done(&self) -> bool {
         match &self.app.spec {
             AppSpec::Bulk | AppSpec::Manual => false,
-            AppSpec::File { .. } => true,
-            AppSpec::Requests { count, .. } => self.app.submitted >= *count,
+            AppSpec::File(_) => true,
+            AppSpec::Requests(r) => self.app.submitted >= r.count,
         }
     }
 
@@ -503,7 +503,7 @@ impl TcpSender {
             return;
         }
         if !self.plan_done() {
-            if let AppSpec::Requests { gap, .. } = &self.app.spec {
+            if let AppSpec::Requests(RequestsApp { gap, .. }) = &self.app.spec {
                 let gap = gap.map_or(0, |g| secs(g.0.sample(ctx.rng).max(0.0)));
                 self.app_timer.arm(ctx.now.saturating_add(gap), APP, ctx);
             }
