@@ -8,6 +8,7 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Sequence
 
 import fairgate as fg
 import fairgate.atm
@@ -16,13 +17,14 @@ ALARM_S = 150
 MEMORY_CAP = 6 << 30
 
 
-def run_forked(text: str) -> str:
-    """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm."""
+def run_forked(text: str, overrides: Sequence[str] = ()) -> str:
+    """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm, for
+    ``text`` with ``key.path=value`` overrides as ``--set`` gives them."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
-        outcome = child(text)
+        outcome = child(text, overrides)
         os.write(write_end, outcome.encode()[:2000])
         os._exit(0)
     os.close(write_end)
@@ -34,16 +36,16 @@ def run_forked(text: str) -> str:
     return outcome
 
 
-def child(text: str) -> str:
-    """Runs ``text`` in the forked child and names the outcome."""
+def child(text: str, overrides: Sequence[str]) -> str:
+    """Runs ``text`` with ``overrides`` in the forked child and names the outcome."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     signal.alarm(ALARM_S)
     sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits right after
     try:
         if "\n[atm]\n" in text:
-            fairgate.atm.run_atm(text)
+            fairgate.atm.run_atm(text, overrides)
         else:
-            fg.run_text(text)
+            fg.run_text(text, overrides)
     except fg.ScenarioError:
         return "refused"
     except BaseException as e:  # noqa: BLE001 - every other outcome is the finding

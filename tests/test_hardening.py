@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -361,6 +362,42 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     for where in ["missing", "bad", "half"]:
         with pytest.raises(fg.ScenarioError, match="cannot read saved results"):
             fg.Results.load(tmp_path / where)
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        ("summary {}", "summary.json: expected a JSON object with a `conservation` entry"),
+        ("summary schema 7", "summary.json: `schema_version`: got 7, expected 2"),
+        ("summary without causes", "summary.json: `schema_version`: got 2, expected 2"),
+        ("ports as flows", "flows.parquet: missing column(s) flow, role"),
+        ("flows without goodput", "flows.parquet: missing column(s) goodput_bps"),
+    ],
+)
+def test_saved_results_without_what_results_reads_are_refused_naming_the_file(
+    tmp_path: Path, damage: str, named: str
+):
+    """Tables or a summary of another shape were loaded, and a method failed later with a
+    KeyError (``conserved`` of a summary ``{}``, ``throughput`` of a flows table that held
+    the ports)."""
+    out = fg.run_text(LEAKY.replace('kind = "test_leak", every = 3', 'kind = "fifo"')).save(
+        tmp_path / "o"
+    )
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    if damage == "summary {}":
+        summary = {}
+    elif damage == "summary schema 7":
+        summary["schema_version"] = 7
+    elif damage == "summary without causes":
+        del summary["drop_causes"]
+    elif damage == "ports as flows":
+        (out / "flows.parquet").write_bytes((out / "ports.parquet").read_bytes())
+    else:
+        flows = fg.Results.load(out).flows.drop(columns="goodput_bps")
+        flows.to_parquet(out / "flows.parquet")
+    (out / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(fg.ScenarioError, match=re.escape(named)):
+        fg.Results.load(out)
 
 
 def test_ctrl_c_during_a_run_exits_130_without_a_traceback_or_output(tmp_path: Path):

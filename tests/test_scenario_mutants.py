@@ -6,7 +6,10 @@ the shortest duration the unmutated scenario validates with. Each mutant must be
 ``ScenarioError`` or run to its end with every packet accounted for (``forked.run_forked``).
 Where ``tests/test_extreme_fields.py`` sets one known field at a time, this reaches every
 field of every shipped scenario, the Keshav and cell-network ones included, in combination.
-The default suite runs 200 mutants; ``-m slow`` 10,000.
+A second kind of mutant leaves the text alone and gives one to three ``--set`` overrides, as a
+user would: an existing path, a new key under it, or an index past a list's end, set to the
+old value scaled or to an extreme or wrongly typed TOML value.
+The default suite runs 200 mutants of each kind; ``-m slow`` 10,000 of each.
 """
 
 from __future__ import annotations
@@ -34,6 +37,28 @@ DURATIONS = ["0.3s", "1s", "3s", "10s", "30s"]
 EXTREMES: list[Any] = [0, -1, 0.5, 1e9, 4294967295, 2**63 - 1, 1e300, "1ps", "1e6s", "1e15bps"]
 WRONG_TYPES: list[Any] = ["", "x", True, [], [1e300], {}, {"kind": "fifo"}, [{"a": 1}]]
 FACTORS = [0, 0.001, 0.1, 0.5, 2, 10, 1000, 1e6]
+OVERRIDE_VALUES = [
+    "0",
+    "-1",
+    "1e300",
+    str(2**63 - 1),
+    "x",
+    "true",
+    "[]",
+    "{}",
+    "[1, 2]",
+    '{ kind = "fifo" }',
+    '"10ms"',
+    "5Mbps",
+    "",
+    "nan",
+    "inf",
+    "[[1]]",
+    "{ a = { b = 1 } }",
+]
+"""Override values as a user types them after ``=``: TOML syntax, bare words as strings."""
+UNSET = ("simulation", "duration")
+"""The one path overrides leave alone, so that a mutant runs for its short duration."""
 GROSS_SHARE = 0.2
 """The share of edits that change a value's kind or remove it; the rest scale a number, so
 that most mutants still run."""
@@ -137,6 +162,48 @@ def mutant(path: Path, rng: random.Random) -> str:
     return toml_text(with_duration(doc, duration))
 
 
+def override_path(doc: dict[str, Any], rng: random.Random) -> tuple:
+    """An existing path of ``doc``, a new key under one, or an index past a list's end."""
+    path = rng.choice([p for p in places(doc) if p[: len(UNSET)] != UNSET])
+    roll = rng.random()
+    if roll < 0.2:
+        return (*path, "extra")
+    if roll < 0.3 and isinstance(path[-1], int):
+        return (*path[:-1], path[-1] + rng.choice([1, 5, 1000]))
+    return path
+
+
+def dotted(path: tuple) -> str:
+    """``path`` as ``--set`` spells it: ``flows[0].rate``."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else f"{'.' if out else ''}{key}"
+    return out
+
+
+def override_value(doc: dict[str, Any], path: tuple, rng: random.Random) -> str:
+    """The old value scaled, written as TOML, or an extreme or wrongly typed value."""
+    value: Any = doc
+    try:
+        for key in path:
+            value = value[key]
+    except (KeyError, IndexError, TypeError):  # a new key, an index past the end
+        return rng.choice(OVERRIDE_VALUES)
+    if isinstance(value, dict | list) or rng.random() < GROSS_SHARE:
+        return rng.choice(OVERRIDE_VALUES)
+    return toml_text({"v": scaled(value, rng)}).split("=", 1)[1].strip()
+
+
+def override_mutant(path: Path, rng: random.Random) -> tuple[str, list[str]]:
+    """The shipped scenario's text (at its short duration) and one to three overrides."""
+    doc, duration = shipped(path)
+    overrides = []
+    for _ in range(rng.randint(1, 3)):
+        place = override_path(doc, rng)
+        overrides.append(f"{dotted(place)}={override_value(doc, place, rng)}")
+    return toml_text(with_duration(doc, duration)), overrides
+
+
 def check(path: Path, seed: int) -> None:
     text = mutant(path, random.Random(seed))
     outcome = run_forked(text)
@@ -154,12 +221,40 @@ def test_a_mutant_of_a_shipped_scenario_is_refused_or_runs_and_conserves(path: P
     check(path, seed)
 
 
+def check_overrides(path: Path, seed: int) -> None:
+    text, overrides = override_mutant(path, random.Random(seed))
+    outcome = run_forked(text, overrides)
+    assert outcome in ("ok", "refused"), f"{path.name}, seed {seed}, {overrides}: {outcome}"
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.sampled_from(FILES), st.integers(0, 2**32 - 1))
+def test_overrides_of_a_shipped_scenario_are_refused_or_run_and_conserve(path: Path, seed: int):
+    check_overrides(path, seed)
+
+
+def test_an_override_path_is_spelled_as_set_takes_it():
+    assert dotted(("flows", 0, "source", "rate")) == "flows[0].source.rate"
+    assert dotted(("links", 12)) == "links[12]"
+
+
 @pytest.mark.slow
-def test_ten_thousand_mutants_are_refused_or_run_and_conserve():
+@pytest.mark.parametrize("kind", ["edits", "overrides"])
+def test_ten_thousand_mutants_are_refused_or_run_and_conserve(kind: str):
     failures = []
     for seed in range(10_000):
         path = FILES[seed % len(FILES)]
-        outcome = run_forked(mutant(path, random.Random(seed)))
+        rng = random.Random(seed)
+        if kind == "edits":
+            text, overrides = mutant(path, rng), []
+        else:
+            text, overrides = override_mutant(path, rng)
+        outcome = run_forked(text, overrides)
         if outcome not in ("ok", "refused"):
-            failures.append(f"{path.name}, seed {seed}: {outcome}")
+            failures.append(f"{path.name}, seed {seed}, {overrides}: {outcome}")
     assert not failures, "\n".join(failures)

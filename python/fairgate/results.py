@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,45 @@ def _frame(columns: list[tuple[str, Any]], categories: _Categories) -> pd.DataFr
             data[name] = value
     # The columns are the core's arrays, referenced nowhere else: no copy is needed.
     return pd.DataFrame(data, copy=False)
+
+
+NO_TRAFFIC = '[simulation]\nduration = "1ms"\n[[nodes]]\nname = "a"\n'
+CAUSES_BY_SCHEMA = {1: "ports", 2: "drop_causes"}
+"""Summary schemas :meth:`Results.load` reads, with the list that holds the drop causes: 2 is
+written now; 1 held them in each port's entry."""
+
+
+@cache
+def written_columns() -> dict[str, list[str]]:
+    """The columns this version writes in each table: those of a run of one node for 1 ms
+    (the core gives every table its columns whatever the run holds)."""
+    sim = _core.load(NO_TRAFFIC, [])
+    sim.run_until(sim.end_s)
+    raw = sim.results()
+    return {name: [column for column, _ in raw[name]] for name in TABLES}
+
+
+def _check_saved(out: Path, summary: object, frames: dict[str, pd.DataFrame]) -> None:
+    """Refuses saved results whose summary or tables lack what :class:`Results` reads."""
+    conservation = summary.get("conservation") if isinstance(summary, dict) else None
+    if not isinstance(summary, dict) or not isinstance(conservation, dict):
+        raise _core.ScenarioError(
+            f"{out / 'summary.json'}: expected a JSON object with a `conservation` entry"
+        )
+    version = summary.get("schema_version")
+    causes = CAUSES_BY_SCHEMA.get(version)
+    if not causes or "ok" not in conservation or not isinstance(summary.get(causes), list):
+        raise _core.ScenarioError(
+            f"{out / 'summary.json'}: `schema_version`: got {version!r}, expected 2 (or 1) "
+            "with `conservation.ok` and the drop causes"
+        )
+    for name, columns in written_columns().items():
+        missing = [c for c in columns if c not in frames[name].columns]
+        if missing:
+            raise _core.ScenarioError(
+                f"{out / (name + '.parquet')}: missing column(s) {', '.join(missing[:5])}; "
+                f"expected the `{name}` table Results.save writes"
+            )
 
 
 ROLES = ("data", "ack")
@@ -199,7 +239,8 @@ class Results:
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
         """Reads results saved by :meth:`save`; a directory that does not hold them (a missing
-        or unreadable summary or table) raises ScenarioError naming the file."""
+        or unreadable summary or table, a table without the columns this version writes)
+        raises ScenarioError naming the file."""
         out = Path(out_dir)
         try:
             summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -209,6 +250,5 @@ class Results:
                 f"{out}: cannot read saved results ({err}); expected a directory written by "
                 "Results.save or `fairgate run --out`"
             ) from None
-        if not isinstance(summary, dict):
-            raise _core.ScenarioError(f"{out / 'summary.json'}: expected a JSON object")
+        _check_saved(out, summary, frames)
         return cls(summary=summary, **frames)
