@@ -26,6 +26,7 @@ import fairgate as fg
 from conftest import SCENARIOS
 from fairgate import _core
 from fairgate.runner import check_out_dir
+from fairgate.scenario import link_params
 from test_cli import fairgate
 
 NO_FLOWS = """
@@ -177,6 +178,21 @@ def test_builders_refuse_nan_and_infinity(field: str, value: float, path: str):
     sc = fg.Scenario("x", **{field: value})
     with pytest.raises(fg.ScenarioError, match=path.replace(".", r"\.")):
         sc.validate()
+
+
+def test_builders_refuse_integers_past_64_bits_and_tables_inside_themselves():
+    """Both reached the core's TOML parser as "got integer as i128, expected any valid TOML
+    value", or recursed until Python's RecursionError."""
+    big = fg.Scenario("x", seed=2**64)
+    with pytest.raises(fg.ScenarioError, match=r"`simulation.seed`: got 18446744073709551616, "):
+        big.validate()
+    looped: dict = {"kind": "red"}
+    looped["self"] = looped
+    with pytest.raises(fg.ScenarioError, match="nested deeper than 64 levels"):
+        access = link_params("10Mbps", "1ms")
+        fg.Scenario("x").dumbbell(2, link_params("1Mbps", "1ms", looped), access).validate()
+    with pytest.raises(fg.ScenarioError, match="expected a whole number from -9223372036854775808"):
+        fg.validate_text("[simulation]\nseed = 99999999999999999999\n")
 
 
 @pytest.mark.parametrize(

@@ -17,22 +17,41 @@ from fairgate._core import ScenarioError
 
 Value = int | float | str
 Table = dict[str, Any]
+MAX_DEPTH = 64
+"""Tables and lists nested deeper than this are refused: no field is nearly as deep, and a
+table that holds itself would otherwise recurse until Python gives up."""
+WHOLE = (-(2**63), 2**63 - 1)
 
 
-def plain(value: Any, path: str) -> Any:
+def plain(value: Any, path: str, depth: int = 0) -> Any:
     """``value`` as the plain values TOML holds: numpy scalars and arrays (a rate from
     ``np.linspace``, a limit from ``np.arange``), tuples and ranges are converted; anything
-    else raises ScenarioError naming ``path``."""
-    if isinstance(value, bool | int | float | str):
+    else (an integer past 64 bits, nesting deeper than ``MAX_DEPTH``) raises ScenarioError
+    naming ``path``."""
+    if depth > MAX_DEPTH:
+        shown = path if len(path) <= 80 else f"{path[:60]}..."
+        raise ScenarioError(
+            f"`{shown}`: nested deeper than {MAX_DEPTH} levels (a table in itself?)"
+        )
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not WHOLE[0] <= value <= WHOLE[1]:
+            shown = value if len(str(value)) <= 30 else f"{value:.6g}"
+            raise ScenarioError(
+                f"`{path}`: got {shown}, expected a whole number from {WHOLE[0]} to {WHOLE[1]} "
+                "(a float for larger values)"
+            )
+        return value
+    if isinstance(value, bool | float | str):
         return value
     if isinstance(value, np.generic):
-        return plain(value.item(), path)
+        return plain(value.item(), path, depth)
     if isinstance(value, Mapping):
         return {
-            _key(k, path): plain(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()
+            _key(k, path): plain(v, f"{path}.{k}" if path else str(k), depth + 1)
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple | range | np.ndarray):
-        return [plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [plain(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     raise ScenarioError(
         f"`{path}`: got {type(value).__name__} {value!r}, "
         "expected a number, string, boolean, list or table"

@@ -21,7 +21,7 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 20] = [
+const PLAIN_WORDS: [(&str, &str); 21] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
     ("unknown variant ", "got "),
@@ -48,6 +48,10 @@ const PLAIN_WORDS: [(&str, &str); 20] = [
         "expected a table with a `kind`",
     ),
     ("expected struct ", "expected a table"),
+    (
+        " as i128, expected any valid TOML value",
+        ", expected a whole number from -9223372036854775808 to 9223372036854775807",
+    ),
 ];
 
 /// The message in plain words (`PLAIN_WORDS`). A phrase is replaced only where it ends a word;
@@ -168,6 +172,11 @@ mod tests {
         assert_eq!(
             plain("unknown variant `vegas`, expected one of `reno`, `sack`"),
             "got `vegas`, expected one of `reno`, `sack`"
+        );
+        assert_eq!(
+            plain("got integer `99999999999999999999` as i128, expected any valid TOML value"),
+            "got integer `99999999999999999999`, \
+             expected a whole number from -9223372036854775808 to 9223372036854775807"
         );
         assert_eq!(
             plain("got 3, expected u64s or f64_x, a sequence"),
