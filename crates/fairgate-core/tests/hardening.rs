@@ -331,3 +331,18 @@ fn windows_whose_bytes_would_overflow_are_refused_naming_the_field() {
         assert!(sim.conservation_violations().is_empty());
     }
 }
+
+#[test]
+fn node_names_that_would_make_port_names_ambiguous_are_refused() {
+    // Ports are named from->to and looked up by splitting there and trimming: a node "r->b"
+    // made the port "a->r->b", and " r" could be routed through but never named as a port.
+    let plain = two_hosts("{ kind = \"fifo\" }", CBR);
+    for name in ["r->b", " r", "r ", "r\\n", ""] {
+        let text = plain.replace("\"r\"", &format!("\"{name}\""));
+        let e = parse(&text, &[])
+            .and_then(|s| build(&s).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(e.path, "nodes[1].name", "{name:?}: {e}");
+        assert!(e.message.contains("expected a name"), "{name:?}: {e}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Semantic checks and name resolution: everything that serde's types cannot say.
 
 use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
-use crate::config::error::{join, ScenarioError};
+use crate::config::error::{clipped, join, ScenarioError};
 use crate::engine::{rng, secs, to_secs, Time};
 use crate::net::link::{DelaySpec, LossSpec};
 use crate::net::node::{Node, NodeKind};
@@ -182,10 +182,10 @@ fn gather(s: &Scenario) -> Result<(Vec<NodeSpec>, PathedLinks), ScenarioError> {
 fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError> {
     let mut names = HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
-        if n.name.is_empty() {
+        if let Some(expected) = name_problem(&n.name) {
             return Err(ScenarioError::new(
                 format!("nodes[{i}].name"),
-                "got \"\", expected a name",
+                format!("got {:?}, expected {expected}", clipped(&n.name)),
             ));
         }
         if names.insert(n.name.clone(), i as u32).is_some() {
@@ -199,6 +199,21 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
         }
     }
     Ok(names)
+}
+
+/// What a node name lacks, if anything: ports are named `from->to` and looked up by splitting
+/// there and trimming, so a name with `->`, spaces at its ends or control characters would
+/// name two ports alike or one that cannot be referred to.
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a name")
+    } else if name.contains("->") {
+        Some("a name without \"->\" (ports are named from->to)")
+    } else if name.trim() != name || name.chars().any(char::is_control) {
+        Some("a name without spaces at its ends or control characters")
+    } else {
+        None
+    }
 }
 
 /// The index of node `name`; the error names `path` + `field` (joined only on failure, as
