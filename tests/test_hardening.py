@@ -61,6 +61,7 @@ def test_a_scenario_without_flows_runs_and_prints_its_tables(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert (tmp_path / "o" / "summary.json").exists()
+    assert "flows\n(none)\n" in done.stdout and "Empty DataFrame" not in done.stdout
 
 
 def test_gateways_without_flows_run_and_trace_nothing_for_a_flow_that_does_not_exist():

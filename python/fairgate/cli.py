@@ -167,12 +167,16 @@ def _print_tables(results: Results) -> None:
     print(f"scenario {s['scenario'] or '(unnamed)'}  seed {s['seed']}  {s['time_s']:g} s simulated")
     print(f"{s['events']:,} events, {s['packet_hops']:,} packet-hops\n")
     print("flows")
-    print(_flow_table(results).to_string(index=False))
+    _print_table(_flow_table(results), "(none)")
     _print_more(len(results.flows), "flows", "the first in declaration order")
     print("\nqueues")
-    print(_port_table(results).to_string(index=False))
+    _print_table(_port_table(results), "(no port had arrivals)")
     used = int((results.ports["arrivals_pkts"] > 0).sum())
     _print_more(used, "ports", "with arrivals, the most drops first, then the highest utilisation")
+
+
+def _print_table(table: pd.DataFrame, empty: str) -> None:
+    print(table.to_string(index=False) if len(table) else empty)
 
 
 def _print_more(rows: int, table: str, shown: str) -> None:
