@@ -107,6 +107,15 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument(
         "--out", type=path_argument, help="output directory (default: out/study/<name>)"
     )
+    study.add_argument(
+        "--trace",
+        type=path_argument,
+        help="packet trace for trace-fq: pcap, pcapng, ERF, TSH, ITA .tcp or CSV, plain or .gz",
+    )
+    study.add_argument(
+        "--trace-format", help="the trace's format when its name does not say it (e.g. erf)"
+    )
+    study.add_argument("--rate", type=float, help="trace-fq's output line in bit/s (1.544e6)")
 
     sweep_cli.add_parsers(sub)
 
@@ -291,8 +300,22 @@ def _study(args: argparse.Namespace) -> int:
     except KeyError:
         known = ", ".join(studies.available())
         raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
+    options = {
+        name: value
+        for name, value in [
+            ("trace", args.trace),
+            ("trace_format", args.trace_format),
+            ("rate_bps", args.rate),
+        ]
+        if value is not None
+    }
+    accepted = inspect.signature(module.run).parameters
+    for name in options:
+        if name not in accepted:
+            flag = "--" + {"rate_bps": "rate"}.get(name, name).replace("_", "-")
+            raise ScenarioError(f"{flag}: the study {args.name} takes no trace options")
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
-    print(module.run(out, quick=args.quick))
+    print(module.run(out, quick=args.quick, **options))
     print(f"wrote {out}")
     return 0
 

@@ -44,6 +44,7 @@ pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod studies;
+pub mod traces;
 pub mod traffic;
 pub mod transport;
 

@@ -319,6 +319,14 @@ fn fq_cost_study<'py>(
             })
         })?
         .map_err(scenario_err)?;
+    cost_rows(py, &samples)
+}
+
+/// One dict per sample and discipline of a cost series.
+fn cost_rows<'py>(
+    py: Python<'py>,
+    samples: &[fairgate_core::studies::cost_model::CostSample],
+) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for s in samples {
         let d = PyDict::new(py);
@@ -332,6 +340,70 @@ fn fq_cost_study<'py>(
         d.set_item("total", s.cost.total())?;
         out.append(d)?;
     }
+    Ok(out)
+}
+
+/// The passive trace-driven gateway of [Vaidyanathan99, §2.5.2] over the first `packets` IP
+/// packets of the trace at `path`: the summary, N(t) and table 2.1's costs at every sample.
+#[pyfunction]
+#[pyo3(signature = (path, format = None, key = "f0", timeout_s = 0.0, interval_s = 0.1, rate_bps = 1.544e6, buckets = 1024, packets = 500_000))]
+#[allow(clippy::too_many_arguments)]
+fn trace_study<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    format: Option<&str>,
+    key: &str,
+    timeout_s: f64,
+    interval_s: f64,
+    rate_bps: f64,
+    buckets: u32,
+    packets: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use fairgate_core::studies::trace_gateway::{trace_study, TraceKey, TraceParams};
+    let params = TraceParams {
+        key: TraceKey::named(key).map_err(scenario_err)?,
+        timeout_s,
+        interval_s,
+        rate_bps,
+        buckets,
+        packets,
+    };
+    let format = format.map(str::to_string);
+    let study = py
+        .detach(|| {
+            guarded("reading the trace", || {
+                trace_study(&path, format.as_deref(), params)
+            })
+        })?
+        .map_err(scenario_err)?;
+    let s = &study.summary;
+    let summary = PyDict::new(py);
+    for (name, value) in [
+        ("packets", s.packets),
+        ("non_ip", s.non_ip),
+        ("reordered", s.reordered),
+        ("max_flows", s.max_flows),
+        ("flow_creations", s.flow_creations),
+        ("collisions", s.collisions),
+        ("tcp", s.tcp),
+        ("udp", s.udp),
+        ("other", s.other),
+    ] {
+        summary.set_item(name, value)?;
+    }
+    for (name, value) in [
+        ("duration_s", s.duration_s),
+        ("utilisation", s.utilisation),
+        ("mean_flows", s.mean_flows),
+        ("hash_efficiency", s.hash_efficiency),
+        ("mean_colliding", s.mean_colliding),
+    ] {
+        summary.set_item(name, value)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("summary", summary)?;
+    out.set_item("active", study.active.clone())?;
+    out.set_item("costs", cost_rows(py, &study.costs)?)?;
     Ok(out)
 }
 
@@ -366,6 +438,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_study, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -8,6 +8,7 @@ from types import ModuleType
 STUDIES: dict[str, str] = {
     "fq-cost": "fairgate.studies.fq_cost",
     "keshav-buffers": "fairgate.studies.keshav_buffers",
+    "trace-fq": "fairgate.studies.trace_fq",
     "two-server": "fairgate.studies.two_server",
 }
 

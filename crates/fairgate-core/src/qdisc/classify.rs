@@ -39,7 +39,7 @@ pub enum FlowKey {
     Connection,
 }
 
-fn classful(addr: u32) -> u32 {
+pub fn classful(addr: u32) -> u32 {
     if addr < 1 << 24 {
         return addr;
     }

@@ -5,3 +5,4 @@
 
 pub mod cost_model;
 pub mod keshav_buffers;
+pub mod trace_gateway;

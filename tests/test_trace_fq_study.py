@@ -1,0 +1,133 @@
+"""The trace study [Vaidyanathan99, ch. 2]: the passive gateway over a packet trace, through the
+CLI (``fairgate study trace-fq --trace FILE``) and ``_core.trace_study``, on a pcap written
+here; bad traces and parameters are refused naming the field. Under ``slow``, every reader is
+checked against the CSV copies of the real traces in ``../shared/traces/``."""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import fairgate as fg
+from conftest import ROOT
+from fairgate import _core
+from test_cli import fairgate
+
+SHARED_TRACES = ROOT.parent / "shared" / "traces"
+
+
+def write_pcap(path: Path, packets: int = 3000, seed: int = 1) -> Path:
+    """A raw-IP pcap of TCP and UDP packets among 40 hosts at about 400 packets/s."""
+    rng = random.Random(seed)
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101))
+    t = 1_000_000.0
+    for _ in range(packets):
+        t += rng.expovariate(400.0)
+        src, dst = 0x0A000000 + rng.randrange(40), 0xC0A80000 + rng.randrange(40)
+        proto = rng.choice([6, 6, 6, 17])
+        length = rng.choice([40, 52, 576, 1500])
+        ip = struct.pack(">BBHHHBBHII", 0x45, 0, length, 0, 0, 64, proto, 0, src, dst)
+        ip += struct.pack(">HH", rng.randrange(1024, 1100), rng.choice([25, 53, 80, 443]))
+        secs, micros = int(t), round((t - int(t)) * 1e6) % 1_000_000
+        out += struct.pack("<IIII", secs, micros, len(ip), length) + ip
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_the_study_writes_its_tables_figures_and_the_thesis_claims(tmp_path: Path):
+    trace = write_pcap(tmp_path / "t.pcap")
+    done = fairgate("study", "trace-fq", "--trace", trace, "--quick", "--out", tmp_path / "o")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "o"
+    for name in ["timeouts", "keys", "costs", "active"]:
+        assert (out / f"trace_fq_{name}.csv").stat().st_size > 0
+    for fig in ["2_3", "2_4", "2_5", "2_6"]:
+        assert (out / f"trace_fq_fig{fig}.png").stat().st_size > 0
+    timeouts = pd.read_csv(out / "trace_fq_timeouts.csv")
+    assert list(timeouts["timeout_s"]) == [10, 5, 1, 0]
+    assert timeouts["max_flows"].is_monotonic_decreasing
+    assert "The thesis's claims on this trace" in done.stdout
+    assert "first 3,000 IP packets" in done.stdout
+
+
+def test_the_gateway_counts_flows_protocols_and_costs_deterministically(tmp_path: Path):
+    trace = write_pcap(tmp_path / "t.pcap")
+    runs = [_core.trace_study(str(trace), key="f0", timeout_s=1e5) for _ in range(2)]
+    assert runs[0] == runs[1]
+    s = runs[0]["summary"]
+    assert s["packets"] == 3000 and s["tcp"] + s["udp"] == 3000 and s["reordered"] == 0
+    assert s["max_flows"] == s["flow_creations"], "with no expiry a flow is created once"
+    costs = pd.DataFrame(runs[0]["costs"])
+    assert set(costs["discipline"]) == {"wfq", "stfq", "drr", "stochastic_fq"}
+    mean = costs.groupby("discipline")["total"].mean()
+    assert mean["wfq"] > mean["stfq"] > mean["drr"] >= mean["stochastic_fq"]
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"key": "f7"}, "`key`"),
+        ({"timeout_s": -1.0}, "`timeout`"),
+        ({"interval_s": float("nan")}, "`interval`"),
+        ({"rate_bps": 0.0}, "`rate`"),
+        ({"buckets": 0}, "`buckets`"),
+        ({"packets": 0}, "`packets`"),
+        ({"format": "wav"}, "`format`"),
+    ],
+)
+def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: str):
+    trace = write_pcap(tmp_path / "t.pcap", packets=10)
+    with pytest.raises(fg.ScenarioError, match=field):
+        _core.trace_study(str(trace), **options)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["trace-fq"], "--trace: got none, expected a packet trace"),
+        (["trace-fq", "--trace", "/nonexistent.pcap"], "cannot open it"),
+        (["trace-fq", "--trace", "TRACE", "--rate", "0"], "`rate`: got 0.0"),
+        (["trace-fq", "--trace", "TRACE", "--trace-format", "wav"], '`format`: got "wav"'),
+        (["fq-cost", "--trace", "TRACE"], "--trace: the study fq-cost takes no trace options"),
+    ],
+)
+def test_bad_study_input_exits_2_naming_it(tmp_path: Path, args: list[str], message: str):
+    trace = write_pcap(tmp_path / "t.pcap", packets=10)
+    args = [str(trace) if a == "TRACE" else a for a in args]
+    done = fairgate("study", *args, "--out", tmp_path / "o")
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        "auckland2-20000125-143640-0.first31249.pcap",
+        "auckland-10kp-anon-20140928.pcap.gz",
+        "wand-fragtest-20100113.erf.gz",
+        "wand-lpi_test-20070115.erf.gz",
+        "nlanr-pma-sample-1000.tsh",
+    ],
+)
+def test_each_reader_agrees_with_the_csv_copy_of_a_real_trace(name: str):
+    """Needs the real traces beside the repository (``../shared/traces``, see its README)."""
+    assert SHARED_TRACES.is_dir(), f"{SHARED_TRACES}: the real traces are not here"
+    csv = name.replace(".pcap.gz", ".csv.gz").replace(".erf.gz", ".csv.gz")
+    csv = csv.replace(".pcap", ".csv.gz").replace(".tsh", ".csv.gz")
+    for key in ["f0", "f1", "f2", "f3"]:
+        binary, text = (
+            _core.trace_study(str(SHARED_TRACES / f), key=key, timeout_s=1.0) for f in [name, csv]
+        )
+        for run in [binary, text]:
+            run["summary"].pop("non_ip")  # the CSV copies leave non-IP frames out
+        # ERF times are finer than the CSV's microseconds: the duration differs below 1 us.
+        timing = ["duration_s", "utilisation"]
+        for field in timing:
+            got, want = binary["summary"].pop(field), text["summary"].pop(field)
+            assert got == pytest.approx(want, rel=1e-5), (name, key, field)
+        assert binary == text, (name, key)
