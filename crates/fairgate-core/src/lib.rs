@@ -7,7 +7,8 @@
 //! 1. Ground: [`engine`] (simulated time, the event queue, random-number streams) and
 //!    [`config`] (units, distributions, tagged `kind = "..."` configs, [`ScenarioError`]).
 //! 2. The network: [`net`] (packets, links, nodes, routing, the [`net::Agent`] interface) and
-//!    [`stats`] (per-flow and per-port counters, series, drop reasons and causes).
+//!    [`stats`] (per-flow and per-port counters, series, drop reasons and causes); beside them
+//!    [`traces`] reads real packet traces (pcap, ERF, TSH, ITA, CSV) into header fields.
 //! 3. The algorithms, one per file, each with its config: [`qdisc`] (schedulers, AQMs, buffer
 //!    managers, filters, and the structures and flow classification they share),
 //!    [`transport`] (the TCP family and Keshav's sources) and [`traffic`] (open-loop sources,

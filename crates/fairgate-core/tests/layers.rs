@@ -10,6 +10,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 1),
     ("net", 2),
     ("stats", 2),
+    ("traces", 2),
     ("qdisc", 3),
     ("transport", 3),
     ("traffic", 3),

@@ -120,6 +120,9 @@ pub struct TraceParams {
 
 /// At most this many packets: the gateway's queue could hold them all on an overloaded line.
 pub const MAX_PACKETS: u64 = 50_000_000;
+/// At most this many samples of N(t) (each gives a cost row per discipline): 10,000 s at the
+/// default interval. A damaged time stamp that jumps years ahead is caught here.
+pub const MAX_SAMPLES: u64 = 100_000;
 
 impl Default for TraceParams {
     fn default() -> Self {
@@ -233,6 +236,8 @@ struct Gateway {
     last_ns: u64,
     next_sample_ns: u64,
     colliding_searched: u64,
+    /// The time, from the first packet, of a packet past `MAX_SAMPLES` intervals.
+    overrun_ns: Option<u64>,
     summary: TraceSummary,
     active: Vec<(f64, f64)>,
 }
@@ -254,6 +259,7 @@ impl Gateway {
             origin_ns: None,
             last_ns: 0,
             colliding_searched: 0,
+            overrun_ns: None,
             summary: TraceSummary::default(),
             active: Vec::new(),
         }
@@ -297,13 +303,20 @@ impl Gateway {
         }
     }
 
-    fn arrive(&mut self, packet: &TracePacket) {
+    /// Takes the packet in; false (and nothing changed) when it comes after `MAX_SAMPLES`
+    /// intervals.
+    fn arrive(&mut self, packet: &TracePacket) -> bool {
         let origin = *self.origin_ns.get_or_insert(packet.time_ns);
         let recorded = packet.time_ns.max(origin) - origin;
+        let now = recorded.max(self.last_ns);
+        let interval = (self.params.interval_s * NS).round() as u64;
+        if now / interval.max(1) >= MAX_SAMPLES {
+            self.overrun_ns = Some(now);
+            return false;
+        }
         if recorded < self.last_ns || packet.time_ns < origin {
             self.summary.reordered += 1;
         }
-        let now = recorded.max(self.last_ns);
         self.last_ns = now;
         self.sample_until(now);
         self.advance(now);
@@ -332,6 +345,26 @@ impl Gateway {
         self.in_line.push_back((self.line_free_ns, id));
         self.summary.packets += 1;
         self.summary.max_flows = self.summary.max_flows.max(self.flows.len() as u64);
+        true
+    }
+
+    /// The error for a packet past `MAX_SAMPLES` intervals, if one came.
+    fn overrun(&self) -> Result<(), ScenarioError> {
+        let Some(at) = self.overrun_ns else {
+            return Ok(());
+        };
+        let at_s = at as f64 / NS;
+        Err(ScenarioError::new(
+            "interval",
+            format!(
+                "packet {} comes {at_s:.6} s after the first, more than {MAX_SAMPLES} samples of \
+                 {} s (a damaged time stamp?); expected a longer interval (at least {:.3} s) or \
+                 fewer packets",
+                self.summary.packets + 1,
+                self.params.interval_s,
+                at_s / (MAX_SAMPLES - 1) as f64
+            ),
+        ))
     }
 
     fn count_protocol(&mut self, proto: u8) {
@@ -381,9 +414,9 @@ pub fn trace_study(
     let limit = params.packets;
     let mut gateway = Gateway::new(params);
     let counts = read_trace(path, format, &mut |p| {
-        gateway.arrive(&p);
-        gateway.summary.packets < limit
+        gateway.arrive(&p) && gateway.summary.packets < limit
     })?;
+    gateway.overrun()?;
     if gateway.summary.packets == 0 {
         return Err(ScenarioError::new(
             "trace",
@@ -404,8 +437,11 @@ pub fn packets_study(
     params.check()?;
     let mut gateway = Gateway::new(params);
     for p in packets.iter().take(gateway.params.packets as usize) {
-        gateway.arrive(p);
+        if !gateway.arrive(p) {
+            break;
+        }
     }
+    gateway.overrun()?;
     Ok(gateway.finish(0))
 }
 
@@ -519,6 +555,26 @@ mod tests {
             .unwrap()
             .summary;
         assert_eq!((s.reordered, s.duration_s, s.packets), (1, 0.0, 2));
+    }
+
+    #[test]
+    fn a_time_stamp_years_ahead_is_refused_not_sampled_every_interval() {
+        let trace = [packet(0.0, 1, 9, 1, 100), packet(4e9, 1, 9, 1, 100)];
+        let e = packets_study(&trace, params(TraceKey::Pair, 0.0)).unwrap_err();
+        assert_eq!(e.path, "interval");
+        assert!(
+            e.message
+                .contains("packet 2 comes 4000000000.000000 s after"),
+            "{e}"
+        );
+        let ok = [packet(0.0, 1, 9, 1, 100), packet(9999.0, 1, 9, 1, 100)];
+        assert_eq!(
+            packets_study(&ok, params(TraceKey::Pair, 0.0))
+                .unwrap()
+                .active
+                .len(),
+            99_990
+        );
     }
 
     #[test]
