@@ -1,6 +1,6 @@
-"""Runs a scenario in a forked child with a memory cap and an alarm, and names the outcome:
-``"ok"``, ``"refused"`` (a ScenarioError) or what went wrong (a panic, an allocation abort, a
-hang past the alarm, any other exception, or a broken conservation law)."""
+"""Runs a scenario (or any call) in a forked child with a memory cap and an alarm, and names
+the outcome: ``"ok"``, ``"refused"`` (a ScenarioError) or what went wrong (a panic, an
+allocation abort, a hang past the alarm, any other exception, or a broken conservation law)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import resource
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import fairgate as fg
 import fairgate.atm
@@ -20,11 +20,17 @@ MEMORY_CAP = 6 << 30
 def run_forked(text: str, overrides: Sequence[str] = ()) -> str:
     """'ok', 'refused' or what went wrong, from a child with a memory cap and an alarm, for
     ``text`` with ``key.path=value`` overrides as ``--set`` gives them."""
+    return call_forked(lambda: run_scenario(text, overrides))
+
+
+def call_forked(call: Callable[[], object]) -> str:
+    """'ok', 'refused' (a ScenarioError) or what went wrong when ``call`` runs in a forked
+    child with a memory cap and an alarm."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
-        outcome = child(text, overrides)
+        outcome = child(call)
         os.write(write_end, outcome.encode()[:2000])
         os._exit(0)
     os.close(write_end)
@@ -36,16 +42,20 @@ def run_forked(text: str, overrides: Sequence[str] = ()) -> str:
     return outcome
 
 
-def child(text: str, overrides: Sequence[str]) -> str:
-    """Runs ``text`` with ``overrides`` in the forked child and names the outcome."""
+def run_scenario(text: str, overrides: Sequence[str]) -> None:
+    if "\n[atm]\n" in text:
+        fairgate.atm.run_atm(text, overrides)
+    else:
+        fg.run_text(text, overrides)
+
+
+def child(call: Callable[[], object]) -> str:
+    """Runs ``call`` in the forked child and names the outcome."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     signal.alarm(ALARM_S)
     sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits right after
     try:
-        if "\n[atm]\n" in text:
-            fairgate.atm.run_atm(text, overrides)
-        else:
-            fg.run_text(text, overrides)
+        call()
     except fg.ScenarioError:
         return "refused"
     except BaseException as e:  # noqa: BLE001 - every other outcome is the finding

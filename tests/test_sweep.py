@@ -276,7 +276,8 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
         ),
         ({"zip": [{}]}, "zip: a group with no axes"),
         ({"seeds": [3, 4, 3]}, "seeds: 3 is given twice"),
-        ({"seeds": [2**63]}, r"expected integers from 0 to 2\^63 - 1"),
+        ({"seeds": [-1]}, r"expected integers from 0 to 2\^63 - 1"),
+        ({"seeds": [2**63]}, r"`seeds\[0\]`: got 9223372036854775808, expected a whole number"),
         ({"seeds": []}, "seeds: empty"),
         (
             {"grid": {LIMIT: [5, 6], "links[0].queue.limit": [7, 8]}},

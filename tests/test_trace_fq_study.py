@@ -5,6 +5,8 @@ checked against the CSV copies of the real traces in ``../shared/traces/``."""
 
 from __future__ import annotations
 
+import functools
+import gzip
 import random
 import struct
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 import fairgate as fg
 from conftest import ROOT
 from fairgate import _core
+from forked import call_forked
 from test_cli import fairgate
 
 SHARED_TRACES = ROOT.parent / "shared" / "traces"
@@ -101,6 +104,77 @@ def test_bad_study_input_exits_2_naming_it(tmp_path: Path, args: list[str], mess
     done = fairgate("study", *args, "--out", tmp_path / "o")
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def mutated(data: bytes, rng: random.Random) -> bytes:
+    """``data`` with one to four damages: bytes overwritten, the end cut off, random bytes put
+    in, or a 32-bit word set to an extreme."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(out) + 1)
+        roll = rng.random()
+        if roll < 0.5:
+            for _ in range(rng.randint(1, 20)):
+                if out:
+                    out[rng.randrange(len(out))] = rng.randrange(256)
+        elif roll < 0.7:
+            del out[at:]
+        elif roll < 0.85:
+            out[at:at] = rng.randbytes(rng.randint(1, 64))
+        else:
+            out[at : at + 4] = rng.choice([b"\xff" * 4, b"\x00" * 4, b"\x7f\xff\xff\xff"])
+    return bytes(out)
+
+
+def check_mutants(traces: dict[str, bytes], count: int, where: Path) -> list[str]:
+    """Runs ``count`` mutants of the traces (a third of them gzipped) in forked children; each
+    must be read or refused with ScenarioError. Returns what went wrong."""
+    failures = []
+    for seed in range(count):
+        rng = random.Random(seed)
+        name = sorted(traces)[seed % len(traces)]
+        data = mutated(traces[name], rng)
+        if rng.random() < 0.3:
+            data, name = gzip.compress(data), name + ".gz"
+        path = where / f"m{seed % 4}-{name}"
+        path.write_bytes(data)
+        key, timeout = rng.choice(["f0", "f1", "f2", "f3"]), rng.choice([0.0, 1.0, 10.0])
+        study = functools.partial(_core.trace_study, str(path), key=key, timeout_s=timeout)
+        outcome = call_forked(study)
+        if outcome not in ("ok", "refused"):
+            failures.append(f"{name}, seed {seed}: {outcome}")
+    return failures
+
+
+def test_a_damaged_trace_is_read_or_refused_never_a_crash(tmp_path: Path):
+    """Found a time stamp damaged to years ahead aborting on a sample per 0.1 s up to it."""
+    pcap = write_pcap(tmp_path / "t.pcap", packets=300).read_bytes()
+    text = "ts,src,dst,proto,sport,dport,ip_len\n" + "".join(
+        f"{i * 0.01:.6f},10.0.0.{i % 7},10.0.1.{i % 5},6,{1000 + i % 9},80,{40 + i}\n"
+        for i in range(300)
+    )
+    ita = "".join(f"{i * 0.01:.6f} {i % 7} {i % 5} {1000 + i % 9} 80 {i}\n" for i in range(300))
+    traces = {"t.pcap": pcap, "t.csv": text.encode(), "t.tcp": ita.encode()}
+    assert not check_mutants(traces, 150, tmp_path)
+
+
+@pytest.mark.slow
+def test_five_thousand_damaged_real_traces_are_read_or_refused(tmp_path: Path):
+    assert SHARED_TRACES.is_dir(), f"{SHARED_TRACES}: the real traces are not here"
+    names = [
+        "auckland2-20000125-143640-0.first31249.pcap",
+        "auckland-10kp-anon-20140928.pcap.gz",
+        "wand-fragtest-20100113.erf.gz",
+        "nlanr-pma-sample-1000.tsh",
+        "auckland2-20000125-143640-0.first31249.ita.tcp",
+        "nlanr-pma-sample-1000.csv.gz",
+    ]
+    traces = {}
+    for name in names:
+        raw = (SHARED_TRACES / name).read_bytes()
+        traces[name.removesuffix(".gz")] = gzip.decompress(raw) if name.endswith(".gz") else raw
+    failures = check_mutants(traces, 5000, tmp_path)
+    assert not failures, "\n".join(failures)
 
 
 @pytest.mark.slow
