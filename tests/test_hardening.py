@@ -129,6 +129,16 @@ def test_errors_name_the_field_path_once(tmp_path: Path, override: str):
     assert done.stderr.count(path) == 1, done.stderr
 
 
+def test_an_option_error_is_not_put_on_the_scenario_file(tmp_path: Path):
+    """``error: s.toml: --workers: ...`` read as if the file were at fault."""
+    scenario = write(tmp_path, LEAKY)
+    bad_option = fairgate("run", scenario, "--seeds", "2", "--workers", "0")
+    assert bad_option.returncode == 2
+    assert bad_option.stderr.startswith("error: --workers: got 0"), bad_option.stderr
+    bad_field = fairgate("run", scenario, "--set", "simulation.duration=0")
+    assert bad_field.stderr.startswith(f"error: {scenario}: `simulation.duration`")
+
+
 def test_study_and_reproduce_check_out_too(tmp_path: Path):
     blocker = write(tmp_path, "x", "blocker")
     for command in ("study", "reproduce"):

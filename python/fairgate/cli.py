@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -320,6 +321,11 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|seeds|workers)[ :]")
+"""An error about a command-line option (``--out: ...``, ``scheduler: ...``), not about the
+scenario file: it is not prefixed with the file's path."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {
@@ -334,8 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except ScenarioError as err:
         source = getattr(args, "scenario", None)
-        where = f"{source}: " if isinstance(source, Path) else ""
-        print(f"error: {where}{err.args[0]}", file=sys.stderr)
+        message = str(err.args[0])
+        about_an_option = OPTION_ERROR.match(message) is not None
+        where = f"{source}: " if isinstance(source, Path) and not about_an_option else ""
+        print(f"error: {where}{message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:
         print(f"internal error: {err}", file=sys.stderr)
