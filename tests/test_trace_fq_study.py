@@ -55,6 +55,9 @@ def test_the_study_writes_its_tables_figures_and_the_thesis_claims(tmp_path: Pat
     assert timeouts["max_flows"].is_monotonic_decreasing
     assert "The thesis's claims on this trace" in done.stdout
     assert "first 3,000 IP packets" in done.stdout
+    assert "**The line is overloaded**" in done.stdout, "1.7 Mb/s offered to a T1"
+    fast = fairgate("study", "trace-fq", "--trace", trace, "--quick", "--rate", "1e8", "--out", out)
+    assert fast.returncode == 0 and "overloaded" not in fast.stdout, fast.stderr
 
 
 def test_the_gateway_counts_flows_protocols_and_costs_deterministically(tmp_path: Path):

@@ -273,6 +273,12 @@ def run(
         f"{summary['utilisation']:.3f}); samples every {INTERVAL_S:g} s; "
         f"{summary['reordered']} packets out of time order"
     )
+    if summary["utilisation"] > 1:
+        head += (
+            "\n\n**The line is overloaded** (utilisation above 1): its queue grows through the "
+            "whole trace, so at timeout 0 flows stay while queued; a faster `--rate` gives the "
+            "load of the trace's own link."
+        )
     text = _markdown(name, tables, head)
     (out_dir / f"{name}.md").write_text(text, encoding="utf-8")
     return text
