@@ -204,38 +204,35 @@ def override_mutant(path: Path, rng: random.Random) -> tuple[str, list[str]]:
     return toml_text(with_duration(doc, duration)), overrides
 
 
-def check(path: Path, seed: int) -> None:
-    text = mutant(path, random.Random(seed))
-    outcome = run_forked(text)
-    assert outcome in ("ok", "refused"), f"{path.name}, seed {seed}: {outcome}\n{text}"
+def failure(kind: str, path: Path, seed: int) -> str | None:
+    """What went wrong with the mutant of ``kind`` (``"edits"`` or ``"overrides"``) made from
+    ``seed``, or None when it was refused or ran and conserved."""
+    rng = random.Random(seed)
+    text, overrides = (mutant(path, rng), []) if kind == "edits" else override_mutant(path, rng)
+    outcome = run_forked(text, overrides)
+    if outcome in ("ok", "refused"):
+        return None
+    return f"{path.name}, seed {seed}, {overrides}: {outcome}\n{text}"
 
 
-@settings(
+MUTANTS = settings(
     max_examples=200,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+@MUTANTS
 @given(st.sampled_from(FILES), st.integers(0, 2**32 - 1))
 def test_a_mutant_of_a_shipped_scenario_is_refused_or_runs_and_conserves(path: Path, seed: int):
-    check(path, seed)
+    assert failure("edits", path, seed) is None
 
 
-def check_overrides(path: Path, seed: int) -> None:
-    text, overrides = override_mutant(path, random.Random(seed))
-    outcome = run_forked(text, overrides)
-    assert outcome in ("ok", "refused"), f"{path.name}, seed {seed}, {overrides}: {outcome}"
-
-
-@settings(
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@MUTANTS
 @given(st.sampled_from(FILES), st.integers(0, 2**32 - 1))
 def test_overrides_of_a_shipped_scenario_are_refused_or_run_and_conserve(path: Path, seed: int):
-    check_overrides(path, seed)
+    assert failure("overrides", path, seed) is None
 
 
 def test_an_override_path_is_spelled_as_set_takes_it():
@@ -246,15 +243,5 @@ def test_an_override_path_is_spelled_as_set_takes_it():
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["edits", "overrides"])
 def test_ten_thousand_mutants_are_refused_or_run_and_conserve(kind: str):
-    failures = []
-    for seed in range(10_000):
-        path = FILES[seed % len(FILES)]
-        rng = random.Random(seed)
-        if kind == "edits":
-            text, overrides = mutant(path, rng), []
-        else:
-            text, overrides = override_mutant(path, rng)
-        outcome = run_forked(text, overrides)
-        if outcome not in ("ok", "refused"):
-            failures.append(f"{path.name}, seed {seed}, {overrides}: {outcome}")
-    assert not failures, "\n".join(failures)
+    failures = [failure(kind, FILES[seed % len(FILES)], seed) for seed in range(10_000)]
+    assert not any(failures), "\n".join(f for f in failures if f)

@@ -301,20 +301,18 @@ def _study(args: argparse.Namespace) -> int:
     except KeyError:
         known = ", ".join(studies.available())
         raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
-    options = {
-        name: value
-        for name, value in [
-            ("trace", args.trace),
-            ("trace_format", args.trace_format),
-            ("rate_bps", args.rate),
-        ]
-        if value is not None
-    }
+    given = [
+        ("--trace", "trace", args.trace),
+        ("--trace-format", "trace_format", args.trace_format),
+        ("--rate", "rate_bps", args.rate),
+    ]
     accepted = inspect.signature(module.run).parameters
-    for name in options:
-        if name not in accepted:
-            flag = "--" + {"rate_bps": "rate"}.get(name, name).replace("_", "-")
+    options = {}
+    for flag, name, value in given:
+        if value is not None and name not in accepted:
             raise ScenarioError(f"{flag}: the study {args.name} takes no trace options")
+        if value is not None:
+            options[name] = value
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
     print(module.run(out, quick=args.quick, **options))
     print(f"wrote {out}")

@@ -226,6 +226,7 @@ struct FlowState {
 struct Gateway {
     params: TraceParams,
     timeout_ns: u64,
+    interval_ns: u64,
     flows: HashMap<FlowId, FlowState>,
     bucket_flows: Vec<u32>,
     in_line: VecDeque<(u64, FlowId)>,
@@ -246,9 +247,11 @@ const NS: f64 = 1e9;
 
 impl Gateway {
     fn new(params: TraceParams) -> Self {
+        let interval_ns = (params.interval_s * NS).round() as u64;
         Gateway {
             timeout_ns: (params.timeout_s * NS).round() as u64,
-            next_sample_ns: (params.interval_s * NS).round() as u64,
+            interval_ns,
+            next_sample_ns: interval_ns,
             bucket_flows: vec![0; params.buckets as usize],
             params,
             flows: HashMap::new(),
@@ -294,12 +297,11 @@ impl Gateway {
 
     /// Samples N(t) at every interval up to `now`, counting before that instant's arrivals.
     fn sample_until(&mut self, now: u64) {
-        let interval = (self.params.interval_s * NS).round() as u64;
         while self.next_sample_ns <= now {
             let at = self.next_sample_ns;
             self.advance(at);
             self.active.push((at as f64 / NS, self.flows.len() as f64));
-            self.next_sample_ns += interval;
+            self.next_sample_ns += self.interval_ns;
         }
     }
 
@@ -309,8 +311,7 @@ impl Gateway {
         let origin = *self.origin_ns.get_or_insert(packet.time_ns);
         let recorded = packet.time_ns.max(origin) - origin;
         let now = recorded.max(self.last_ns);
-        let interval = (self.params.interval_s * NS).round() as u64;
-        if now / interval.max(1) >= MAX_SAMPLES {
+        if now / self.interval_ns >= MAX_SAMPLES {
             self.overrun_ns = Some(now);
             return false;
         }
@@ -346,6 +347,12 @@ impl Gateway {
         self.summary.packets += 1;
         self.summary.max_flows = self.summary.max_flows.max(self.flows.len() as u64);
         true
+    }
+
+    /// Takes the packet in; false when the gateway wants no more (the packet count reached, or
+    /// a packet past `MAX_SAMPLES` intervals).
+    fn take(&mut self, packet: &TracePacket) -> bool {
+        self.arrive(packet) && self.summary.packets < self.params.packets
     }
 
     /// The error for a packet past `MAX_SAMPLES` intervals, if one came.
@@ -411,11 +418,8 @@ pub fn trace_study(
     params: TraceParams,
 ) -> Result<TraceStudy, ScenarioError> {
     params.check()?;
-    let limit = params.packets;
     let mut gateway = Gateway::new(params);
-    let counts = read_trace(path, format, &mut |p| {
-        gateway.arrive(&p) && gateway.summary.packets < limit
-    })?;
+    let counts = read_trace(path, format, &mut |p| gateway.take(&p))?;
     gateway.overrun()?;
     if gateway.summary.packets == 0 {
         return Err(ScenarioError::new(
@@ -436,8 +440,8 @@ pub fn packets_study(
 ) -> Result<TraceStudy, ScenarioError> {
     params.check()?;
     let mut gateway = Gateway::new(params);
-    for p in packets.iter().take(gateway.params.packets as usize) {
-        if !gateway.arrive(p) {
+    for p in packets {
+        if !gateway.take(p) {
             break;
         }
     }

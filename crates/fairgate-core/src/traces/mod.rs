@@ -14,8 +14,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-pub use ip::{fold_ipv6, parse_ip};
-
 const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// One packet of a trace: its arrival time in nanoseconds since the epoch (or the trace's own
