@@ -178,6 +178,20 @@ def test_run_until_refuses_non_finite_times(t: float):
         sim.run_until(t)
 
 
+def test_run_until_refuses_a_time_before_now_and_accepts_now():
+    sim = _core.load(NO_FLOWS)
+    with pytest.raises(fg.ScenarioError, match="run_until.t") as caught:
+        sim.run_until(-1.0)
+    assert caught.value.path == "run_until.t"
+    assert str(caught.value).startswith("`run_until.t`: got -1")
+    sim.run_until(0.25)
+    sim.run_until(sim.now_s)
+    with pytest.raises(fg.ScenarioError, match=r"at or after now_s \(0\.25\)"):
+        sim.run_until(0.1)
+    sim.run_until(0.5)
+    assert sim.now_s == 0.5
+
+
 @pytest.mark.parametrize(
     ("field", "value", "path"),
     [

@@ -253,6 +253,18 @@ def test_a_damaged_store_is_named_with_its_repair_not_a_traceback(tmp_path: Path
     store, part = damaged("flows", "flows")
     assert main(["query", str(store), "SELECT count(*) FROM flows"]) == 2
     assert str(part) in capsys.readouterr().err
+    # A resume refuses a finished point's damaged or missing file before it runs anything.
+    other = next(p for p in (store / "summary").glob("point=*") if p.name != part.parent.name)
+    shutil.rmtree(other)
+    missing_ports = store / "ports" / part.parent.name / "part-0.parquet"
+    for broken in (part, missing_ports):
+        if broken == missing_ports:
+            shutil.copy(clean / "flows" / part.parent.name / "part-0.parquet", part)
+            missing_ports.unlink()
+        assert main([*sweep, "--out", str(store)]) == 2
+        err = capsys.readouterr().err
+        assert f"{broken}: cannot be read" in err and f"Remove {part.parent.name} from" in err
+        assert not other.exists()
 
     manifest = tmp_path / "clean" / "sweep.json"
     for text in ["{", "[1, 2]"]:

@@ -85,12 +85,13 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     /// Runs every event up to `t` seconds (capped at the scenario's duration), without the GIL.
+    /// A time before `now_s` is refused: a simulation cannot go back.
     fn run_until(&self, py: Python<'_>, t: f64) -> PyResult<()> {
-        if !t.is_finite() {
-            return Err(ScenarioError::new_err((
-                format!("run_until.t: got {t}, expected a finite time in seconds"),
-                "run_until.t".to_string(),
-                format!("got {t}, expected a finite time in seconds"),
+        let now = self.with(|s| to_secs(s.now()))?;
+        if !(t.is_finite() && t >= now) {
+            return Err(scenario_err(CoreScenarioError::new(
+                "run_until.t",
+                format!("got {t}, expected a finite time in seconds, at or after now_s ({now})"),
             )));
         }
         py.detach(|| {
@@ -101,7 +102,7 @@ impl Simulation {
             let sim = guard
                 .as_mut()
                 .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
-            guarded("running", || sim.run_until(secs(t.max(0.0))))?;
+            guarded("running", || sim.run_until(secs(t)))?;
             match (sim.failure_cause(), sim.failure()) {
                 (Some(cause), _) => Err(scenario_err(cause.clone())),
                 (None, Some(why)) => Err(SimulationError::new_err(why.to_string())),

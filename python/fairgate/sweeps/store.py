@@ -184,7 +184,20 @@ def finished_keys(root: Path) -> set[str]:
     (failed ones are run again)."""
     frame = read(root, "summary", columns=["status"])
     ok = set(frame.loc[frame["status"] == "ok", "point"].astype(str))
-    return {key for key in ok if all(partition(root, t, key).is_dir() for t in TABLES)}
+    finished = {key for key in ok if all(partition(root, t, key).is_dir() for t in TABLES)}
+    for key in sorted(finished):
+        for table in TABLES[:-1]:
+            _check_footer(partition(root, table, key) / "part-0.parquet")
+    return finished
+
+
+def _check_footer(path: Path) -> None:
+    """Refuses a finished point's file that is missing, or cut or damaged at its end, before
+    a resumed sweep runs anything (the whole file is read, and checked, with its table)."""
+    try:
+        pq.read_metadata(path)
+    except (pa.ArrowException, OSError) as err:
+        raise ScenarioError(damaged(path, err)) from None
 
 
 def tidy(root: Path) -> None:

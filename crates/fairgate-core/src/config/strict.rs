@@ -61,16 +61,15 @@ impl<'de> de::Deserializer<'de> for Strict {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
+        // Every externally tagged enum of the schema is a list of names. toml would read a
+        // one-key table `{ a = 1 }` as the name `a` (and `{ one = {} }` as `one`), and for any
+        // other value its message is "got unit variant, expected string only".
+        let names: Vec<String> = variants.iter().map(|v| format!("`{v}`")).collect();
+        let expected = format!("expected one of {}", names.join(", "));
         match self.0 {
-            Value::String(_) | Value::Table(_) => self.0.deserialize_enum(name, variants, visitor),
-            // toml's own message here is "got unit variant, expected string only".
-            other => {
-                let names: Vec<String> = variants.iter().map(|v| format!("\"{v}\"")).collect();
-                Err(de::Error::custom(format!(
-                    "got {other}, expected one of {}",
-                    names.join(", ")
-                )))
-            }
+            Value::String(_) => self.0.deserialize_enum(name, variants, visitor),
+            Value::Table(_) => Err(de::Error::custom(format!("got a table, {expected}"))),
+            other => Err(de::Error::custom(format!("got {other}, {expected}"))),
         }
     }
 
@@ -186,12 +185,19 @@ mod tests {
     }
 
     #[test]
-    fn a_name_given_as_a_number_lists_the_names() {
+    fn a_name_given_as_a_number_or_a_table_lists_the_names() {
         let cc = |text: &str| {
             Cc::deserialize(Strict(text.parse::<toml::Table>().unwrap()["cc"].clone()))
         };
         assert_eq!(cc("cc = \"sack\"").unwrap(), Cc::Sack);
         let err = cc("cc = 1").unwrap_err().message().to_string();
-        assert_eq!(err, "got 1, expected one of \"reno\", \"sack\"");
+        assert_eq!(err, "got 1, expected one of `reno`, `sack`");
+        for table in ["cc = { sack = {} }", "cc = { a = 1 }", "cc = {}"] {
+            let err = cc(table).unwrap_err().message().to_string();
+            assert_eq!(
+                err, "got a table, expected one of `reno`, `sack`",
+                "{table}"
+            );
+        }
     }
 }
