@@ -26,6 +26,7 @@ from fairgate.runner import (
     validate_file,
 )
 from fairgate.runner import read_text_file as read_scenario
+from fairgate.staging import final_path, staged_output
 from fairgate.sweeps import cli as sweep_cli
 from fairgate.sweeps import store_run
 from fairgate.sweeps.store import check_single_run_target, writing
@@ -282,8 +283,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     options = {}
     if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
         options["client"] = sweep_cli.client_of(args)
-    report = module.run(out, experiment=args.scenario, quick=args.quick, progress=True, **options)
-    written = report.write(out)
+    with staged_output(out) as staging:
+        report = module.run(
+            staging, experiment=args.scenario, quick=args.quick, progress=True, **options
+        )
+        written = [final_path(p, staging, out) for p in report.write(staging)]
     print(report.text())
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
@@ -314,7 +318,9 @@ def _study(args: argparse.Namespace) -> int:
         if value is not None:
             options[name] = value
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
-    print(module.run(out, quick=args.quick, **options))
+    with staged_output(out) as staging:
+        text = module.run(staging, quick=args.quick, **options)
+    print(text)
     print(f"wrote {out}")
     return 0
 
@@ -351,11 +357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        # A run writes its results only once it ends; a sweep keeps its finished points and
-        # says so itself; a reproduction may have stored some of its runs.
+        # A run, a reproduction and a study write their output only once they end; a sweep
+        # keeps its finished points and says so itself.
         print(
-            f"\ninterrupted: `fairgate {args.command}` stopped before it finished; its results "
-            "were not written or are incomplete",
+            f"\ninterrupted: `fairgate {args.command}` stopped before it finished; "
+            "its results were not written",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED

@@ -21,7 +21,6 @@ import fcntl
 import json
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
+from fairgate.staging import ctrl_c_held
 
 TABLES = ("flows", "ports", "summary")
 """In commit order: the summary, which marks a point complete, goes last."""
@@ -137,28 +137,11 @@ def partition(root: Path, table: str, key: str) -> Path:
     return root / table / f"point={key}"
 
 
-@contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """Delivers a Ctrl-C that arrives inside the block only when the block is done."""
-    caught: list[Any] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
-    except ValueError:  # not the main thread: signals cannot arrive here anyway
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            raise KeyboardInterrupt
-
-
 def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> None:
     """Writes one point's tables atomically; a failed point has only ``summary``."""
     staging_root = root / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
-    with _ctrl_c_held():  # a Ctrl-C between creating and entering `try` would leave it behind
+    with ctrl_c_held():  # a Ctrl-C between creating and entering `try` would leave it behind
         staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=staging_root))
     try:
         for name, table in tables.items():
@@ -167,7 +150,7 @@ def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> 
             if isinstance(table, pd.DataFrame):
                 table = pa.Table.from_pandas(table, preserve_index=False)
             pq.write_table(table, target / "part-0.parquet", compression=COMPRESSION)
-        with _ctrl_c_held():
+        with ctrl_c_held():
             for name in TABLES:
                 final = partition(root, name, key)
                 shutil.rmtree(final, ignore_errors=True)
@@ -175,7 +158,7 @@ def commit(root: Path, key: str, tables: dict[str, pa.Table | pd.DataFrame]) -> 
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(staging / name, final)
     finally:
-        with _ctrl_c_held():  # an interrupted removal would leave a half-deleted staging folder
+        with ctrl_c_held():  # an interrupted removal would leave a half-deleted staging folder
             shutil.rmtree(staging, ignore_errors=True)
 
 
@@ -204,7 +187,7 @@ def tidy(root: Path) -> None:
     """Removes what a writer stopped mid-point leaves (a worker process killed while it
     wrote): staging folders, and the flows and ports partitions of points without a
     summary. Only while no writer is at work (before a run, or after its workers stopped)."""
-    with _ctrl_c_held():
+    with ctrl_c_held():
         for leftover in (root / ".staging").glob("*"):
             shutil.rmtree(leftover, ignore_errors=True)
         summaries = {p.name for p in (root / "summary").glob("point=*")}
@@ -288,7 +271,7 @@ def replace_single_run(root: Path) -> None:
     path = root / MANIFEST
     if not path.exists():
         return
-    with _ctrl_c_held():
+    with ctrl_c_held():
         for table in TABLES[::-1]:  # the summary first: a half-cleared store has no points
             shutil.rmtree(root / table, ignore_errors=True)
         path.unlink()

@@ -1,0 +1,71 @@
+"""Writing a command's output so that an interrupted or failed command leaves none of it.
+
+A reproduction or study writes its tables and figures one by one while it runs; stopped
+halfway (Ctrl-C, an error) it would leave some new files beside the previous run's, which read
+as one complete output. :func:`staged_output` gives it a fresh folder beside ``--out`` and moves
+what it wrote into ``--out`` only when it finished.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Delivers a Ctrl-C that arrives inside the block only when the block is done."""
+    caught: list[Any] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+    except ValueError:  # not the main thread: signals cannot arrive here anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
+@contextmanager
+def staged_output(out: Path) -> Iterator[Path]:
+    """A new empty folder beside ``out`` to write into. When the block ends normally, what it
+    holds replaces the entries of the same names in ``out`` (other entries of ``out`` stay);
+    when the block raises, including on Ctrl-C, the folder is removed and ``out`` is as it was.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with ctrl_c_held():  # a Ctrl-C between creating and entering `try` would leave it behind
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        yield staging
+        with ctrl_c_held():
+            out.mkdir(exist_ok=True)
+            _move_into(staging, out)
+    finally:
+        with ctrl_c_held():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_into(source: Path, target: Path) -> None:
+    """Moves every entry of ``source`` into ``target``, merging folders that both hold."""
+    for entry in sorted(source.iterdir()):
+        destination = target / entry.name
+        if entry.is_dir() and destination.is_dir():
+            _move_into(entry, destination)
+            continue
+        if destination.is_dir():
+            shutil.rmtree(destination)
+        os.replace(entry, destination)
+
+
+def final_path(path: Path, staging: Path, out: Path) -> Path:
+    """Where ``path``, written under ``staging``, is once moved into ``out``."""
+    return out / path.relative_to(staging)
