@@ -166,6 +166,22 @@ def test_a_plain_run_writes_a_one_point_store_that_query_reads(tmp_path: Path, c
     assert "holds a sweep of 2 points" in capsys.readouterr().err
 
 
+def test_query_keeps_keys_as_text_and_refuses_a_finished_point_without_its_files(
+    tmp_path: Path, capsys
+):
+    out = tmp_path / "one"
+    assert main(["run", str(SHOWCASE), "--out", str(out), "--quiet", *SHORT]) == 0
+    digits = "point=1000000000000042"  # DuckDB would read a key of digits only as a number
+    for table in ("summary", "flows", "ports"):
+        next((out / table).glob("point=*")).rename(out / table / digits)
+    keys = query(out, "SELECT DISTINCT point, typeof(point) AS type FROM flows")
+    assert keys.to_dict("records") == [{"point": digits.removeprefix("point="), "type": "VARCHAR"}]
+    lost = out / "ports" / digits / "part-0.parquet"
+    lost.unlink()
+    assert main(["query", str(out), "SELECT count(*) FROM flows"]) == 2
+    assert f"{lost}: cannot be read (missing)" in capsys.readouterr().err
+
+
 SMALL = """name = "small"
 [simulation]
 duration = "0.2s"

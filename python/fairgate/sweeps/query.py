@@ -17,6 +17,11 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate._core import ScenarioError
+from fairgate.sweeps import store
+
+
+HIVE = "hive_partitioning = true, hive_types = {'point': VARCHAR}"
+"""A point's key is text: DuckDB would read a key of 16 digits as a number."""
 
 
 def _literal(path: Path) -> str:
@@ -29,13 +34,13 @@ def _views(root: Path) -> dict[str, str]:
     if (root / "summary").is_dir() and any((root / "summary").glob("point=*/*.parquet")):
         views["summary"] = (
             "SELECT * FROM read_parquet("
-            f"{_literal(root / 'summary' / '*' / '*.parquet')}, hive_partitioning = true)"
+            f"{_literal(root / 'summary' / '*' / '*.parquet')}, {HIVE})"
         )
         for table in ("flows", "ports"):
             if any((root / table).glob("point=*/*.parquet")):
                 files = _literal(root / table / "*" / "*.parquet")
                 views[table] = (
-                    f"SELECT * FROM read_parquet({files}, hive_partitioning = true) "
+                    f"SELECT * FROM read_parquet({files}, {HIVE}) "
                     "WHERE point IN (SELECT point FROM summary)"
                 )
     for table in (
@@ -72,7 +77,27 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
                 f"{root}: the `{name}` table cannot be read: {_first_line(err)}; a damaged "
                 "point's folder can be removed from summary/, flows/ and ports/ and the sweep rerun"
             ) from None
+    if "summary" in views:
+        _check_finished_points(con, root)
     return con
+
+
+def _check_finished_points(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Refuses a store where a point that finished lacks its flows or ports file: its rows
+    would be missing from those views without a word."""
+    try:
+        finished = con.sql("SELECT DISTINCT point FROM summary WHERE status = 'ok'").fetchall()
+    except duckdb.Error as err:
+        con.close()
+        raise ScenarioError(
+            f"{root}: the `summary` table cannot be read: {_first_line(err)}"
+        ) from None
+    for (key,) in sorted(finished):
+        for table in ("flows", "ports"):
+            path = store.partition(root, table, str(key)) / "part-0.parquet"
+            if not path.is_file():
+                con.close()
+                raise ScenarioError(store.damaged(path, FileNotFoundError("missing")))
 
 
 def _first_line(err: BaseException) -> str:
