@@ -19,7 +19,6 @@ import pyarrow as pa
 from fairgate._core import ScenarioError
 from fairgate.sweeps import store
 
-
 HIVE = "hive_partitioning = true, hive_types = {'point': VARCHAR}"
 """A point's key is text: DuckDB would read a key of 16 digits as a number."""
 
@@ -33,8 +32,7 @@ def _views(root: Path) -> dict[str, str]:
     views: dict[str, str] = {}
     if (root / "summary").is_dir() and any((root / "summary").glob("point=*/*.parquet")):
         views["summary"] = (
-            "SELECT * FROM read_parquet("
-            f"{_literal(root / 'summary' / '*' / '*.parquet')}, {HIVE})"
+            f"SELECT * FROM read_parquet({_literal(root / 'summary' / '*' / '*.parquet')}, {HIVE})"
         )
         for table in ("flows", "ports"):
             if any((root / table).glob("point=*/*.parquet")):
