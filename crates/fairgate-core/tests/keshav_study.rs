@@ -2,7 +2,7 @@
 //! trace, and the orderings of figures 3.5-3.7 on open-loop workloads.
 
 use fairgate_core::studies::keshav_buffers::study::{
-    fq_trace, onoff_workload, record_port, replay, sweep, StudyRow, Workload,
+    fq_trace, onoff_workload, record_port, replay, sweep, tahoe_workload, StudyRow, Workload,
 };
 use fairgate_core::studies::keshav_buffers::STRUCTURES;
 
@@ -90,4 +90,33 @@ fn tahoe_workload_orders_the_structures_as_seed_004_does() {
     let perc = at(16, "perc").mean_ops_per_insert;
     assert!(perc < at(16, "heap").mean_ops_per_insert);
     assert!(perc < at(16, "tree").mean_ops_per_insert);
+}
+
+#[test]
+fn the_studys_own_parameters_are_checked_and_named() {
+    let refused = |points: &[(u32, u32)], window: u32, duration_s: f64| {
+        sweep(points, |n, b| tahoe_workload(n, b, window, duration_s))
+            .err()
+            .map(|e| e.to_string())
+    };
+    let said = |points: &[(u32, u32)], window: u32, duration_s: f64| {
+        refused(points, window, duration_s).unwrap_or_default()
+    };
+    assert!(said(&[(2, 4), (u32::MAX, u32::MAX)], 8, 1.0).starts_with(
+        "`points[1].conversations`: got 4294967295, expected a whole number from 1 to 100000"
+    ));
+    assert!(said(&[(0, 4)], 8, 1.0).starts_with("`points[0].conversations`: got 0"));
+    assert!(said(&[(2, 0)], 8, 1.0).starts_with("`points[0].buffers`: got 0"));
+    assert!(said(&[(2, 4)], 69, 1.0)
+        .starts_with("`window`: got 69, expected a whole number from 1 to 68"));
+    assert!(said(&[(2, 4)], u32::MAX, 1.0).starts_with("`window`: got 4294967295"));
+    assert!(said(&[(2, 4)], 8, f64::NAN).starts_with("`duration_s`: got NaN"));
+    for load in [f64::NAN, -1.0, 0.0, f64::INFINITY] {
+        let err = onoff_workload(2, 4, 8, load, 1.0)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.starts_with("`load`: got"), "{load}: {err}");
+    }
+    assert_eq!(refused(&[], 8, 1.0), None);
 }

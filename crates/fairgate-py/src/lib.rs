@@ -357,7 +357,7 @@ fn trace_study<'py>(
     timeout_s: f64,
     interval_s: f64,
     rate_bps: f64,
-    buckets: u32,
+    buckets: u64,
     packets: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     use fairgate_core::studies::trace_gateway::{trace_study, TraceKey, TraceParams};

@@ -22,7 +22,7 @@
 
 use super::keshav_buffers::study::{record_port, PortEvent};
 use crate::config::ScenarioError;
-use crate::engine::time::to_secs;
+use crate::engine::time::{secs, to_secs};
 use crate::engine::Time;
 use crate::qdisc::classify::FlowKey;
 use crate::scenario::Scenario;
@@ -45,12 +45,12 @@ impl Classification {
     /// flow.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let at_least_one = |field: &str, value: f64| {
-            if value >= 1.0 {
+            if value.is_finite() && value >= 1.0 {
                 Ok(())
             } else {
                 Err(ScenarioError::new(
                     field,
-                    format!("got {value}, expected a number >= 1"),
+                    format!("got {value}, expected a finite number >= 1"),
                 ))
             }
         };
@@ -185,7 +185,10 @@ pub fn active_flows(
     let mut samples = Vec::new();
     let mut next_sample = interval;
     let count = |last_seen: &HashMap<u64, Time>, at: Time| {
-        last_seen.values().filter(|&&t| t + timeout >= at).count() as f64
+        last_seen
+            .values()
+            .filter(|&&t| t.saturating_add(timeout) >= at)
+            .count() as f64
     };
     for event in events {
         let PortEvent::Arrival { time, packet } = event else {
@@ -193,12 +196,32 @@ pub fn active_flows(
         };
         while interval > 0 && next_sample <= *time {
             samples.push((to_secs(next_sample), count(&last_seen, next_sample)));
-            last_seen.retain(|_, &mut t| t + timeout >= next_sample);
+            last_seen.retain(|_, &mut t| t.saturating_add(timeout) >= next_sample);
             next_sample += interval;
         }
         last_seen.insert(key.id(packet), *time);
     }
     samples
+}
+
+/// At most this many samples of the active flows (each gives a cost row per discipline), as
+/// for a trace (`trace_gateway::MAX_SAMPLES`).
+pub const MAX_SAMPLES: u64 = super::trace_gateway::MAX_SAMPLES;
+
+/// Refuses an interval that would take more than [`MAX_SAMPLES`] samples over the run.
+fn check_sample_count(run: Time, interval: Time) -> Result<(), ScenarioError> {
+    if run / interval <= MAX_SAMPLES {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        "study.interval",
+        format!(
+            "got {} s, expected at least {} s (at most {MAX_SAMPLES} samples over the run's {} s)",
+            to_secs(interval),
+            to_secs(run.div_ceil(MAX_SAMPLES)),
+            to_secs(run)
+        ),
+    ))
 }
 
 /// A flow classification by its scenario name (`"flow"`, `"five_tuple"`, ...).
@@ -230,6 +253,7 @@ pub fn port_cost_series(
             "got 0, expected a positive duration",
         ));
     }
+    check_sample_count(secs(scenario.simulation.duration.secs()), interval)?;
     classification.validate()?;
     let events = record_port(scenario, port)?;
     let active = active_flows(&events, key, timeout, interval);
@@ -281,5 +305,48 @@ mod tests {
         let n = active_flows(&events, FlowKey::Flow, s(0.2), s(0.1));
         let counts: Vec<f64> = n.iter().map(|x| x.1).collect();
         assert_eq!(counts, vec![1.0, 2.0, 2.0, 1.0]);
+        let forever = active_flows(&events, FlowKey::Flow, Time::MAX, s(0.1));
+        let counts: Vec<f64> = forever.iter().map(|x| x.1).collect();
+        assert_eq!(
+            counts,
+            vec![1.0, 2.0, 2.0, 2.0],
+            "a timeout past the end keeps every flow"
+        );
+    }
+
+    #[test]
+    fn intervals_of_too_many_samples_and_unbounded_searches_are_refused() {
+        let text = "[simulation]\nduration = \"10s\"\n[[nodes]]\nname = \"a\"\n\
+                    [[nodes]]\nname = \"b\"\n[[links]]\nfrom = \"a\"\nto = \"b\"\nrate = 1000000\n";
+        let scenario = crate::scenario::parse(text, &[]).unwrap();
+        let series = |interval: Time, classification| {
+            port_cost_series(
+                &scenario,
+                "a->b",
+                FlowKey::Flow,
+                0,
+                interval,
+                classification,
+            )
+        };
+        let linear = Classification::LinearSearch {
+            efficiency: 1.0,
+            mean_colliding: 1.0,
+        };
+        let err = series(1, linear).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "`study.interval`: got 0.000000000001 s, expected at least 0.0001 s \
+             (at most 100000 samples over the run's 10 s)"
+        );
+        assert!(series(crate::engine::time::secs(1e-4), linear).is_ok());
+        for colliding in [f64::INFINITY, f64::NAN, 0.5] {
+            let unbounded = Classification::LinearSearch {
+                efficiency: 0.5,
+                mean_colliding: colliding,
+            };
+            let err = series(crate::engine::time::secs(0.1), unbounded).unwrap_err();
+            assert_eq!(err.path, "study.mean_colliding", "{colliding}");
+        }
     }
 }

@@ -93,9 +93,9 @@ impl TraceKey {
 struct FlowId(u32, u32, u64);
 
 impl FlowId {
-    fn bucket(self, buckets: u32) -> u32 {
+    fn bucket(self, buckets: u64) -> usize {
         let word = (u64::from(self.0) << 32 | u64::from(self.1)) ^ self.2.rotate_left(17);
-        (splitmix64(word) % u64::from(buckets)) as u32
+        (splitmix64(word) % buckets) as usize
     }
 }
 
@@ -113,7 +113,7 @@ pub struct TraceParams {
     pub timeout_s: f64,
     pub interval_s: f64,
     pub rate_bps: f64,
-    pub buckets: u32,
+    pub buckets: u64,
     /// The first this many IP packets of the trace are used.
     pub packets: u64,
 }
@@ -290,7 +290,7 @@ impl Gateway {
                 .is_some_and(|f| f.queued == 0 && f.expiry_ns == at);
             if current {
                 self.flows.remove(&id);
-                self.bucket_flows[id.bucket(self.params.buckets) as usize] -= 1;
+                self.bucket_flows[id.bucket(self.params.buckets)] -= 1;
             }
         }
     }
@@ -323,7 +323,7 @@ impl Gateway {
         self.advance(now);
         self.count_protocol(packet.proto);
         let id = self.params.key.id(packet);
-        let bucket = id.bucket(self.params.buckets) as usize;
+        let bucket = id.bucket(self.params.buckets);
         let known = self.flows.contains_key(&id);
         let others = self.bucket_flows[bucket] - u32::from(known);
         if others > 0 {

@@ -15,6 +15,7 @@
 //!   available.
 
 use super::{build, instructions_per_operation, Cost, Item, STRUCTURES};
+use crate::config::error::check;
 use crate::engine::Time;
 use crate::net::packet::PacketArena;
 use crate::net::packet::{Packet, PacketId};
@@ -23,6 +24,14 @@ use crate::qdisc::sched::fq::{FqConfig, FqDrop};
 use crate::qdisc::{Effects, Limit, Qdisc, QdiscCtx, QdiscEnv};
 use crate::scenario::{Scenario, ScenarioError};
 use std::sync::{Arc, Mutex};
+
+/// The most conversations a point may have: the study builds a node and a link per
+/// conversation, and 100,000 flows is the scale the engine is built and measured for.
+pub const MAX_CONVERSATIONS: u32 = 100_000;
+
+/// The largest window of [`tahoe_workload`], in packets: its 960-byte segments must fit the
+/// 16-bit receive window that Tahoe (without window scaling) advertises.
+pub const MAX_TAHOE_WINDOW: u32 = 65_535 / 960;
 
 /// What happened at the recorded port.
 #[derive(Clone, Copy, Debug)]
@@ -235,6 +244,7 @@ pub fn sweep(
     points: &[(u32, u32)],
     workload: impl Fn(u32, u32) -> Result<Workload, ScenarioError>,
 ) -> Result<Vec<StudyRow>, ScenarioError> {
+    check_points(points)?;
     let mut rows = Vec::new();
     for &(n, b) in points {
         let w = workload(n, b)?;
@@ -260,6 +270,18 @@ pub fn sweep(
     Ok(rows)
 }
 
+/// Refuses a point of no conversations, more than [`MAX_CONVERSATIONS`], or no buffers,
+/// naming the point, before a scenario is built from it.
+fn check_points(points: &[(u32, u32)]) -> Result<(), ScenarioError> {
+    for (i, &(n, b)) in points.iter().enumerate() {
+        let point = format!("points[{i}]");
+        let most = u64::from(MAX_CONVERSATIONS);
+        check::int_in_range(&point, "conversations", u64::from(n), 1, most)?;
+        check::positive_int(&point, "buffers", u64::from(b))?;
+    }
+    Ok(())
+}
+
 /// The stand-in workload until the TCP family lands: N windowless on/off sources on a
 /// 10 Mb/s line with 1000-byte packets, each "window" a burst of `window` packets sent back to
 /// back at 100 Mb/s followed by an exponential silence sized for an average offered `load`
@@ -271,6 +293,9 @@ pub fn onoff_workload(
     load: f64,
     duration_s: f64,
 ) -> Result<Workload, ScenarioError> {
+    check::positive_int("", "window", u64::from(window))?;
+    check::positive("", "load", load)?;
+    check::positive("", "duration_s", duration_s)?;
     let packet_ms = 0.8;
     let burst_ms = window as f64 * packet_ms / 10.0;
     let cycle_ms = n as f64 * window as f64 * packet_ms / load;
@@ -322,6 +347,8 @@ pub fn tahoe_workload(
     window: u32,
     duration_s: f64,
 ) -> Result<Workload, ScenarioError> {
+    check::int_in_range("", "window", u64::from(window), 1, MAX_TAHOE_WINDOW.into())?;
+    check::positive("", "duration_s", duration_s)?;
     let rwnd = window * 960;
     let text = format!(
         r#"
