@@ -25,7 +25,8 @@ def test_a_finished_block_replaces_what_it_wrote_and_keeps_the_rest(tmp_path: Pa
     out = tmp_path / "out"
     previous_output(out)
     with staged_output(out) as staging:
-        assert staging.parent == tmp_path and not any(staging.iterdir())
+        # Inside --out, which was checked writable (its parent need not be: --out /tmp).
+        assert staging.parent == out and not any(staging.iterdir())
         (staging / "table.csv").write_text("new", encoding="utf-8")
         (staging / "figures").mkdir()
         (staging / "figures" / "new.png").write_text("new", encoding="utf-8")
@@ -34,7 +35,7 @@ def test_a_finished_block_replaces_what_it_wrote_and_keeps_the_rest(tmp_path: Pa
     assert (out / "table.csv").read_text() == "new"
     assert (out / "other.csv").read_text() == "kept"
     assert (out / "figures" / "old.png").read_text() == "kept"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
@@ -45,7 +46,14 @@ def test_a_stopped_block_leaves_the_output_as_it_was(tmp_path: Path, stop: type[
         (staging / "table.csv").write_text("half", encoding="utf-8")
         raise stop
     assert (out / "table.csv").read_text() == "old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
+
+
+def test_a_stopped_block_removes_the_output_folder_it_created(tmp_path: Path):
+    out = tmp_path / "new" / "out"
+    with pytest.raises(KeyboardInterrupt), staged_output(out):
+        raise KeyboardInterrupt
+    assert not out.exists()
 
 
 def interrupted_after_one_file(out_dir: Path, **_: object) -> Report:
@@ -67,7 +75,7 @@ def test_ctrl_c_in_a_reproduction_or_study_keeps_the_previous_output(
     assert main([command, "fake", "--out", str(out)]) == 130
     assert "its results were not written" in capsys.readouterr().err
     assert (out / "table.csv").read_text() == "old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
 
 
 def test_a_finished_reproduction_names_the_files_where_they_end_up(
@@ -78,4 +86,4 @@ def test_a_finished_reproduction_names_the_files_where_they_end_up(
     assert main(["reproduce", "queueing", "--quick", "--scenario", "mm1", "--out", str(out)]) == 0
     assert f"wrote {out / 'queueing.md'}, {out / 'queueing.csv'}" in capsys.readouterr().out
     assert (out / "queueing.csv").is_file() and (out / "other.csv").read_text() == "kept"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert not list(out.glob(".partial-*"))

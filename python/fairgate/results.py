@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
+from fairgate.staging import staging_folder
 
 TABLES = (
     "flows",
@@ -217,23 +216,18 @@ class Results:
     def save(self, out_dir: str | Path) -> Path:
         """Writes summary.json and one Parquet file per table into ``out_dir``.
 
-        Files are written to a temporary directory first and moved into place only when all of
-        them are complete; ``summary.json`` is moved last.
+        Files are written to a hidden folder inside ``out_dir`` first and moved into place only
+        when all of them are complete; ``summary.json`` is moved last.
         """
         out = Path(out_dir)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
+        with staging_folder(out) as staging:
             for name in TABLES:
                 frame: pd.DataFrame = getattr(self, name)
                 frame.to_parquet(staging / f"{name}.parquet", index=False, compression="zstd")
             text = json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
             (staging / "summary.json").write_text(text, encoding="utf-8")
-            out.mkdir(exist_ok=True)
             for name in [*(f"{t}.parquet" for t in TABLES), "summary.json"]:
                 os.replace(staging / name, out / name)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
         return out
 
     @classmethod

@@ -2,8 +2,8 @@
 
 A reproduction or study writes its tables and figures one by one while it runs; stopped
 halfway (Ctrl-C, an error) it would leave some new files beside the previous run's, which read
-as one complete output. :func:`staged_output` gives it a fresh folder beside ``--out`` and moves
-what it wrote into ``--out`` only when it finished.
+as one complete output. :func:`staged_output` gives it a fresh hidden folder inside ``--out``
+and moves what it wrote into ``--out`` only when it finished.
 """
 
 from __future__ import annotations
@@ -36,22 +36,35 @@ def ctrl_c_held() -> Iterator[None]:
 
 
 @contextmanager
-def staged_output(out: Path) -> Iterator[Path]:
-    """A new empty folder beside ``out`` to write into. When the block ends normally, what it
-    holds replaces the entries of the same names in ``out`` (other entries of ``out`` stay);
-    when the block raises, including on Ctrl-C, the folder is removed and ``out`` is as it was.
-    """
-    out.parent.mkdir(parents=True, exist_ok=True)
+def staging_folder(out: Path) -> Iterator[Path]:
+    """A new hidden folder inside ``out`` (created if need be), removed when the block ends.
+
+    Inside, not beside: ``--out`` is checked writable before a run (its parent need not be,
+    as for ``--out /tmp``), and a rename within it never crosses a file system. An ``out``
+    this call created is removed again if it is left empty."""
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
     with ctrl_c_held():  # a Ctrl-C between creating and entering `try` would leave it behind
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+        staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=out))
     try:
         yield staging
-        with ctrl_c_held():
-            out.mkdir(exist_ok=True)
-            _move_into(staging, out)
     finally:
         with ctrl_c_held():
             shutil.rmtree(staging, ignore_errors=True)
+            if created and not any(out.iterdir()):
+                out.rmdir()
+
+
+@contextmanager
+def staged_output(out: Path) -> Iterator[Path]:
+    """A new empty folder to write into (:func:`staging_folder`). When the block ends
+    normally, what it holds replaces the entries of the same names in ``out`` (other entries
+    of ``out`` stay); when the block raises, including on Ctrl-C, ``out`` is as it was.
+    """
+    with staging_folder(out) as staging:
+        yield staging
+        with ctrl_c_held():
+            _move_into(staging, out)
 
 
 def _move_into(source: Path, target: Path) -> None:
