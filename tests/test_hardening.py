@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import sys
 from itertools import pairwise
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
@@ -106,6 +108,68 @@ def test_an_unwritable_out_is_refused_before_the_run_even_as_root(tmp_path: Path
     assert "--out" in done.stderr and "is not writable" in done.stderr
     assert "conservation" not in done.stderr and "Traceback" not in done.stderr
     assert not out.parent.exists()
+
+
+def test_a_full_disk_is_a_clear_error_and_leaves_no_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    from fairgate.cli import main
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", disk_full)
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, NO_FLOWS)), "--out", str(out), "--quiet"]) == 1
+    assert capsys.readouterr().err == (
+        "error: `fairgate run` stopped: [Errno 28] No space left on device\n"
+    )
+    assert not out.exists()
+
+
+def test_a_full_stdout_or_output_file_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    from fairgate.cli import main
+    from fairgate.sweeps import cli as sweep_cli
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, NO_FLOWS)), "--out", str(out), "--quiet"]) == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "stdout", type("Full", (), {"write": disk_full, "flush": disk_full})())
+        assert main(["query", str(out), "SELECT * FROM range(10)"]) == 1
+    assert capsys.readouterr().err == (
+        "error: `fairgate query` stopped: [Errno 28] No space left on device\n"
+    )
+    monkeypatch.setattr(sweep_cli.pa_csv, "CSVWriter", disk_full)
+    csv = tmp_path / "rows.csv"
+    assert main(["query", str(out), "SELECT 1", "--csv", str(csv)]) == 2
+    assert f"query: cannot write {csv}: [Errno 28]" in capsys.readouterr().err
+    assert not csv.exists()
+    # What was there before and is not a regular file (/dev/stdout, a pipe) is never removed.
+    pipe, link = tmp_path / "pipe", tmp_path / "link"
+    os.mkfifo(pipe)
+    link.symlink_to(out / "summary.json")
+    for kept in (pipe, link):
+        assert main(["query", str(out), "SELECT 1", "--csv", str(kept)]) == 2
+        assert f"query: cannot write {kept}" in capsys.readouterr().err
+        assert kept.is_symlink() or kept.is_fifo()
+
+
+def test_query_rows_can_go_to_a_pipe(tmp_path: Path):
+    """The check of --csv must not open a pipe: its reader would see the end of the rows."""
+    out = tmp_path / "o"
+    assert fairgate("run", write(tmp_path, NO_FLOWS), "--out", out, "--quiet").returncode == 0
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    cmd = [sys.executable, "-m", "fairgate.cli", "query", str(out), "SELECT * FROM range(3)"]
+    writer = subprocess.Popen([*cmd, "--csv", str(pipe)], stderr=subprocess.PIPE, text=True)
+    rows = pipe.read_text(encoding="utf-8")
+    assert writer.wait(timeout=60) == 0, writer.stderr.read() if writer.stderr else ""
+    assert rows.split() == ['"range"', "0", "1", "2"]
 
 
 def test_the_out_probe_leaves_nothing_behind(tmp_path: Path):

@@ -356,6 +356,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (e.g. `head`) closed stdout; results are already written.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        # The system refused what the checks before the run could not foresee (a full disk, a
+        # quota, a file system gone read-only). Result files are staged, so none is left half
+        # written; what went to stdout before the error stays there.
+        print(f"error: `fairgate {args.command}` stopped: {err}", file=sys.stderr)
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         # A run, a reproduction and a study write their output only once they end; a sweep
         # keeps its finished points and says so itself.

@@ -50,7 +50,9 @@ def check_out_file(path: str | Path, option: str) -> Path:
             "expected a file in an existing directory"
         )
     try:
-        if path.exists():
+        if path.exists() and not path.is_file():
+            _check_access(path)  # a pipe or device: opening it would wait for a reader
+        elif path.exists():
             with open(path, "ab"):
                 pass
         else:
@@ -61,6 +63,12 @@ def check_out_file(path: str | Path, option: str) -> Path:
             "expected a file you can write"
         ) from None
     return path
+
+
+def _check_access(path: Path) -> None:
+    """OSError unless the user may write ``path``, checked without opening it."""
+    if not os.access(path, os.W_OK):
+        raise PermissionError(13, "Permission denied", str(path))
 
 
 def _probe_writable(directory: Path) -> None:

@@ -235,11 +235,18 @@ def write_rows(
             with contextlib.suppress(Exception):
                 writer.close()
         for path in outputs.values():
-            Path(path).unlink(missing_ok=True)
+            _remove_partial(Path(path))
         if isinstance(err, OSError):
-            paths = ", ".join(outputs.values())
+            paths = ", ".join(map(str, outputs.values()))
             raise ScenarioError(f"query: cannot write {paths}: {err}") from None
         raise
+
+
+def _remove_partial(path: Path) -> None:
+    """Removes what a failed write left at ``path`` when it is a regular file; a device or a
+    pipe (``--csv /dev/stdout``), or a link to one, is never removed."""
+    if path.is_file() and not path.is_symlink():
+        path.unlink()
 
 
 def print_rows(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
