@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,11 @@ import fairgate as fg
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
+
+# A shell without job control starts a background job with Ctrl-C ignored, and an ignored
+# signal stays ignored in every child: the tests that send SIGINT to a fairgate process
+# would see it ignored. Handling it here gives the children the default disposition again.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def assert_conserved(res: fg.Results) -> None:
