@@ -93,6 +93,11 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
     assert "`gird`: unknown key" in capsys.readouterr().err
     bad_files = [
         ("scenario = 1\n", "`scenario`: got 1, expected the path of a scenario file"),
+        ('scenario = "."\n', f"`scenario`: got '.' ({tmp_path}), which is not a regular file"),
+        (
+            'scenario = "no.toml"\n',
+            f"`scenario`: got 'no.toml' ({tmp_path / 'no.toml'}), which does not exist",
+        ),
         (f'scenario = "{SHOWCASE}"\nseeds = 0\n', "seeds: got 0, expected at least 1"),
         (f'scenario = "{SHOWCASE}"\nseeds = []\n', "seeds: empty"),
         (f'scenario = "{SHOWCASE}"\n[[zip]]\n', "zip: a group with no axes"),

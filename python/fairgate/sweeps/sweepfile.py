@@ -61,6 +61,17 @@ def _axes(table: Any, where: str) -> list[Axis]:
     return [_axis(name, spec, f"{where}.{name}") for name, spec in table.items()]
 
 
+def _check_scenario_file(path: Path, given: str) -> None:
+    """Names the key when the sweep file's ``scenario`` is missing or not a regular file."""
+    if path.is_file():
+        return
+    problem = "does not exist" if not path.exists() else "is not a regular file"
+    raise ScenarioError(
+        f"`scenario`: got {given!r} ({path}), which {problem}; expected the path of a scenario "
+        "file, relative to the sweep file"
+    )
+
+
 def load(path: Path) -> SweepFile:
     """Reads a sweep file; raises ScenarioError naming the bad key."""
     return from_doc(toml_document(read_text_file(path, "sweep file")), path.parent)
@@ -77,6 +88,7 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
         raise ScenarioError(
             f"`scenario`: got {scenario!r}, expected the path of a scenario file (a string)"
         )
+    _check_scenario_file(base / scenario, scenario)
     seeds = doc.get("seeds")
     if seeds is not None and not isinstance(seeds, int | list):
         raise ScenarioError(f"`seeds`: got {seeds!r}, expected a count or a list of seeds")
