@@ -81,21 +81,19 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 def _check_finished_points(con: duckdb.DuckDBPyConnection, root: Path) -> None:
-    """Refuses a store where a point that finished lacks its flows or ports file: its rows
-    would be missing from those views without a word."""
+    """Refuses a store where a point that finished lacks its flows or ports file
+    (:func:`store.check_point_files`)."""
     try:
         finished = con.sql("SELECT DISTINCT point FROM summary WHERE status = 'ok'").fetchall()
+        store.check_point_files(root, {str(key) for (key,) in finished})
     except duckdb.Error as err:
         con.close()
         raise ScenarioError(
             f"{root}: the `summary` table cannot be read: {_first_line(err)}"
         ) from None
-    for (key,) in sorted(finished):
-        for table in ("flows", "ports"):
-            path = store.partition(root, table, str(key)) / "part-0.parquet"
-            if not path.is_file():
-                con.close()
-                raise ScenarioError(store.damaged(path, FileNotFoundError("missing")))
+    except ScenarioError:
+        con.close()
+        raise
 
 
 def _first_line(err: BaseException) -> str:

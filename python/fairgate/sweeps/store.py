@@ -168,19 +168,23 @@ def finished_keys(root: Path) -> set[str]:
     frame = read(root, "summary", columns=["status"])
     ok = set(frame.loc[frame["status"] == "ok", "point"].astype(str))
     finished = {key for key in ok if all(partition(root, t, key).is_dir() for t in TABLES)}
-    for key in sorted(finished):
-        for table in TABLES[:-1]:
-            _check_footer(partition(root, table, key) / "part-0.parquet")
+    check_point_files(root, finished)
     return finished
 
 
-def _check_footer(path: Path) -> None:
-    """Refuses a finished point's file that is missing, or cut or damaged at its end, before
-    a resumed sweep runs anything (the whole file is read, and checked, with its table)."""
-    try:
-        pq.read_metadata(path)
-    except (pa.ArrowException, OSError) as err:
-        raise ScenarioError(damaged(path, err)) from None
+def check_point_files(root: Path, keys: set[str]) -> None:
+    """Refuses a finished point whose flows or ports file is missing, or cut or damaged at its
+    end (its rows would vanish from those tables, or a resumed sweep would find it only after
+    running the rest); the whole file is read, and checked, with its table."""
+    for key in sorted(keys):
+        for table in TABLES[:-1]:
+            path = partition(root, table, key) / "part-0.parquet"
+            if not path.is_file():
+                raise ScenarioError(damaged(path, FileNotFoundError("missing")))
+            try:
+                pq.read_metadata(path)
+            except (pa.ArrowException, OSError) as err:
+                raise ScenarioError(damaged(path, err)) from None
 
 
 def tidy(root: Path) -> None:

@@ -21,6 +21,7 @@
 //! queued).
 
 use super::keshav_buffers::study::{record_port, PortEvent};
+use super::trace_gateway::MAX_SAMPLES;
 use crate::config::ScenarioError;
 use crate::engine::time::{secs, to_secs};
 use crate::engine::Time;
@@ -204,11 +205,8 @@ pub fn active_flows(
     samples
 }
 
-/// At most this many samples of the active flows (each gives a cost row per discipline), as
-/// for a trace (`trace_gateway::MAX_SAMPLES`).
-pub const MAX_SAMPLES: u64 = super::trace_gateway::MAX_SAMPLES;
-
-/// Refuses an interval that would take more than [`MAX_SAMPLES`] samples over the run.
+/// Refuses an interval that would take more than [`MAX_SAMPLES`] samples over the run (the
+/// trace study's limit).
 fn check_sample_count(run: Time, interval: Time) -> Result<(), ScenarioError> {
     if run / interval <= MAX_SAMPLES {
         return Ok(());
