@@ -100,6 +100,61 @@ def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
     assert "Traceback" not in done.stderr
 
 
+LONG = "a" * 100_000
+"""A user's text far longer than a screen: a key, a value, a name or a path."""
+
+
+def assert_short_error(done: subprocess.CompletedProcess, *needles: str) -> None:
+    """Bad input, told in a few lines that name the field, with the long text clipped."""
+    assert done.returncode == 2, done.stderr[:500]
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr) < 1_000, done.stderr[:500]
+    assert "(1000" in done.stderr and "characters)" in done.stderr, done.stderr
+    for needle in needles:
+        assert needle in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        ('[simulation]\nduration = "1s"', f'[simulation]\nduration = "1s"\n{LONG} = 1'),
+        ('rate = "10Mbps"', f'rate = "10Mbps"\n{LONG} = 1'),
+        ('rate = "10Mbps"', f'rate = "10{LONG}"'),
+        ('rate = "10Mbps"', f'rate = "10Mbps"\nqueue = {{ kind = "{LONG}" }}'),
+        (
+            'name = "b"',
+            f'name = "b"\n[[flows]]\nsrc = "a"\ndst = "{LONG}"\n'
+            'source = { kind = "cbr", rate = "1Mbps" }',
+        ),
+    ],
+    ids=["top-key", "nested-key", "unit", "name-field", "node-name"],
+)
+def test_a_long_key_or_value_is_clipped_in_the_error(tmp_path: Path, edit: str, needle: str):
+    scenario = write(tmp_path, NO_FLOWS.replace(edit, needle, 1))
+    assert_short_error(fairgate("run", scenario, "--out", tmp_path / "o"), "`")
+    assert not (tmp_path / "o").exists()
+
+
+def test_long_names_and_paths_on_the_command_line_are_clipped(tmp_path: Path):
+    long_path = tmp_path / LONG
+    scenario = write(tmp_path, LEAKY)
+    assert_short_error(fairgate("study", LONG), "expected one of:")
+    assert_short_error(fairgate("reproduce", LONG), "expected one of:")
+    assert_short_error(fairgate("run", long_path), "File name too long")
+    assert_short_error(fairgate("run", scenario, "--out", long_path), "--out", "File name too long")
+    assert_short_error(fairgate("query", long_path, "SELECT 1"), "File name too long")
+    sweep = write(tmp_path, f'scenario = "{LONG}"\nseeds = 1\n', "sweep.toml")
+    assert_short_error(fairgate("sweep", sweep, "--out", tmp_path / "sw"), "`scenario`")
+    done = fairgate("run", scenario, "--set", f"simulation.duration={LONG[:60_000]}")
+    assert done.returncode == 2 and len(done.stderr) < 1_000, done.stderr[:500]
+
+
+def test_a_long_value_from_python_is_clipped_in_the_error():
+    with pytest.raises(fg.ScenarioError) as err:
+        fg.sweep(SCENARIOS / "dumbbell_rtt.toml", grid={"simulation.seed": LONG}, seeds=1)
+    assert len(str(err.value)) < 300 and "(100002 characters)" in str(err.value)
+
+
 def test_an_unwritable_out_is_refused_before_the_run_even_as_root(tmp_path: Path):
     # Permission bits do not stop root; /proc refuses new entries to everyone.
     out = Path("/proc/fairgate-out/sub")

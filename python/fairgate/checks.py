@@ -8,6 +8,23 @@ import numbers
 
 from fairgate._core import ScenarioError
 
+SHOWN_CHARACTERS = 80
+"""The longest text an error shows of a value; longer ones show their first 50 characters and
+their length, as the core's errors do."""
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, :func:`clipped`."""
+    return clipped(repr(value))
+
+
+def clipped(text: str) -> str:
+    """``text`` for an error message: its first 50 characters and its length when longer than
+    SHOWN_CHARACTERS (a 100,000-character name would otherwise fill a screen)."""
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:50]}... ({len(text)} characters)"
+
 
 def number(
     name: str,
@@ -24,7 +41,7 @@ def number(
     if _fits(value, low, high, low_open, high_open, integer):
         return float(value)  # type: ignore[arg-type]
     what = _bounds(low, high, low_open, high_open, integer)
-    raise ScenarioError(f"`{name}`: got {value!r}, expected {what}")
+    raise ScenarioError(f"`{name}`: got {shown(value)}, expected {what}")
 
 
 def _fits(

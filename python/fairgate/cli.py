@@ -17,6 +17,7 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
+from fairgate.checks import clipped, shown
 from fairgate.results import Results
 from fairgate.runner import (
     ConservationError,
@@ -202,9 +203,10 @@ def _run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
+    scenario = validate_file(args.scenario, overrides)  # before an --out named after it
     out = check_out_dir(args.out or Path("out") / args.scenario.stem)
     with writing(out):
-        if atm.is_atm(validate_file(args.scenario, overrides)):
+        if atm.is_atm(scenario):
             return _run_atm(args, overrides, out)
         return _run_packets(args, overrides, out)
 
@@ -275,10 +277,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         module = repro.load(args.name)
     except KeyError:
         known = ", ".join(repro.available())
-        raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
+        raise ScenarioError(f"got {shown(args.name)}, expected one of: {known}") from None
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
         listed = ", ".join(map(str, module.EXPERIMENTS))
-        raise ScenarioError(f"`--scenario`: got {args.scenario!r}, expected one of {listed}")
+        raise ScenarioError(f"`--scenario`: got {shown(args.scenario)}, expected one of {listed}")
     out = check_out_dir(args.out or Path("out") / "repro" / args.name)
     options = {}
     if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
@@ -304,7 +306,7 @@ def _study(args: argparse.Namespace) -> int:
         module = studies.load(args.name)
     except KeyError:
         known = ", ".join(studies.available())
-        raise ScenarioError(f"got {args.name!r}, expected one of: {known}") from None
+        raise ScenarioError(f"got {shown(args.name)}, expected one of: {known}") from None
     given = [
         ("--trace", "trace", args.trace),
         ("--trace-format", "trace_format", args.trace_format),
@@ -346,7 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = getattr(args, "scenario", None)
         message = str(err.args[0])
         about_an_option = OPTION_ERROR.match(message) is not None
-        where = f"{source}: " if isinstance(source, Path) and not about_an_option else ""
+        where = (
+            f"{clipped(str(source))}: " if isinstance(source, Path) and not about_an_option else ""
+        )
         print(f"error: {where}{message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:

@@ -10,6 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.results import Results
 
 MAX_PORTS = 4
@@ -86,8 +87,10 @@ def _known_ports(results: Results, ports: list[str]) -> list[str]:
     known = [str(p) for p in results.ports["port"]]
     unknown = [p for p in ports if p not in known]
     if unknown:
-        shown = ", ".join(known[:8]) + (f", ... ({len(known)} in all)" if len(known) > 8 else "")
-        raise ScenarioError(f"`ports`: got {unknown[0]!r}, expected a port of the run: {shown}")
+        listed = ", ".join(known[:8]) + (f", ... ({len(known)} in all)" if len(known) > 8 else "")
+        raise ScenarioError(
+            f"`ports`: got {shown(unknown[0])}, expected a port of the run: {listed}"
+        )
     return list(ports)
 
 

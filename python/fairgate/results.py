@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
+from fairgate.checks import shown
 from fairgate.staging import staging_folder
 
 TABLES = (
@@ -93,7 +94,7 @@ def _check_saved(out: Path, summary: object, frames: dict[str, pd.DataFrame]) ->
     causes = CAUSES_BY_SCHEMA.get(version)
     if not causes or "ok" not in conservation or not isinstance(summary.get(causes), list):
         raise _core.ScenarioError(
-            f"{out / 'summary.json'}: `schema_version`: got {version!r}, expected 2 (or 1) "
+            f"{out / 'summary.json'}: `schema_version`: got {shown(version)}, expected 2 (or 1) "
             "with `conservation.ok` and the drop causes"
         )
     for name, columns in written_columns().items():
@@ -112,8 +113,8 @@ CLASS_COLUMNS = ("goodput_bps", "throughput_bps")
 def _one_of(name: str, value: object, allowed: Sequence[str]) -> None:
     """Refuses ``value`` unless it is one of ``allowed``, naming the argument."""
     if value not in allowed:
-        shown = ", ".join(map(str, allowed[:8])) + (", ..." if len(allowed) > 8 else "")
-        raise _core.ScenarioError(f"`{name}`: got {value!r}, expected one of {shown}")
+        listed = ", ".join(map(str, allowed[:8])) + (", ..." if len(allowed) > 8 else "")
+        raise _core.ScenarioError(f"`{name}`: got {shown(value)}, expected one of {listed}")
 
 
 @dataclass

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from fairgate import _core
+from fairgate.checks import shown
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -39,14 +41,22 @@ def path_argument(text: str) -> Path:
 def check_out_file(path: str | Path, option: str) -> Path:
     """Checks, before any work, that a file can be written at ``path``; raises ScenarioError
     naming ``option`` when it is a directory, or its directory is missing, a file or not
-    writable (:func:`_probe_writable`)."""
+    writable (:func:`_probe_writable`), or the system refuses the path itself (too long)."""
     path = Path(path)
+    with _path_refused(option, path):
+        _check_file_target(path, option)
+    return path
+
+
+def _check_file_target(path: Path, option: str) -> None:
     if path.is_dir():
-        raise _core.ScenarioError(f"{option}: got {str(path)!r}, a directory; expected a file path")
+        raise _core.ScenarioError(
+            f"{option}: got {shown(str(path))}, a directory; expected a file path"
+        )
     parent = path.parent
     if not parent.is_dir():
         raise _core.ScenarioError(
-            f"{option}: got {str(path)!r}, but {str(parent)!r} is not a directory; "
+            f"{option}: got {shown(str(path))}, but {shown(str(parent))} is not a directory; "
             "expected a file in an existing directory"
         )
     try:
@@ -59,10 +69,23 @@ def check_out_file(path: str | Path, option: str) -> Path:
             _probe_writable(parent)
     except OSError as err:
         raise _core.ScenarioError(
-            f"{option}: got {str(path)!r}, which is not writable ({err.strerror}); "
+            f"{option}: got {shown(str(path))}, which is not writable ({err.strerror}); "
             "expected a file you can write"
         ) from None
-    return path
+
+
+@contextlib.contextmanager
+def _path_refused(option: str, path: Path) -> Iterator[None]:
+    """Turns the system's refusal of ``path`` while it is checked (a name longer than the
+    file system allows, a folder that cannot be searched) into ScenarioError naming
+    ``option``; without it, the OSError would end the command as a failure of the system."""
+    try:
+        yield
+    except OSError as err:
+        raise _core.ScenarioError(
+            f"{option}: got {shown(str(path))}, which the system refuses ({err.strerror}); "
+            "expected a path you can write to"
+        ) from None
 
 
 def _check_access(path: Path) -> None:
@@ -85,26 +108,31 @@ def check_out_dir(out: str | Path) -> Path:
     its first existing ancestor refuses a new entry (:func:`_probe_writable`).
     """
     out = Path(out)
+    with _path_refused("--out", out):
+        _check_dir_target(out)
+    return out
+
+
+def _check_dir_target(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise _core.ScenarioError(
-            f"--out: got {str(out)!r}, an existing file; expected a directory"
+            f"--out: got {shown(str(out))}, an existing file; expected a directory"
         )
     existing = out
     while not existing.exists():
         existing = existing.parent
     if not existing.is_dir():
         raise _core.ScenarioError(
-            f"--out: got {str(out)!r}, which lies under the file {str(existing)!r}; "
+            f"--out: got {shown(str(out))}, which lies under the file {shown(str(existing))}; "
             "expected a directory path"
         )
     try:
         _probe_writable(existing)
     except OSError as err:
         raise _core.ScenarioError(
-            f"--out: got {str(out)!r}, but {str(existing)!r} is not writable "
+            f"--out: got {shown(str(out))}, but {shown(str(existing))} is not writable "
             f"({err.strerror}); expected a directory you can write to"
         ) from None
-    return out
 
 
 MAX_FILE_BYTES = 64 << 20
@@ -118,17 +146,20 @@ def read_text_file(path: str | Path, what: str = "scenario file") -> str:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise _core.ScenarioError(f"{what} {str(path)!r} does not exist") from None
+        raise _core.ScenarioError(f"{what} {shown(str(path))} does not exist") from None
     except OSError as err:
-        raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
+        raise _core.ScenarioError(
+            f"cannot read {what} {shown(str(path))}: {err.strerror or err}"
+        ) from None
     if len(data) > MAX_FILE_BYTES:
         raise _core.ScenarioError(
-            f"{what} {str(path)!r}: larger than {MAX_FILE_BYTES >> 20} MiB, expected a TOML file"
+            f"{what} {shown(str(path))}: larger than {MAX_FILE_BYTES >> 20} MiB, "
+            "expected a TOML file"
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _core.ScenarioError(f"cannot read {what} {str(path)!r}: {err}") from None
+        raise _core.ScenarioError(f"cannot read {what} {shown(str(path))}: {err}") from None
 
 
 def override_list(overrides: str | Sequence[str]) -> list[str]:
@@ -137,7 +168,9 @@ def override_list(overrides: str | Sequence[str]) -> list[str]:
     listed = [overrides] if isinstance(overrides, str) else list(overrides)
     for item in listed:
         if not isinstance(item, str):
-            raise _core.ScenarioError(f"overrides: got {item!r}, expected key.path=value strings")
+            raise _core.ScenarioError(
+                f"overrides: got {shown(item)}, expected key.path=value strings"
+            )
     return listed
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import tomli_w
 
 from fairgate._core import ScenarioError
+from fairgate.checks import clipped, shown
 
 Value = int | float | str
 Table = dict[str, Any]
@@ -29,15 +30,14 @@ def plain(value: Any, path: str, depth: int = 0) -> Any:
     else (an integer past 64 bits, nesting deeper than ``MAX_DEPTH``) raises ScenarioError
     naming ``path``."""
     if depth > MAX_DEPTH:
-        shown = path if len(path) <= 80 else f"{path[:60]}..."
         raise ScenarioError(
-            f"`{shown}`: nested deeper than {MAX_DEPTH} levels (a table in itself?)"
+            f"`{clipped(path)}`: nested deeper than {MAX_DEPTH} levels (a table in itself?)"
         )
     if isinstance(value, int) and not isinstance(value, bool):
         if not WHOLE[0] <= value <= WHOLE[1]:
-            shown = value if len(str(value)) <= 30 else f"{value:.6g}"
+            number = value if len(str(value)) <= 30 else f"{value:.6g}"
             raise ScenarioError(
-                f"`{path}`: got {shown}, expected a whole number from {WHOLE[0]} to {WHOLE[1]} "
+                f"`{path}`: got {number}, expected a whole number from {WHOLE[0]} to {WHOLE[1]} "
                 "(a float for larger values)"
             )
         return value
@@ -53,7 +53,7 @@ def plain(value: Any, path: str, depth: int = 0) -> Any:
     if isinstance(value, list | tuple | range | np.ndarray):
         return [plain(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     raise ScenarioError(
-        f"`{path}`: got {type(value).__name__} {value!r}, "
+        f"`{path}`: got {type(value).__name__} {shown(value)}, "
         "expected a number, string, boolean, list or table"
     )
 
@@ -65,7 +65,7 @@ def toml_text(doc: Mapping[str, Any]) -> str:
 
 def _key(key: Any, path: str) -> str:
     if not isinstance(key, str):
-        raise ScenarioError(f"`{path}`: got the key {key!r}, expected a string")
+        raise ScenarioError(f"`{path}`: got the key {shown(key)}, expected a string")
     return key
 
 

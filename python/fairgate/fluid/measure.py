@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.fluid.fourier import FourierSeries, fit_fourier
 from fairgate.fluid.model import UNIT_S
 from fairgate.results import Results
@@ -133,7 +134,9 @@ def new_connection_fraction(
     if m <= 0:
         raise ScenarioError(f"connections: expected a positive count, got {m}")
     if not (isinstance(window, int) and window >= 1):
-        raise ScenarioError(f"window: expected a whole number of intervals >= 1, got {window!r}")
+        raise ScenarioError(
+            f"window: expected a whole number of intervals >= 1, got {shown(window)}"
+        )
     ends = delivered_rate(results).index.to_numpy(dtype=float)
     edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
     births = cumulative_births(results)

@@ -59,7 +59,8 @@ class FluidParams:
             )
         if self.start not in STARTS:
             raise ScenarioError(
-                f"`fluid.start`: got {self.start!r}, expected one of {', '.join(STARTS)}"
+                f"`fluid.start`: got {checks.shown(self.start)}, "
+                f"expected one of {', '.join(STARTS)}"
             )
         steps = self.horizon / self.step
         if steps > MAX_STEPS:
@@ -149,9 +150,11 @@ def delayed_clock(times: np.ndarray, delay: np.ndarray) -> np.ndarray:
 
 def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
     if scheme not in SCHEMES:
-        raise ScenarioError(f"`fluid.scheme`: got {scheme!r}, expected one of {', '.join(SCHEMES)}")
+        raise ScenarioError(
+            f"`fluid.scheme`: got {checks.shown(scheme)}, expected one of {', '.join(SCHEMES)}"
+        )
     if chapter not in (4, 6) or isinstance(chapter, bool):
-        raise ScenarioError(f"`fluid.chapter`: got {chapter!r}, expected 4 or 6")
+        raise ScenarioError(f"`fluid.chapter`: got {checks.shown(chapter)}, expected 4 or 6")
     prm.validate()
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
+from fairgate.checks import shown
 from fairgate.runner import check_out_dir, override_list, run_text, validate_text
 from fairgate.runner import read_text_file as read_scenario
 from fairgate.scenario import Scenario, plain, toml_text
@@ -95,16 +96,16 @@ def _axes(
     if not isinstance(spec, Mapping):
         if isinstance(spec, str) or not all(isinstance(axis, Axis) for axis in spec):
             raise ScenarioError(
-                f"{where}: got {spec!r}, expected a mapping of a path to its values "
+                f"{where}: got {shown(spec)}, expected a mapping of a path to its values "
                 "(or a list of Axis)"
             )
         return list(spec)
     axes = []
     for name, values in spec.items():
         if not isinstance(name, str):
-            raise ScenarioError(f"{where}: got the axis name {name!r}, expected a path string")
+            raise ScenarioError(f"{where}: got the axis name {shown(name)}, expected a path string")
         if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
-            raise ScenarioError(f"axis `{name}`: got {values!r}, expected a list of values")
+            raise ScenarioError(f"axis `{name}`: got {shown(values)}, expected a list of values")
         axes.append(Axis(name, name, tuple(plain(values, f"axis {name}"))))
     return axes
 
@@ -112,7 +113,7 @@ def _axes(
 def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
     """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
     if isinstance(seeds, bool) or not isinstance(seeds, int | Sequence | np.integer | np.ndarray):
-        raise ScenarioError(f"seeds: got {seeds!r}, expected a count or a list of seeds")
+        raise ScenarioError(f"seeds: got {shown(seeds)}, expected a count or a list of seeds")
     seeds = plain(seeds, "seeds")
     if isinstance(seeds, list):
         return seeds
@@ -347,6 +348,6 @@ def sweep(
     client; True the workers (ScenarioError if they cannot); False the client. Raises
     ScenarioError naming the axis for bad input before any point runs."""
     if table not in TABLES:
-        raise ScenarioError(f"table: got {table!r}, expected one of {', '.join(TABLES)}")
+        raise ScenarioError(f"table: got {shown(table)}, expected one of {', '.join(TABLES)}")
     prepared = prepare(scenario, grid, zip, seeds, overrides, out)
     return prepared.run(client, progress, (table,), store_on_workers)[table]

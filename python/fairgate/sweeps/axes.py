@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.runner import toml_document, validate_text
 
 RESERVED_COLUMNS = frozenset(
@@ -149,7 +150,7 @@ def parse_cli_axis(spec: str, option: str) -> Axis:
     path, sep, values = spec.partition("=")
     path = path.strip()
     if not sep or not path:
-        raise ScenarioError(f"{option} {spec!r}: expected PATH=VALUE1,VALUE2,...")
+        raise ScenarioError(f"{option} {shown(spec)}: expected PATH=VALUE1,VALUE2,...")
     return Axis(path, path, tuple(parse_cli_values(values, path)))
 
 
@@ -175,8 +176,8 @@ def resolve_path(doc: dict[str, Any], path: str, axis: str) -> str:
         return path
     matches = [p for p in known if p.endswith("." + path)]
     if len(matches) > 1:
-        shown = ", ".join(matches[:6])
-        raise ScenarioError(f"axis `{axis}`: `{path}` is ambiguous, it ends {shown}")
+        endings = ", ".join(matches[:6])
+        raise ScenarioError(f"axis `{axis}`: `{path}` is ambiguous, it ends {endings}")
     if matches:
         return matches[0]
     parent, dot, leaf = path.rpartition(".")
@@ -196,7 +197,7 @@ def _value_kind(value: Any) -> str:
         return "string"
     if isinstance(value, list | tuple | dict):
         return "table or array"
-    raise ScenarioError(f"got {type(value).__name__} {value!r}, expected a TOML value")
+    raise ScenarioError(f"got {type(value).__name__} {shown(value)}, expected a TOML value")
 
 
 def _uniform(axis: Axis) -> Axis:
@@ -226,14 +227,14 @@ def _check_distinct(group: Sequence[Axis], option: str) -> None:
     twice."""
     seen: dict[str, int] = {}
     for index, row in enumerate(zip(*(a.values for a in group), strict=True), 1):
-        shown = ", ".join(toml_literal(v) for v in row)
-        if shown in seen:
+        literal = ", ".join(toml_literal(v) for v in row)
+        if literal in seen:
             names = " + ".join(f"`{a.name}`" for a in group)
             raise ScenarioError(
-                f"{option} {names}: values {seen[shown]} and {index} are both {shown}, "
+                f"{option} {names}: values {seen[literal]} and {index} are both {literal}, "
                 "expected distinct values"
             )
-        seen[shown] = index
+        seen[literal] = index
 
 
 def _check_group(group: Sequence[Axis], option: str) -> None:
@@ -241,8 +242,8 @@ def _check_group(group: Sequence[Axis], option: str) -> None:
         raise ScenarioError(f"{option}: a group with no axes, expected at least one axis")
     lengths = {a.name: len(a.values) for a in group}
     if len(set(lengths.values())) > 1:
-        shown = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
-        raise ScenarioError(f"{option}: zipped axes need equal lengths; {shown}")
+        counts = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
+        raise ScenarioError(f"{option}: zipped axes need equal lengths; {counts}")
 
 
 def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], option: str) -> None:
@@ -295,7 +296,7 @@ def build_grid(
         raise ScenarioError("seeds: empty, expected at least one seed")
     for seed in seeds:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise ScenarioError(f"seeds: got {seed!r}, expected integers from 0 to 2^63 - 1")
+            raise ScenarioError(f"seeds: got {shown(seed)}, expected integers from 0 to 2^63 - 1")
     seen: set[int] = set()
     for seed in seeds:
         if seed in seen:

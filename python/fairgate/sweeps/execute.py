@@ -30,6 +30,7 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
 CONNECT_TIMEOUT_S = 5
@@ -105,7 +106,7 @@ def check_workers(workers: int | None, name: str = "workers") -> None:
     if workers is None:
         return
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ScenarioError(f"{name}: got {workers!r}, expected at least 1")
+        raise ScenarioError(f"{name}: got {shown(workers)}, expected at least 1")
     if workers > most_local_workers():
         raise ScenarioError(
             f"{name}: got {workers}, expected at most {most_local_workers()} "
@@ -171,7 +172,7 @@ def connect(scheduler: str) -> Any:
 
     if "://" not in scheduler:
         raise ScenarioError(
-            f"scheduler: got {scheduler!r}, expected an address like tcp://HOST:PORT"
+            f"scheduler: got {shown(scheduler)}, expected an address like tcp://HOST:PORT"
         )
     try:
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)

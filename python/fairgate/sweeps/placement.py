@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 
 STAGING = ".staging"
 
@@ -56,7 +57,7 @@ def workers_share(client: Any, root: Path) -> bool:
 
 def check_choice(wanted: Any) -> None:
     if wanted is not None and not isinstance(wanted, bool):
-        raise ScenarioError(f"store_on_workers: got {wanted!r}, expected True, False or None")
+        raise ScenarioError(f"store_on_workers: got {shown(wanted)}, expected True, False or None")
 
 
 def store_on_workers(client: Any, root: Path, wanted: bool | None) -> bool:

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate._core import ScenarioError
+from fairgate.checks import clipped
 from fairgate.sweeps import store
 
 HIVE = "hive_partitioning = true, hive_types = {'point': VARCHAR}"
@@ -62,7 +63,13 @@ def _views(root: Path) -> dict[str, str]:
 def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with one view per table of the store at ``root``."""
     root = Path(root)
-    views = _views(root)
+    try:
+        views = _views(root)
+    except OSError as err:
+        raise ScenarioError(
+            f"{clipped(str(root))}: the system refuses this folder ({err.strerror}); "
+            "expected a folder of fairgate results"
+        ) from None
     if not views:
         raise ScenarioError(f"{root}: no results here (expected summary/, flows/ or *.parquet)")
     con = duckdb.connect()

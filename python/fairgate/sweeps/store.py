@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.staging import ctrl_c_held
 
 TABLES = ("flows", "ports", "summary")
@@ -290,7 +291,8 @@ def check_manifest(root: Path, manifest: dict[str, Any]) -> None:
         for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(
-                    f"{root} holds another sweep (its `{field}` differs: {held.get(field)!r}); "
+                    f"{root} holds another sweep "
+                    f"(its `{field}` differs: {shown(held.get(field))}); "
                     "choose another output directory (points of two versions or scenarios "
                     "would be read as one sweep)"
                 )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fairgate._core import ScenarioError
+from fairgate.checks import clipped, shown
 from fairgate.runner import read_text_file, toml_document
 from fairgate.sweeps.axes import Axis
 
@@ -51,7 +52,7 @@ def _axis(name: str, spec: Any, where: str) -> Axis:
     else:
         path, values = name, spec
     if not isinstance(values, list) or not isinstance(path, str):
-        raise ScenarioError(f"`{where}`: got {values!r}, expected a list of values")
+        raise ScenarioError(f"`{where}`: got {shown(values)}, expected a list of values")
     return Axis(name, path, tuple(values))
 
 
@@ -63,12 +64,15 @@ def _axes(table: Any, where: str) -> list[Axis]:
 
 def _check_scenario_file(path: Path, given: str) -> None:
     """Names the key when the sweep file's ``scenario`` is missing or not a regular file."""
-    if path.is_file():
-        return
-    problem = "does not exist" if not path.exists() else "is not a regular file"
+    try:
+        if path.is_file():
+            return
+        problem = "does not exist" if not path.exists() else "is not a regular file"
+    except OSError as err:
+        problem = f"the system refuses ({err.strerror})"
     raise ScenarioError(
-        f"`scenario`: got {given!r} ({path}), which {problem}; expected the path of a scenario "
-        "file, relative to the sweep file"
+        f"`scenario`: got {shown(given)} ({clipped(str(path))}), which {problem}; "
+        "expected the path of a scenario file, relative to the sweep file"
     )
 
 
@@ -86,12 +90,12 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
     scenario = doc.get("scenario")
     if not isinstance(scenario, str) or not scenario.strip():
         raise ScenarioError(
-            f"`scenario`: got {scenario!r}, expected the path of a scenario file (a string)"
+            f"`scenario`: got {shown(scenario)}, expected the path of a scenario file (a string)"
         )
     _check_scenario_file(base / scenario, scenario)
     seeds = doc.get("seeds")
     if seeds is not None and not isinstance(seeds, int | list):
-        raise ScenarioError(f"`seeds`: got {seeds!r}, expected a count or a list of seeds")
+        raise ScenarioError(f"`seeds`: got {shown(seeds)}, expected a count or a list of seeds")
     overrides = doc.get("set", [])
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise ScenarioError('`set`: expected a list of "key.path=value" strings')

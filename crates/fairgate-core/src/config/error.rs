@@ -12,8 +12,8 @@ pub struct ScenarioError {
 impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
-            path: path.into(),
-            message: compact_numbers(&plain_words(&message.into())),
+            path: clipped_path(&path.into()),
+            message: clipped_quotes(&compact_numbers(&plain_words(&message.into()))),
         }
     }
 }
@@ -185,6 +185,30 @@ mod tests {
     }
 
     #[test]
+    fn long_keys_and_quoted_values_are_clipped() {
+        let long = "a".repeat(200_000);
+        let err = ScenarioError::new(
+            format!("flows[0].{long}"),
+            format!("unknown field `{long}`, expected one of `name`, `src`; got \"{long}\""),
+        );
+        let clip = format!("{}... (200000 characters)", "a".repeat(50));
+        assert_eq!(clipped(&clip), clip);
+        assert_eq!(err.path, format!("flows[0].{clip}"));
+        assert_eq!(
+            err.message,
+            format!("unknown field `{clip}`, expected one of `name`, `src`; got \"{clip}\"")
+        );
+        let tail = "an unmatched ` quote and a long explanation after it, which stays whole \
+                    however long it runs";
+        let short = ScenarioError::new("x.y", format!("got `a`, expected \"b\\\"\" or {tail}"));
+        assert_eq!(short.path, "x.y");
+        assert_eq!(
+            short.message,
+            format!("got `a`, expected \"b\\\"\" or {tail}")
+        );
+    }
+
+    #[test]
     fn long_numbers_are_shown_in_scientific_notation() {
         let huge = format!("got {}, expected at most 5", 1e300);
         assert_eq!(
@@ -201,14 +225,55 @@ mod tests {
     }
 }
 
-/// What an error shows of a text a user gave: the text, or its first 60 characters and its
-/// length when it is longer than 80, so that an error stays readable.
+/// What an error shows of a text a user gave: the text, or its first 50 characters and its
+/// length when it is longer than 80, so that an error stays readable. A clipped text is at
+/// most 80 characters long, so clipping it again leaves it as it is.
 pub fn clipped(text: &str) -> String {
     if text.chars().count() <= 80 {
         return text.to_string();
     }
-    let head: String = text.chars().take(60).collect();
+    let head: String = text.chars().take(50).collect();
     format!("{head}... ({} characters)", text.chars().count())
+}
+
+/// A field path with each name longer than 80 characters clipped: a key is the user's text.
+fn clipped_path(path: &str) -> String {
+    path.split('.').map(clipped).collect::<Vec<_>>().join(".")
+}
+
+/// The message with every quoted text (between backticks or double quotes) longer than 80
+/// characters clipped, whichever check quoted it: a value or key of 200,000 characters would
+/// otherwise be printed whole, sometimes twice.
+fn clipped_quotes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4096));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        let inner_start = open + 1;
+        let Some(len) = closing_quote(&rest[inner_start..], quote) else {
+            break;
+        };
+        out.push_str(&rest[..inner_start]);
+        out.push_str(&clipped(&rest[inner_start..inner_start + len]));
+        out.push(quote);
+        rest = &rest[inner_start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where `quote` closes `text`, skipping a backslash-escaped double quote (Rust's `{:?}`).
+fn closing_quote(text: &str, quote: char) -> Option<usize> {
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quote == '"' => escaped = true,
+            _ if c == quote => return Some(at),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Marks a field path inside an error message raised by a nested deserializer, so the
