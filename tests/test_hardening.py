@@ -149,6 +149,41 @@ def test_long_names_and_paths_on_the_command_line_are_clipped(tmp_path: Path):
     assert done.returncode == 2 and len(done.stderr) < 1_000, done.stderr[:500]
 
 
+NOT_UTF8 = os.fsdecode(b"results-\xff")
+"""A file name of bytes that are not UTF-8 (Linux allows any); Python holds it as a surrogate."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "{scenario}", "--out", "{bad}"],
+        ["run", "{bad}.toml"],
+        ["validate", "{bad}.toml"],
+        ["sweep", "{scenario}", "--seeds", "1", "--out", "{bad}"],
+        ["study", "keshav-buffers", "--quick", "--out", "{bad}"],
+        ["query", "{bad}", "SELECT 1"],
+    ],
+    ids=["run-out", "run-scenario", "validate", "sweep-out", "study-out", "query-dir"],
+)
+def test_a_path_that_is_not_utf8_is_refused_before_any_work(tmp_path: Path, command: list[str]):
+    # Arrow and DuckDB take UTF-8 paths only: the results would fail once they were written.
+    scenario = write(tmp_path, LEAKY)
+    (tmp_path / f"{NOT_UTF8}.toml").write_text(LEAKY)
+    args = [a.format(scenario=scenario, bad=tmp_path / NOT_UTF8) for a in command]
+    done = fairgate(*args)
+    assert done.returncode == 2, done.stderr
+    assert "which is not UTF-8 text; expected a path in UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr and "conservation" not in done.stderr
+    assert not (tmp_path / NOT_UTF8).exists()
+
+
+def test_results_save_refuses_a_path_that_is_not_utf8(tmp_path: Path, two_hosts: fg.Scenario):
+    results = two_hosts.run()
+    with pytest.raises(fg.ScenarioError, match="out_dir: got .*, which is not UTF-8 text"):
+        results.save(tmp_path / NOT_UTF8)
+    assert not (tmp_path / NOT_UTF8).exists()
+
+
 def test_a_long_value_from_python_is_clipped_in_the_error():
     with pytest.raises(fg.ScenarioError) as err:
         fg.sweep(SCENARIOS / "dumbbell_rtt.toml", grid={"simulation.seed": LONG}, seeds=1)

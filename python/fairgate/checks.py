@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from pathlib import Path
 
 from fairgate._core import ScenarioError
 
@@ -67,3 +69,18 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
         return f"{kind} {'<' if high_open else '<='} {high:g}"
     left, right = "(" if low_open else "[", ")" if high_open else "]"
     return f"{kind} in {left}{low:g}, {high:g}{right}"
+
+
+def utf8_path(path: str | os.PathLike[str], name: str) -> Path:
+    """``path`` as a Path when its name is UTF-8 text; otherwise ScenarioError naming ``name``.
+    A name of other bytes reaches Python as surrogates, which Arrow, DuckDB and the core
+    cannot take as a path: it would fail only once the results are written."""
+    path = Path(path)
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(
+            f"{name}: got {shown(str(path))}, which is not UTF-8 text; expected a path in UTF-8 "
+            "(rename the file or folder)"
+        ) from None
+    return path

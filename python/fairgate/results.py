@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
-from fairgate.checks import shown
+from fairgate.checks import shown, utf8_path
 from fairgate.staging import staging_folder
 
 TABLES = (
@@ -220,7 +220,7 @@ class Results:
         Files are written to a hidden folder inside ``out_dir`` first and moved into place only
         when all of them are complete; ``summary.json`` is moved last.
         """
-        out = Path(out_dir)
+        out = utf8_path(out_dir, "out_dir")
         with staging_folder(out) as staging:
             for name in TABLES:
                 frame: pd.DataFrame = getattr(self, name)

@@ -14,7 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate import _core
-from fairgate.checks import shown
+from fairgate.checks import shown, utf8_path
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -35,14 +35,17 @@ def path_argument(text: str) -> Path:
     current directory)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("got an empty path, expected a file or directory")
-    return Path(text)
+    try:
+        return utf8_path(text, "path")
+    except _core.ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("path: ")) from None
 
 
 def check_out_file(path: str | Path, option: str) -> Path:
     """Checks, before any work, that a file can be written at ``path``; raises ScenarioError
     naming ``option`` when it is a directory, or its directory is missing, a file or not
     writable (:func:`_probe_writable`), or the system refuses the path itself (too long)."""
-    path = Path(path)
+    path = utf8_path(path, option)
     with _path_refused(option, path):
         _check_file_target(path, option)
     return path
@@ -107,7 +110,7 @@ def check_out_dir(out: str | Path) -> Path:
     Raises ScenarioError naming ``--out`` when it is an existing file, lies under a file, or
     its first existing ancestor refuses a new entry (:func:`_probe_writable`).
     """
-    out = Path(out)
+    out = utf8_path(out, "--out")
     with _path_refused("--out", out):
         _check_dir_target(out)
     return out
