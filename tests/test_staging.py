@@ -75,7 +75,9 @@ def test_ctrl_c_in_a_reproduction_or_study_keeps_the_previous_output(
     assert main([command, "fake", "--out", str(out)]) == 130
     assert "its results were not written" in capsys.readouterr().err
     assert (out / "table.csv").read_text() == "old"
-    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
+    # The command held the folder's lock (docs/results.md); its empty file stays.
+    kept = sorted(p.name for p in out.iterdir())
+    assert kept == [".lock", "figures", "other.csv", "table.csv"]
 
 
 def test_a_finished_reproduction_names_the_files_where_they_end_up(

@@ -302,9 +302,16 @@ def test_a_store_another_process_writes_is_refused_not_shared(tmp_path: Path, ca
     sweep = ["sweep", str(scenario), "--grid", "flows[0].source.rate=1Mbps,2Mbps"]
     with store.writing(out):
         assert main([*sweep, "--out", str(out), "--workers", "1"]) == 2
-        assert f"in use by another sweep or run (process {os.getpid()})" in capsys.readouterr().err
+        assert (
+            f"in use by another fairgate command (process {os.getpid()})" in capsys.readouterr().err
+        )
         assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
-        assert "in use by another sweep or run" in capsys.readouterr().err
-    assert not (out / "summary").exists()
+        assert "in use by another fairgate command" in capsys.readouterr().err
+        # Two studies or reproductions in one folder would leave a mix of their files.
+        assert main(["study", "keshav-buffers", "--quick", "--out", str(out)]) == 2
+        assert "in use by another fairgate command" in capsys.readouterr().err
+        assert main(["reproduce", "queueing", "--quick", "--out", str(out)]) == 2
+        assert "in use by another fairgate command" in capsys.readouterr().err
+    assert not (out / "summary").exists() and not list(out.glob("*.md"))
     assert main([*sweep, "--out", str(out), "--workers", "1"]) == 0
     assert "2 points: 2 ran" in capsys.readouterr().out

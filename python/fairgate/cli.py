@@ -285,7 +285,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     options = {}
     if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
         options["client"] = sweep_cli.client_of(args)
-    with staged_output(out) as staging:
+    with writing(out), staged_output(out) as staging:
         report = module.run(
             staging, experiment=args.scenario, quick=args.quick, progress=True, **options
         )
@@ -320,7 +320,7 @@ def _study(args: argparse.Namespace) -> int:
         if value is not None:
             options[name] = value
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
-    with staged_output(out) as staging:
+    with writing(out), staged_output(out) as staging:
         text = module.run(staging, quick=args.quick, **options)
     print(text)
     print(f"wrote {out}")

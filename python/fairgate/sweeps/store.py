@@ -104,7 +104,8 @@ LOCK = ".lock"
 def writing(root: Path) -> Iterator[None]:
     """Holds the store's lock while the block writes it: a second sweep or run into the same
     directory would tidy away the first one's half-written points (``tidy``) and compute the
-    same points twice, so it is refused, naming the process that holds the store. The lock
+    same points twice, and two reproductions or studies would leave a mix of their files, so
+    it is refused, naming the process that holds the directory. The lock
     goes with the process, however it ends. A directory the block made and left holding only
     the lock (a run that failed before writing) is removed."""
     made = not root.exists()
@@ -127,7 +128,7 @@ def _lock(fd: int, root: Path) -> None:
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         raise ScenarioError(
-            f"{root}: in use by another sweep or run (process {holder}); expected a "
+            f"{root}: in use by another fairgate command (process {holder}); expected a "
             "directory no other fairgate process writes: wait for it or choose another"
         ) from None
     os.ftruncate(fd, 0)
