@@ -6,8 +6,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -105,6 +107,32 @@ def test_scheduler_from_the_environment_and_unreachable_addresses(monkeypatch):
     with pytest.raises(fg.ScenarioError, match="scheduler: cannot reach tcp://127.0.0.1:9"):
         fg.sweep(poisson_queue(), grid={LIMIT: [2]})
     assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize(
+    "answer", [None, b"HTTP/1.0 400 Bad Request\r\n\r\n"], ids=["silent", "http"]
+)
+def test_a_server_that_is_not_a_scheduler_is_refused_within_the_timeout(answer: bytes | None):
+    """Dask's Client waits forever on a server that accepts and never answers its handshake."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        accepted: list[socket.socket] = []
+
+        def serve() -> None:
+            connection, _ = server.accept()
+            accepted.append(connection)
+            if answer is not None:
+                connection.sendall(answer)
+
+        threading.Thread(target=serve, daemon=True).start()
+        start = time.monotonic()
+        with pytest.raises(fg.ScenarioError, match=f"scheduler: cannot reach {address}: "):
+            connect(address)
+        assert time.monotonic() - start < 20
+        for connection in accepted:
+            connection.close()
 
 
 def die_unless_marked(marker: str) -> int:

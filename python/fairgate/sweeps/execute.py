@@ -24,13 +24,14 @@ import traceback
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import clipped, shown
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
 CONNECT_TIMEOUT_S = 5
@@ -175,9 +176,44 @@ def connect(scheduler: str) -> Any:
             f"scheduler: got {shown(scheduler)}, expected an address like tcp://HOST:PORT"
         )
     try:
+        _check_scheduler(scheduler)
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError, ValueError) as err:
-        raise ScenarioError(f"scheduler: cannot reach {scheduler}: {err}") from None
+        raise ScenarioError(f"scheduler: cannot reach {clipped(scheduler)}: {err}") from None
+
+
+def _check_scheduler(address: str) -> None:
+    """Asks ``address`` who it is, within CONNECT_TIMEOUT_S in all; TimeoutError if it does not
+    answer, ValueError if it is not a Dask scheduler. Dask's own connect bounds the TCP
+    connection but not the handshake after it, so a server that accepts and never answers
+    would make ``Client`` wait forever."""
+
+    async def identity() -> Any:
+        from distributed.comm import connect
+
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    def ask() -> Any:  # its own thread and loop: the caller may be inside one (Jupyter)
+        return asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S))
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            reply = pool.submit(ask).result()
+        except TimeoutError:
+            raise TimeoutError(f"no answer within {CONNECT_TIMEOUT_S} s") from None
+        except OSError:
+            raise
+        except Exception as err:  # Dask read another protocol's bytes as a frame (MemoryError)
+            raise ValueError(
+                f"it did not answer as a Dask scheduler ({type(err).__name__})"
+            ) from None
+    if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+        raise ValueError(f"it answered {shown(reply)}, not as a Dask scheduler")
 
 
 def resolve(client: Any = None, scheduler: str | None = None, workers: int | None = None) -> Any:
