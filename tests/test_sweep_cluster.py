@@ -3,6 +3,7 @@ loopback, an unreachable scheduler, and workers that die mid-point."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import cloudpickle
@@ -31,9 +33,27 @@ def _start(args: list[str], log: Path) -> subprocess.Popen:
     )
 
 
-@pytest.fixture
-def loopback_cluster(tmp_path: Path):
-    """`dask scheduler` and two `dask worker` processes, all on 127.0.0.1."""
+def _worker(address: str, name: str, log: Path) -> subprocess.Popen:
+    return _start(
+        [
+            "distributed.cli.dask_worker",
+            address,
+            "--host",
+            "127.0.0.1",
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+            "--name",
+            name,
+        ],
+        log,
+    )
+
+
+@contextlib.contextmanager
+def cluster(tmp_path: Path, workers: int) -> Iterator[tuple[str, list[subprocess.Popen]]]:
+    """`dask scheduler` and ``workers`` `dask worker` processes, all on 127.0.0.1; yields the
+    address and the processes (a test may add workers to the list)."""
     info = tmp_path / "scheduler.json"
     scheduler = _start(
         [
@@ -55,29 +75,36 @@ def loopback_cluster(tmp_path: Path):
             time.sleep(0.1)
         address = json.loads(info.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
-        for k in range(2):
-            procs.append(
-                _start(
-                    [
-                        "distributed.cli.dask_worker",
-                        address,
-                        "--host",
-                        "127.0.0.1",
-                        "--nthreads",
-                        "1",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{k}",
-                    ],
-                    tmp_path / f"worker{k}.log",
-                )
-            )
-        yield address
+        for k in range(workers):
+            procs.append(_worker(address, f"w{k}", tmp_path / f"worker{k}.log"))
+        yield address, procs
     finally:
         for proc in reversed(procs):
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=30)
+
+
+@pytest.fixture
+def loopback_cluster(tmp_path: Path):
+    """`dask scheduler` and two `dask worker` processes, all on 127.0.0.1."""
+    with cluster(tmp_path, workers=2) as (address, _):
+        yield address
+
+
+def test_a_scheduler_without_workers_is_said_and_waited_for(tmp_path: Path):
+    with cluster(tmp_path, workers=0) as (address, procs):
+        client = connect(address)
+        try:
+            outcomes = execute([Task("late", os.getpid)], client)
+            procs.append(_worker(address, "late", tmp_path / "late.log"))  # joins in ~2 s
+            with pytest.warns(
+                UserWarning, match=f"waiting for workers: the scheduler at {address}"
+            ):
+                (late,) = list(outcomes)
+        finally:
+            client.close()
+    assert late.ok
 
 
 def test_sweep_runs_on_a_loopback_scheduler_with_two_workers(loopback_cluster, tmp_path):
@@ -159,6 +186,7 @@ def test_a_lost_worker_retries_once_then_the_task_is_recorded_failed(tmp_path, f
     (always,) = execute([Task("always", always_die)], client)
     assert not always.ok and always.attempts == 2
     assert "worker lost" in always.error
+    client.wait_for_workers(2, timeout=60)  # the nannies restart the killed workers
     (raised,) = execute([Task("raises", fail)], client)
     assert raised.attempts == 1  # an exception is the outcome: the same inputs fail the same way
     assert raised.error.startswith("ValueError: bad point (at test_sweep_cluster.py")

@@ -20,6 +20,7 @@ import asyncio
 import atexit
 import logging
 import os
+import sys
 import traceback
 import uuid
 import warnings
@@ -284,7 +285,10 @@ def execute(
     the caller stops early (Ctrl-C)."""
     from distributed import as_completed
 
-    slots = sum(client.nthreads().values()) if batch > 1 else 1
+    threads = client.nthreads()
+    if not threads:
+        _say_no_workers(client, progress)
+    slots = sum(threads.values()) if batch > 1 else 1
     grouped = batches(tasks, slots, batch)
     run = uuid.uuid4().hex[:8]
     futures = _submit(client, run, grouped, 1)
@@ -314,6 +318,20 @@ def execute(
         bar.close()
         if by_future:
             client.cancel(list(by_future))
+
+
+def _say_no_workers(client: Any, progress: bool) -> None:
+    """Says why nothing moves: a scheduler without workers holds the tasks until one joins
+    (a cluster may add its workers later, so this is no error)."""
+    address = client.scheduler.address
+    message = (
+        f"waiting for workers: the scheduler at {address} has none yet; the points run when "
+        f"one joins (`dask worker {address}`), Ctrl-C stops"
+    )
+    if progress:
+        tqdm.write(message, file=sys.stderr)
+    else:
+        warnings.warn(message, stacklevel=3)
 
 
 def _collect(future: Any, group: list[Task], attempt: int) -> list[Outcome] | None:
