@@ -184,6 +184,22 @@ def test_results_save_refuses_a_path_that_is_not_utf8(tmp_path: Path, two_hosts:
     assert not (tmp_path / NOT_UTF8).exists()
 
 
+def test_names_the_terminal_cannot_encode_are_printed_escaped(tmp_path: Path):
+    scenario = write(tmp_path, LEAKY.replace("[[flows]]\n", '[[flows]]\nname = "débit-π"\n'))
+    scenario = write(tmp_path, scenario.read_text().replace('"test_leak", every = 3', '"fifo"'))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, "-m", "fairgate.cli", "run", str(scenario), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "d\\xe9bit-\\u03c0" in done.stdout
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
 def test_a_long_value_from_python_is_clipped_in_the_error():
     with pytest.raises(fg.ScenarioError) as err:
         fg.sweep(SCENARIOS / "dumbbell_rtt.toml", grid={"simulation.seed": LONG}, seeds=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import os
 import re
 import sys
@@ -327,12 +328,22 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _printable_output() -> None:
+    """Text the terminal's encoding cannot show (a flow named in Greek under an ASCII
+    ``PYTHONIOENCODING``) is printed escaped, where it ended the command in a traceback after
+    the run; the files written are UTF-8 whatever the terminal."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|seeds|workers)[ :]")
 """An error about a command-line option (``--out: ...``, ``scheduler: ...``), not about the
 scenario file: it is not prefixed with the file's path."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _printable_output()
     args = _parser().parse_args(argv)
     handlers = {
         "run": _run,
