@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
@@ -83,3 +84,37 @@ def test_a_run_without_ports_plots_without_warnings_and_unknown_ports_are_named(
         fg.ScenarioError, match=r"`ports`: got 'a-b', expected a port of the run: a->b"
     ):
         queue_over_time(results, ports=["a-b"])
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("", "a directory; expected a file path"),
+        (".", "a directory; expected a file path"),
+        ("plot", "expected a file name ending in one of .avif"),
+        ("plot.xyz", "expected a file name ending in one of"),
+        ("missing/plot.png", "is not a directory; expected a file in an existing directory"),
+    ],
+    ids=["empty", "folder", "no-suffix", "unknown-suffix", "missing-folder"],
+)
+def test_a_figure_path_that_cannot_take_a_figure_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, message: str
+) -> None:
+    """Matplotlib would add .png to a folder's name or an empty one and write beside it."""
+    from fairgate.fluid.plot import solutions_figure
+    from fairgate.plot_gateway import gateway_figure
+
+    monkeypatch.chdir(tmp_path)
+    sc = fg.Scenario("plot", duration=0.5)
+    sc.node("a").node("b")
+    sc.link("a", "b", "10Mbps", "10ms", fg.queue("fifo", limit=10))
+    results = sc.run()
+    for draw in (
+        lambda: overview(results, where),
+        lambda: queue_over_time(results, where),
+        lambda: gateway_figure(results, "a", where),
+        lambda: solutions_figure({"a": pd.DataFrame({"time_s": [0], "q": [0], "p": [0]})}, where),
+    ):
+        with pytest.raises(fg.ScenarioError, match=f"path: got .*{message}"):
+            draw()
+    assert list(tmp_path.iterdir()) == []

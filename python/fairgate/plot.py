@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
 from fairgate.checks import shown
 from fairgate.results import Results
+from fairgate.runner import check_out_file
 
 MAX_PORTS = 4
 MAX_FLOWS = 12
@@ -95,10 +97,27 @@ def _known_ports(results: Results, ports: list[str]) -> list[str]:
 
 
 def save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:
-    """Writes `fig` to `path` (PNG) and returns the path, for drivers that list what they
-    wrote (the reproductions' figure functions return Figures and save nothing)."""
-    out = Path(path)
+    """Writes `fig` to `path` (its format from the suffix: .png, .pdf, .svg, ...) and returns
+    the path, for drivers that list what they wrote (the reproductions' figure functions
+    return Figures and save nothing). A path that cannot take a figure raises ScenarioError
+    (:func:`image_path`)."""
+    out = image_path(path)
     fig.savefig(out, dpi=dpi)
+    return out
+
+
+def image_path(path: str | Path) -> Path:
+    """``path`` when a figure can be written there: a file (not a folder) in an existing,
+    writable folder, named with a suffix Matplotlib writes. Otherwise ScenarioError naming
+    ``path``: Matplotlib would add ``.png`` to a folder's name or to an empty one, and write
+    beside what was asked."""
+    out = check_out_file(path, "path")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if out.suffix.lstrip(".").lower() not in formats:
+        listed = ", ".join(f".{name}" for name in sorted(formats))
+        raise ScenarioError(
+            f"path: got {shown(str(out))}, expected a file name ending in one of {listed}"
+        )
     return out
 
 

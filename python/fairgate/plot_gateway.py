@@ -7,6 +7,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from fairgate.plot import save
 from fairgate.results import Results
 
 MAX_CONNECTIONS = 6
@@ -54,5 +55,5 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
             ax.legend(loc="upper left", fontsize="small", ncol=2)
     fig.suptitle(f"{results.summary.get('scenario') or 'fairgate run'}: gateway {gateway}")
     if path is not None:
-        fig.savefig(Path(path), dpi=120)
+        save(fig, path)
     return fig

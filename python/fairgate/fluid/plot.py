@@ -11,10 +11,12 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from fairgate.plot import save
+
 
 def _save(fig: Figure, path: str | Path | None) -> Figure:
     if path is not None:
-        fig.savefig(Path(path), dpi=120)
+        save(fig, path)
     return fig
 
 
