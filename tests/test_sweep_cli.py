@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -315,3 +316,22 @@ def test_a_store_another_process_writes_is_refused_not_shared(tmp_path: Path, ca
     assert not (out / "summary").exists() and not list(out.glob("*.md"))
     assert main([*sweep, "--out", str(out), "--workers", "1"]) == 0
     assert "2 points: 2 ran" in capsys.readouterr().out
+
+
+def test_a_local_cluster_the_system_will_not_start_is_one_line(tmp_path: Path):
+    """With 20 file descriptors Dask's worker processes cannot start: the command says why in
+    one line and exits 1 (a failure of the machine, not of the input), without a traceback."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL, encoding="utf-8")
+    command = [sys.executable, "-m", "fairgate.cli", "sweep", str(scenario), "--seeds", "2"]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (20, 20)),
+    )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: `fairgate sweep` stopped: ") and "Too many open files" in line
+    assert not (tmp_path / "o").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import io
+import logging
 import os
 import re
 import sys
@@ -335,6 +336,9 @@ def _printable_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    # Dask's event loop logs its callbacks' errors with tracebacks (an accept refused for want
+    # of file descriptors); what they cost the command reaches it as an exception and is said.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|seeds|workers)[ :]")

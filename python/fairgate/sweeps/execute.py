@@ -26,6 +26,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,7 +129,7 @@ def local_client(workers: int | None = None) -> Any:
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
-    with dask.config.set(LOCAL_CONFIG):
+    with dask.config.set(LOCAL_CONFIG), _cluster_start():
         cluster = LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
@@ -142,6 +143,22 @@ def local_client(workers: int | None = None) -> Any:
     _LOCAL.register_plugin(CtrlCToTheClient())
     atexit.register(close_local)
     return _LOCAL
+
+
+@contextmanager
+def _cluster_start() -> Iterator[None]:
+    """A local cluster that fails to start (its worker processes refused by the system: too
+    many open files, no memory) raises OSError naming the system's reason, a failure of the
+    machine rather than of the input, instead of Dask's ``RuntimeError: Nanny failed to
+    start``."""
+    try:
+        yield
+    except (RuntimeError, OSError, TimeoutError) as err:
+        reason: BaseException | None = err
+        while reason is not None and not isinstance(reason, OSError):
+            reason = reason.__cause__ or reason.__context__
+        why = reason.strerror if isinstance(reason, OSError) and reason.strerror else str(err)
+        raise OSError(f"the local Dask cluster did not start: {why}") from None
 
 
 def close_local() -> None:
