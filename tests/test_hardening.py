@@ -233,6 +233,21 @@ def test_a_full_disk_is_a_clear_error_and_leaves_no_output(
     assert not out.exists()
 
 
+def test_running_out_of_memory_is_one_line_and_leaves_no_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    from fairgate.cli import main
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", no_memory)
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, NO_FLOWS)), "--out", str(out), "--quiet"]) == 1
+    assert capsys.readouterr().err == "error: `fairgate run` stopped: out of memory\n"
+    assert not out.exists()
+
+
 def test_a_full_stdout_or_output_file_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ):

@@ -381,6 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # written; what went to stdout before the error stays there.
         print(f"error: `fairgate {args.command}` stopped: {err}", file=sys.stderr)
         return EXIT_INTERNAL
+    except MemoryError:
+        # Python ran out (a limit such as `ulimit -v`, or a table larger than memory); files
+        # are staged, so none is left half written.
+        print(f"error: `fairgate {args.command}` stopped: out of memory", file=sys.stderr)
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         # A run, a reproduction and a study write their output only once they end; a sweep
         # keeps its finished points and says so itself.
