@@ -76,6 +76,11 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
         (["--seeds", "1000000000"], "seeds: got 1000000000, expected at most 1,000,000"),
         (["--workers", "1000000"], "--workers: got 1000000, expected at most"),
+        # Each point's seed comes from the seeds, after the axes: each seed would run twice.
+        (
+            ["--grid", "simulation.seed=1,2", "--seeds", "2"],
+            "axis `simulation.seed`: sets `simulation.seed`, which each point takes from the seeds",
+        ),
         (
             ["--grid", "bottleneck.queue.limit=" + ",".join(map(str, range(1, 1002)))]
             + ["--seeds", "1000"],

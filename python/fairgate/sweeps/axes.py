@@ -50,7 +50,7 @@ class Point:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     def all_overrides(self) -> list[str]:
-        return [*self.overrides, f"simulation.seed={self.seed}"]
+        return [*self.overrides, f"{SEED_PATH}={self.seed}"]
 
 
 @dataclass(frozen=True)
@@ -282,6 +282,20 @@ def check_point_count(groups: Sequence[Sequence[Axis]], seeds: int) -> None:
     )
 
 
+SEED_PATH = "simulation.seed"
+"""Set by every point from ``seeds`` (after the axes), so an axis here would be overridden."""
+
+
+def _check_not_the_seed(axis: Axis) -> None:
+    """An axis at ``simulation.seed`` would run each seed once per value of the axis: every
+    point's seed comes from ``seeds``, set after the axes."""
+    if axis.path == SEED_PATH:
+        raise ScenarioError(
+            f"axis `{axis.name}`: sets `{SEED_PATH}`, which each point takes from the seeds; "
+            "expected the seeds as seeds (--seeds N, or a list in Python or a sweep file)"
+        )
+
+
 def build_grid(
     text: str,
     product: Sequence[Axis],
@@ -308,6 +322,8 @@ def build_grid(
             Axis(a.name, resolve_path(doc, a.path, a.name), a.values)
             for a in map(_check_axis, group)
         )
+        for axis in checked:
+            _check_not_the_seed(axis)
         if option == "zip":
             _check_group(checked, option)
         _check_distinct(checked, option)
