@@ -81,6 +81,7 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
             ["--grid", "simulation.seed=1,2", "--seeds", "2"],
             "axis `simulation.seed`: sets `simulation.seed`, which each point takes from the seeds",
         ),
+        (["--grid", "name=a,b"], "axis `name`: sets the scenario's `name`, a label"),
         (
             ["--grid", "bottleneck.queue.limit=" + ",".join(map(str, range(1, 1002)))]
             + ["--seeds", "1000"],

@@ -284,15 +284,24 @@ def check_point_count(groups: Sequence[Sequence[Axis]], seeds: int) -> None:
 
 SEED_PATH = "simulation.seed"
 """Set by every point from ``seeds`` (after the axes), so an axis here would be overridden."""
+LABELS = ("name", "description")
+"""The scenario's own labels: they change no simulated value."""
 
 
-def _check_not_the_seed(axis: Axis) -> None:
-    """An axis at ``simulation.seed`` would run each seed once per value of the axis: every
-    point's seed comes from ``seeds``, set after the axes."""
+def _check_varies_the_run(axis: Axis) -> None:
+    """An axis that leaves the runs the same would run each seed once per value of the axis:
+    one at ``simulation.seed`` (every point's seed comes from ``seeds``, set after the axes)
+    or at a label of the scenario."""
     if axis.path == SEED_PATH:
         raise ScenarioError(
             f"axis `{axis.name}`: sets `{SEED_PATH}`, which each point takes from the seeds; "
             "expected the seeds as seeds (--seeds N, or a list in Python or a sweep file)"
+        )
+    if axis.path in LABELS:
+        raise ScenarioError(
+            f"axis `{axis.name}`: sets the scenario's `{axis.path}`, a label that changes no "
+            "simulated value (every value would run the same simulations); expected a field "
+            "of the network, its traffic or the simulation"
         )
 
 
@@ -323,7 +332,7 @@ def build_grid(
             for a in map(_check_axis, group)
         )
         for axis in checked:
-            _check_not_the_seed(axis)
+            _check_varies_the_run(axis)
         if option == "zip":
             _check_group(checked, option)
         _check_distinct(checked, option)
