@@ -90,10 +90,20 @@ def test_an_endless_scenario_file_is_refused_not_read_whole(command: str):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("where", ["file", "under-file"])
+@pytest.mark.parametrize(
+    "where", ["file", "under-file", "dangling-link", "link-loop", "under-loop"]
+)
 def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
     blocker = write(tmp_path, "not a directory", "blocker")
-    out = blocker if where == "file" else blocker / "sub"
+    (tmp_path / "dangling-link").symlink_to(tmp_path / "missing" / "x")
+    (tmp_path / "link-loop").symlink_to("link-loop")
+    out = {
+        "file": blocker,
+        "under-file": blocker / "sub",
+        "dangling-link": tmp_path / "dangling-link",
+        "link-loop": tmp_path / "link-loop",
+        "under-loop": tmp_path / "link-loop" / "sub",
+    }[where]
     done = fairgate("run", write(tmp_path, LEAKY), "--out", out)
     assert done.returncode == 2, done.stderr
     assert "--out" in done.stderr and "conservation" not in done.stderr

@@ -123,6 +123,12 @@ def _check_dir_target(out: Path) -> None:
         )
     existing = out
     while not existing.exists():
+        if existing.is_symlink():
+            raise _core.ScenarioError(
+                f"--out: got {shown(str(out))}, but {shown(str(existing))} is a symbolic link "
+                "that leads nowhere (to a missing path, or round in a loop); expected a "
+                "directory path"
+            )
         existing = existing.parent
     if not existing.is_dir():
         raise _core.ScenarioError(
