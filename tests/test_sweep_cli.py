@@ -234,11 +234,22 @@ def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_pat
     assert main(["query", str(out), failing, "--csv", str(csv), "--parquet", str(parquet)]) == 2
     assert "Conversion Error" in capsys.readouterr().err
     assert not csv.exists() and not parquet.exists()
+    # A failed query keeps the file that was there, through a link too, and leaves nothing.
+    csv.write_text("previous", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(csv)
+    for target in (csv, tmp_path / "link.csv"):
+        assert main(["query", str(out), failing, "--csv", str(target)]) == 2
+        assert "Conversion Error" in capsys.readouterr().err
+        assert csv.read_text(encoding="utf-8") == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "q.csv", "run", "small.toml"]
+    (tmp_path / "link.csv").unlink()
+    csv.unlink()
 
     many = "SELECT range AS n FROM range(25000)"
     assert main(["query", str(out), many, "--csv", str(csv), "--parquet", str(parquet)]) == 0
     assert pd.read_csv(csv)["n"].tolist() == list(range(25000))
     assert pd.read_parquet(parquet)["n"].tolist() == list(range(25000))
+    assert oct(csv.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
     capsys.readouterr()
     assert main(["query", str(out), many]) == 0
     printed = capsys.readouterr()
@@ -341,3 +352,9 @@ def test_a_local_cluster_the_system_will_not_start_is_one_line(tmp_path: Path):
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: `fairgate sweep` stopped: ") and "Too many open files" in line
     assert not (tmp_path / "o").exists()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

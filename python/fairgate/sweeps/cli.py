@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -215,38 +217,65 @@ def run_query(args: argparse.Namespace) -> int:
 def write_rows(
     schema: pa.Schema, batches: Iterator[pa.RecordBatch], outputs: dict[str, str]
 ) -> None:
-    """Writes every batch to each output (``csv`` or ``parquet``); on any error the files are
-    removed, so that no partial result is left looking complete."""
+    """Writes every batch to each output (``csv`` or ``parquet``). A file is written under a
+    hidden name beside it and renamed when complete, so that a query that fails part-way
+    leaves no partial result looking complete and keeps the file that was there; a pipe or
+    device (``--csv /dev/stdout``) is written as the rows come."""
+    targets = {flag: _final_file(Path(path)) for flag, path in outputs.items()}
+    staged = {flag: _staged_file(target) for flag, target in targets.items()}
     writers: list[Any] = []
     try:
-        for flag, path in outputs.items():
+        for flag, path in staged.items():
             if flag == "csv":
                 options = pa_csv.WriteOptions(quoting_style="needed")
-                writers.append(pa_csv.CSVWriter(path, schema, write_options=options))
+                writers.append(pa_csv.CSVWriter(str(path), schema, write_options=options))
             else:
-                writers.append(pq.ParquetWriter(path, schema))
+                writers.append(pq.ParquetWriter(str(path), schema))
         for batch in batches:
             for writer in writers:
                 writer.write_batch(batch)
         for writer in writers:
             writer.close()
+        for flag, path in staged.items():
+            if path != targets[flag]:
+                os.replace(path, targets[flag])
     except BaseException as err:
         for writer in writers:
             with contextlib.suppress(Exception):
                 writer.close()
-        for path in outputs.values():
-            _remove_partial(Path(path))
+        for flag, path in staged.items():
+            if path != targets[flag]:
+                path.unlink(missing_ok=True)
         if isinstance(err, OSError):
             paths = ", ".join(map(str, outputs.values()))
             raise ScenarioError(f"query: cannot write {paths}: {err}") from None
         raise
 
 
-def _remove_partial(path: Path) -> None:
-    """Removes what a failed write left at ``path`` when it is a regular file; a device or a
-    pipe (``--csv /dev/stdout``), or a link to one, is never removed."""
-    if path.is_file() and not path.is_symlink():
-        path.unlink()
+def _final_file(path: Path) -> Path:
+    """The file the rows end in: ``path``, or the file a link at ``path`` leads to (a link to
+    a pipe or a device, as ``/dev/stdout`` is, stays as given)."""
+    if path.is_symlink() and (path.is_file() or not path.exists()):
+        return path.resolve()
+    return path
+
+
+def _staged_file(target: Path) -> Path:
+    """Where the rows for ``target`` are written first: a new hidden file beside it, with the
+    mode the file has (or a new file would get), unless ``target`` is a pipe or a device
+    (written directly, never replaced)."""
+    if target.exists() and not target.is_file():
+        return target
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=target.parent)
+    os.close(fd)
+    os.chmod(name, target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode())
+    return Path(name)
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def print_rows(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
