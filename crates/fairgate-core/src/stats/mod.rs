@@ -197,14 +197,26 @@ impl PortStats {
     }
 }
 
-/// Jain's fairness index of a set of allocations (1 = perfectly fair).
+/// Jain's fairness index of a set of allocations (1 = perfectly fair). The index does not
+/// change when every value is scaled alike, so values whose squares overflow (above about
+/// 1e154) are divided by the largest first; other values are used as they are.
 pub fn jain_index(values: &[f64]) -> f64 {
-    let sum: f64 = values.iter().sum();
-    let sum_sq: f64 = values.iter().map(|v| v * v).sum();
+    let (sum, sum_sq) = sums(values);
+    if sum_sq.is_infinite() {
+        let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        let scaled: Vec<f64> = values.iter().map(|v| v / largest).collect();
+        return jain_index(&scaled);
+    }
     if values.is_empty() || sum_sq == 0.0 {
         return 1.0;
     }
     sum * sum / (values.len() as f64 * sum_sq)
+}
+
+fn sums(values: &[f64]) -> (f64, f64) {
+    let sum: f64 = values.iter().sum();
+    let sum_sq: f64 = values.iter().map(|v| v * v).sum();
+    (sum, sum_sq)
 }
 
 #[cfg(test)]
@@ -215,6 +227,13 @@ mod tests {
     fn jain_index_extremes() {
         assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), 1.0);
         assert_eq!(jain_index(&[1.0, 0.0, 0.0, 0.0]), 0.25);
+    }
+
+    #[test]
+    fn jain_index_of_values_whose_squares_overflow() {
+        assert_eq!(jain_index(&[1e300, 1e300]), 1.0);
+        assert_eq!(jain_index(&[1e300, 0.0, 0.0, 0.0]), 0.25);
+        assert!((jain_index(&[f64::MAX, f64::MAX / 2.0]) - 0.9).abs() < 1e-12);
     }
 
     #[test]
