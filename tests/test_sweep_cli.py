@@ -83,6 +83,10 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         ),
         (["--grid", "name=a,b"], "axis `name`: sets the scenario's `name`, a label"),
         (
+            ["--grid", "bottleneck.rate=2Mbps,2000kbps"],
+            "value 2 gives the same scenario as value 1",
+        ),
+        (
             ["--grid", "bottleneck.queue.limit=" + ",".join(map(str, range(1, 1002)))]
             + ["--seeds", "1000"],
             "axis `bottleneck.queue.limit`: the sweep has 1001000 points",

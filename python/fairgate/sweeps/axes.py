@@ -247,16 +247,27 @@ def _check_group(group: Sequence[Axis], option: str) -> None:
 
 
 def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], option: str) -> None:
-    """The core checks each value (each zipped tuple) on the scenario before anything runs."""
-    for values in zip(*(a.values for a in group), strict=True):
+    """The core checks each value (each zipped tuple) on the scenario before anything runs.
+    Two values that the core reads as one scenario (``"10s"`` and ``10``, ``"20Mbps"`` and
+    ``20e6``) would run the same point twice, and are refused."""
+    seen: dict[str, int] = {}
+    for index, values in enumerate(zip(*(a.values for a in group), strict=True), 1):
         overrides = [f"{a.path}={toml_literal(v)}" for a, v in zip(group, values, strict=True)]
+        named = " + ".join(
+            f"`{a.name}` = {toml_literal(v)}" for a, v in zip(group, values, strict=True)
+        )
         try:
-            validate_text(text, [*base, *overrides])
+            scenario = validate_text(text, [*base, *overrides])
         except ScenarioError as err:
-            named = " + ".join(
-                f"`{a.name}` = {toml_literal(v)}" for a, v in zip(group, values, strict=True)
-            )
             raise ScenarioError(f"{option} {named}: {err.args[0]}") from None
+        digest = hashlib.sha256(json.dumps(scenario, sort_keys=True).encode()).hexdigest()
+        if digest in seen:
+            raise ScenarioError(
+                f"{option} {named}: value {index} gives the same scenario as value "
+                f"{seen[digest]} (the same quantity in other units or spelling); expected "
+                "values that differ"
+            )
+        seen[digest] = index
 
 
 MAX_SEED = 2**63 - 1
