@@ -91,6 +91,11 @@ fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
             "got {shown}, expected a duration below 1.8e7 s (about 200 days)"
         ));
     }
+    if seconds > 0.0 && secs(seconds) == 0 {
+        return Err(format!(
+            "got {shown}, which rounds to 0 on the 1 ps clock; expected 0 or at least 1 ps"
+        ));
+    }
     Ok(seconds)
 }
 
@@ -239,6 +244,38 @@ impl Serialize for Rate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_below_the_clocks_resolution_is_refused_not_rounded_to_zero() {
+        for text in ["1e-300", "0.4ps", "0.0000000000001"] {
+            let value = format!(
+                "d = {}",
+                if text.ends_with("ps") {
+                    format!("\"{text}\"")
+                } else {
+                    text.to_string()
+                }
+            );
+            let table: toml::Table = toml::from_str(&value).unwrap();
+            let err = table["d"]
+                .clone()
+                .try_into::<Duration>()
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("rounds to 0 on the 1 ps clock"),
+                "{text}: {err}"
+            );
+        }
+        for (text, ps) in [("0", 0), ("\"0.6ps\"", 1), ("1e-12", 1)] {
+            let table: toml::Table = toml::from_str(&format!("d = {text}")).unwrap();
+            assert_eq!(
+                table["d"].clone().try_into::<Duration>().unwrap().0,
+                ps,
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn an_error_shows_a_long_text_clipped() {
