@@ -259,6 +259,26 @@ fn logs_outgrowing_the_memory_limit_stop_the_run_naming_their_field() {
 }
 
 #[test]
+fn a_flow_name_that_labels_nothing_is_refused_like_a_node_name() {
+    for (name, expected) in [
+        ("", "got \"\", expected a name"),
+        (" ", "expected a name without spaces at its ends"),
+        ("c\\t0", "control characters"),
+    ] {
+        let text = two_hosts("{ kind = \"fifo\" }", CBR)
+            .replace("name = \"c0\"", &format!("name = \"{name}\""));
+        let e = parse(&text, &[]).unwrap_err();
+        assert_eq!(e.path, "flows[0].name", "{name:?}");
+        assert!(e.message.contains(expected), "{name:?}: {e}");
+    }
+    let arrow = two_hosts("{ kind = \"fifo\" }", CBR).replace("name = \"c0\"", "name = \"a->b\"");
+    assert!(
+        parse(&arrow, &[]).is_ok(),
+        "a flow may be named after its path"
+    );
+}
+
+#[test]
 fn too_many_flows_are_refused_with_the_count_named() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR)
         .replace("name = \"c0\"", "name = \"c{i}\"\ncount = 1000000000");

@@ -205,10 +205,17 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
 /// there and trimming, so a name with `->`, spaces at its ends or control characters would
 /// name two ports alike or one that cannot be referred to.
 fn name_problem(name: &str) -> Option<&'static str> {
+    if name.contains("->") {
+        Some("a name without \"->\" (ports are named from->to)")
+    } else {
+        label_problem(name)
+    }
+}
+
+/// What is wrong with a node's or a flow's name as a label of the result tables, if anything.
+fn label_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("a name")
-    } else if name.contains("->") {
-        Some("a name without \"->\" (ports are named from->to)")
     } else if name.trim() != name || name.chars().any(char::is_control) {
         Some("a name without spaces at its ends or control characters")
     } else {
@@ -380,6 +387,12 @@ fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
                 (Some(n), None) => n.clone(),
                 (None, _) => format!("f{}", names.len()),
             };
+            if let Some(expected) = label_problem(&name) {
+                return Err(ScenarioError::new(
+                    format!("flows[{i}].name"),
+                    format!("got {:?}, expected {expected}", clipped(&name)),
+                ));
+            }
             if !seen.insert(name.clone()) {
                 return Err(ScenarioError::new(
                     format!("flows[{i}].name"),
