@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from fairgate.cli import main
 from fairgate.sweeps import query, store
@@ -362,3 +363,19 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_file_in_a_folder_that_takes_no_new_file_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The staged copy needs a new file beside the target; a user who may write the file but
+    not its folder gets the rows written in place."""
+    from fairgate.sweeps import cli as sweep_cli
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    target = tmp_path / "q.csv"
+    target.write_text("old", encoding="utf-8")
+    monkeypatch.setattr(sweep_cli.tempfile, "mkstemp", refused)
+    assert sweep_cli._staged_file(target) == target

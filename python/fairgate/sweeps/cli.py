@@ -262,11 +262,14 @@ def _final_file(path: Path) -> Path:
 
 def _staged_file(target: Path) -> Path:
     """Where the rows for ``target`` are written first: a new hidden file beside it, with the
-    mode the file has (or a new file would get), unless ``target`` is a pipe or a device
-    (written directly, never replaced)."""
+    mode the file has (or a new file would get), unless ``target`` is a pipe or a device, or
+    its folder takes no new file (written directly, never replaced)."""
     if target.exists() and not target.is_file():
         return target
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=target.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=target.parent)
+    except PermissionError:  # a file the user may write, in a folder they may not
+        return target
     os.close(fd)
     os.chmod(name, target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode())
     return Path(name)
