@@ -224,6 +224,10 @@ def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_pat
         (["--csv", str(tmp_path / "missing" / "x.csv")], "--csv: got"),
         (["--parquet", str(tmp_path)], "a directory; expected a file path"),
         (["--csv", str(scenario / "x.csv")], "is not a directory"),
+        (
+            ["--csv", str(tmp_path / "q.x"), "--parquet", str(tmp_path / "run" / ".." / "q.x")],
+            "the file --csv names",
+        ),
     ]
     for extra, message in bad_outputs:
         assert main(["query", str(out), flows, *extra]) == 2

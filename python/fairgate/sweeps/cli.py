@@ -17,6 +17,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.runner import check_out_file, path_argument, read_text_file, toml_document
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
 from fairgate.sweeps.axes import Axis, parse_cli_axis
@@ -206,6 +207,11 @@ def run_query(args: argparse.Namespace) -> int:
     outputs = {flag: path for flag, path in (("csv", args.csv), ("parquet", args.parquet)) if path}
     for flag, path in outputs.items():
         check_out_file(path, f"--{flag}")
+    if len(outputs) == 2 and Path(args.csv).resolve() == Path(args.parquet).resolve():
+        raise ScenarioError(
+            f"--parquet: got {shown(str(args.parquet))}, the file --csv names; expected "
+            "another file (one would overwrite the other)"
+        )
     with rows(args.dir, args.sql) as (schema, batches):
         if outputs:
             write_rows(schema, batches, outputs)
