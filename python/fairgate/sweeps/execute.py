@@ -208,8 +208,11 @@ def _check_scheduler(address: str) -> None:
 
     async def identity() -> Any:
         from distributed.comm import connect
+        from distributed.security import Security
 
-        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        # The TLS settings a Client would take from Dask's configuration (tls:// schedulers).
+        security = Security().get_connection_args("client")
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S, **security)
         try:
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
