@@ -228,9 +228,11 @@ def write_rows(
     leaves no partial result looking complete and keeps the file that was there; a pipe or
     device (``--csv /dev/stdout``) is written as the rows come."""
     targets = {flag: _final_file(Path(path)) for flag, path in outputs.items()}
-    staged = {flag: _staged_file(target) for flag, target in targets.items()}
+    staged: dict[str, Path] = {}
     writers: list[Any] = []
     try:
+        for flag, target in targets.items():
+            staged[flag] = _staged_file(target)
         for flag, path in staged.items():
             if flag == "csv":
                 options = pa_csv.WriteOptions(quoting_style="needed")
