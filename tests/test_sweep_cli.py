@@ -105,6 +105,7 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
     assert "`gird`: unknown key" in capsys.readouterr().err
     bad_files = [
         ("scenario = 1\n", "`scenario`: got 1, expected the path of a scenario file"),
+        ('scenario = "bad.toml"\n', "`scenario`: got 'bad.toml', which is a sweep file"),
         ('scenario = "."\n', f"`scenario`: got '.' ({tmp_path}), which is not a regular file"),
         (
             'scenario = "no.toml"\n',

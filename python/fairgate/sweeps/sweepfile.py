@@ -76,6 +76,21 @@ def _check_scenario_file(path: Path, given: str) -> None:
     )
 
 
+def _check_not_a_sweep_file(path: Path, given: str) -> None:
+    """Names the key when the sweep file's ``scenario`` is a sweep file itself (its own name,
+    say), which the scenario reader would refuse as a scenario with an unknown `scenario` key.
+    A file that cannot be parsed is left for the scenario reader to name."""
+    try:
+        doc = toml_document(read_text_file(path))
+    except ScenarioError:
+        return
+    if is_sweep_file(doc):
+        raise ScenarioError(
+            f"`scenario`: got {shown(given)}, which is a sweep file (it has a `scenario` key); "
+            "expected a scenario file"
+        )
+
+
 def load(path: Path) -> SweepFile:
     """Reads a sweep file; raises ScenarioError naming the bad key."""
     return from_doc(toml_document(read_text_file(path, "sweep file")), path.parent)
@@ -93,6 +108,7 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
             f"`scenario`: got {shown(scenario)}, expected the path of a scenario file (a string)"
         )
     _check_scenario_file(base / scenario, scenario)
+    _check_not_a_sweep_file(base / scenario, scenario)
     seeds = doc.get("seeds")
     if seeds is not None and not isinstance(seeds, int | list):
         raise ScenarioError(f"`seeds`: got {shown(seeds)}, expected a count or a list of seeds")
