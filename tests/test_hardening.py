@@ -332,6 +332,12 @@ def test_an_option_error_is_not_put_on_the_scenario_file(tmp_path: Path):
     assert bad_option.stderr.startswith("error: --workers: got 0"), bad_option.stderr
     bad_field = fairgate("run", scenario, "--set", "simulation.duration=0")
     assert bad_field.stderr.startswith(f"error: {scenario}: `simulation.duration`")
+    # A cluster option without --seeds would be silently ignored by a single run.
+    for option in (["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:9"]):
+        ignored = fairgate("run", scenario, *option, "--out", tmp_path / "o")
+        assert ignored.returncode == 2
+        assert ignored.stderr.startswith(f"error: {option[0]}: sends the runs of --seeds N")
+        assert not (tmp_path / "o").exists()
 
 
 def test_study_and_reproduce_check_out_too(tmp_path: Path):

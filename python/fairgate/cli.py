@@ -202,6 +202,12 @@ def _print_more(rows: int, table: str, shown: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.seeds is not None:
         return sweep_cli.run_seeds(args)
+    for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
+        if value is not None:
+            raise ScenarioError(
+                f"{flag}: sends the runs of --seeds N to a cluster; expected --seeds with it "
+                "(one run takes one core)"
+            )
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"simulation.seed={args.seed}")
