@@ -72,15 +72,23 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
 
 
 def utf8_path(path: str | os.PathLike[str], name: str) -> Path:
-    """``path`` as a Path when its name is UTF-8 text; otherwise ScenarioError naming ``name``.
-    A name of other bytes reaches Python as surrogates, which Arrow, DuckDB and the core
-    cannot take as a path: it would fail only once the results are written."""
-    path = Path(path)
+    """``path`` as a Path when its name is UTF-8 text; otherwise ScenarioError naming ``name``
+    (:func:`utf8_problem`)."""
+    problem = utf8_problem(path)
+    if problem:
+        raise ScenarioError(f"{name}: {problem}")
+    return Path(path)
+
+
+def utf8_problem(path: str | os.PathLike[str]) -> str | None:
+    """What is wrong with ``path`` when its name is not UTF-8 text, else None. A name of other
+    bytes reaches Python as surrogates, which Arrow, DuckDB and the core cannot take as a
+    path: it would fail only once the results are written."""
     try:
         os.fsencode(path).decode("utf-8")
     except UnicodeDecodeError:
-        raise ScenarioError(
-            f"{name}: got {shown(str(path))}, which is not UTF-8 text; expected a path in UTF-8 "
+        return (
+            f"got {shown(str(path))}, which is not UTF-8 text; expected a path in UTF-8 "
             "(rename the file or folder)"
-        ) from None
-    return path
+        )
+    return None

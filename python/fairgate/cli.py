@@ -342,8 +342,11 @@ def _printable_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    # Dask's event loop logs its callbacks' errors with tracebacks (an accept refused for want
-    # of file descriptors); what they cost the command reaches it as an exception and is said.
+
+
+def _no_event_loop_tracebacks() -> None:
+    """Dask's event loop logs its callbacks' errors with tracebacks (an accept refused for want
+    of file descriptors); what they cost the command reaches it as an exception and is said."""
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
@@ -354,6 +357,7 @@ scenario file: it is not prefixed with the file's path."""
 
 def main(argv: Sequence[str] | None = None) -> int:
     _printable_output()
+    _no_event_loop_tracebacks()
     args = _parser().parse_args(argv)
     handlers = {
         "run": _run,

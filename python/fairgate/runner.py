@@ -14,7 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate import _core
-from fairgate.checks import shown, utf8_path
+from fairgate.checks import shown, utf8_path, utf8_problem
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -35,10 +35,10 @@ def path_argument(text: str) -> Path:
     current directory)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("got an empty path, expected a file or directory")
-    try:
-        return utf8_path(text, "path")
-    except _core.ScenarioError as err:
-        raise argparse.ArgumentTypeError(str(err).removeprefix("path: ")) from None
+    problem = utf8_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return Path(text)
 
 
 def check_out_file(path: str | Path, option: str) -> Path:
