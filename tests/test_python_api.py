@@ -3,6 +3,9 @@ fairgate.ScenarioError."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pandas as pd
 import pytest
 
@@ -75,3 +78,37 @@ def test_throughput_series_matches_totals():
     assert list(rates.columns) == ["c0", "c1"]
     assert (rates.to_numpy() >= 0).all()
     assert "cbr" in fg.registry()["source"]
+
+
+def test_a_thread_waiting_for_a_running_simulation_lets_others_run():
+    """`now_s` asked while another thread runs the simulation waits for that run to return,
+    without holding the GIL: the interpreter's other threads go on meanwhile."""
+    from pathlib import Path
+
+    from fairgate import _core
+
+    soak = Path(__file__).parent.parent / "scenarios" / "soak.toml"
+    sim = _core.load(soak.read_text(), ["simulation.duration=600s"])
+    runner = threading.Thread(target=sim.run_until, args=(sim.end_s,))
+    waiting = threading.Event()
+    rounds_while_waiting = []
+
+    def other() -> None:
+        while runner.is_alive():
+            if waiting.is_set():
+                rounds_while_waiting.append(1)
+            time.sleep(0.001)
+
+    runner.start()
+    time.sleep(0.2)
+    watcher = threading.Thread(target=other)
+    watcher.start()
+    waiting.set()
+    now = sim.now_s
+    waiting.clear()
+    runner.join()
+    watcher.join()
+    assert now == sim.end_s == 600.0
+    # The run takes about 2 s after the call; with the GIL held by the waiting thread, the
+    # other ran at most once or twice (before the wait began).
+    assert len(rounds_while_waiting) > 20

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 create_exception!(
     _core,
@@ -49,7 +49,9 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
-/// A built simulation. Run it with `run_until`, then take `results()` once.
+/// A built simulation. Run it with `run_until`, then take `results()` once. It may be shared
+/// between threads: a call made while another thread runs it waits for that run to return,
+/// without holding the GIL.
 #[pyclass(module = "fairgate._core")]
 struct Simulation {
     inner: Mutex<Option<fairgate_core::Simulation>>,
@@ -69,12 +71,31 @@ fn build(scenario: Scenario) -> PyResult<Simulation> {
     })
 }
 
+type Slot = Option<fairgate_core::Simulation>;
+
 impl Simulation {
-    fn with<T>(&self, f: impl FnOnce(&mut fairgate_core::Simulation) -> T) -> PyResult<T> {
-        let mut guard = self
-            .inner
-            .lock()
-            .map_err(|_| SimulationError::new_err("simulation poisoned by an earlier error"))?;
+    /// Locks the simulation. While another thread holds it (a `run_until` in progress), the
+    /// wait is without the GIL, so the interpreter's other threads go on meanwhile.
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Slot>> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.inner.lock())),
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(SimulationError::new_err(
+                        "simulation poisoned by an earlier error",
+                    ))
+                }
+            }
+        }
+    }
+
+    fn with<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut fairgate_core::Simulation) -> T,
+    ) -> PyResult<T> {
+        let mut guard = self.lock(py)?;
         let sim = guard.as_mut().ok_or_else(|| {
             SimulationError::new_err("results were already taken from this simulation")
         })?;
@@ -87,7 +108,7 @@ impl Simulation {
     /// Runs every event up to `t` seconds (capped at the scenario's duration), without the GIL.
     /// A time before `now_s` is refused: a simulation cannot go back.
     fn run_until(&self, py: Python<'_>, t: f64) -> PyResult<()> {
-        let now = self.with(|s| to_secs(s.now()))?;
+        let now = self.with(py, |s| to_secs(s.now()))?;
         if !(t.is_finite() && t >= now) {
             return Err(scenario_err(CoreScenarioError::new(
                 "run_until.t",
@@ -112,32 +133,29 @@ impl Simulation {
     }
 
     #[getter]
-    fn now_s(&self) -> PyResult<f64> {
-        self.with(|s| to_secs(s.now()))
+    fn now_s(&self, py: Python<'_>) -> PyResult<f64> {
+        self.with(py, |s| to_secs(s.now()))
     }
 
     #[getter]
-    fn end_s(&self) -> PyResult<f64> {
-        self.with(|s| to_secs(s.end()))
+    fn end_s(&self, py: Python<'_>) -> PyResult<f64> {
+        self.with(py, |s| to_secs(s.end()))
     }
 
     #[getter]
-    fn events(&self) -> PyResult<u64> {
-        self.with(|s| s.events_processed())
+    fn events(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |s| s.events_processed())
     }
 
     /// Conservation violations (empty when every law holds).
-    fn conservation_violations(&self) -> PyResult<Vec<String>> {
-        self.with(|s| s.conservation_violations())
+    fn conservation_violations(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |s| s.conservation_violations())
     }
 
     /// The summary as JSON text and each table as {column: numpy array | list | (codes, categories)}.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut guard = self
-            .inner
-            .lock()
-            .map_err(|_| SimulationError::new_err("simulation poisoned"))?;
-        let mut sim = guard
+        let mut sim = self
+            .lock(py)?
             .take()
             .ok_or_else(|| SimulationError::new_err("results were already taken"))?;
         let r = guarded("collecting results", || {
