@@ -112,3 +112,33 @@ def test_a_thread_waiting_for_a_running_simulation_lets_others_run():
     # The run takes about 2 s after the call; with the GIL held by the waiting thread, the
     # other ran at most once or twice (before the wait began).
     assert len(rounds_while_waiting) > 20
+
+
+class _SlowSimulation:
+    """Stands in for the core's simulation: each simulated second costs `cost` seconds of a
+    fake wall clock, which `run_until` advances."""
+
+    def __init__(self, end: float, cost: float) -> None:
+        self.end_s, self.now_s, self.cost, self.clock = end, 0.0, cost, 0.0
+        self.calls: list[tuple[float, float]] = []
+
+    def run_until(self, t: float) -> None:
+        took = (t - self.now_s) * self.cost
+        self.clock += took
+        self.calls.append((t, took))
+        self.now_s = t
+
+
+@pytest.mark.parametrize("end, cost", [(2e6, 5e-3), (60.0, 30.0), (1.0, 1e-4), (0.0, 1.0)])
+def test_a_run_advances_in_chunks_of_a_fraction_of_a_second(monkeypatch, end, cost):
+    """Python sees Ctrl-C only between chunks, so a chunk is sized by the wall time it takes
+    (the soak's 2,000,000 s took 55 s a chunk when chunks were 1/200 of the run)."""
+    from fairgate import runner
+
+    sim = _SlowSimulation(end, cost)
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: sim.clock)
+    runner._advance(sim, progress=False)
+    targets = [t for t, _ in sim.calls]
+    assert targets[-1] == end and targets == sorted(targets)
+    assert max(took for _, took in sim.calls) <= max(0.01 * cost, 2 * runner.CHUNK_WALL_SECONDS)
+    assert len(sim.calls) >= min(runner.PROGRESS_STEPS, 1 + end * cost / 0.5)

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,17 @@ from fairgate.checks import shown, utf8_path, utf8_problem
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
-"""A run is advanced in this many chunks so the progress bar can move."""
+"""A run is advanced in at least this many chunks so the progress bar can move."""
+
+CHUNK_WALL_SECONDS = 0.25
+"""Each chunk is sized to take about this long, so that Ctrl-C (seen by Python between
+chunks) stops a long run within a fraction of a second. Where a run pauses never changes its
+results."""
+
+FIRST_CHUNK_SECONDS = 0.01
+"""Simulated time of the first chunk (or less, for a short run); later chunks grow from it."""
+
+SMALLEST_CHUNK_SECONDS = 1e-6
 
 
 class ConservationError(_core.SimulationError):
@@ -200,6 +211,7 @@ def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, 
 
 def _advance(sim: Any, progress: bool) -> None:
     end = sim.end_s
+    chunk = min(FIRST_CHUNK_SECONDS, end / PROGRESS_STEPS)
     with tqdm(
         total=round(end, 6),
         unit="s",
@@ -209,10 +221,21 @@ def _advance(sim: Any, progress: bool) -> None:
         leave=False,
         bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
     ) as bar:
-        for step in range(1, PROGRESS_STEPS + 1):
-            target = end * step / PROGRESS_STEPS
+        while True:
+            target = min(end, sim.now_s + chunk)
+            started = time.perf_counter()
             sim.run_until(target)
+            chunk = _next_chunk(chunk, time.perf_counter() - started, end)
             bar.update(round(sim.now_s - bar.n, 9))
+            if target >= end:
+                return
+
+
+def _next_chunk(chunk: float, took: float, end: float) -> float:
+    """The simulated time of the next chunk: scaled toward CHUNK_WALL_SECONDS of wall time
+    (at most doubled), never above 1/PROGRESS_STEPS of the run."""
+    scale = min(2.0, max(0.01, CHUNK_WALL_SECONDS / max(took, 1e-9)))
+    return min(end / PROGRESS_STEPS, max(SMALLEST_CHUNK_SECONDS, chunk * scale))
 
 
 def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -> Results:
