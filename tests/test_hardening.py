@@ -642,21 +642,33 @@ def test_saved_results_without_what_results_reads_are_refused_naming_the_file(
         fg.Results.load(out)
 
 
-def test_ctrl_c_during_a_run_exits_130_without_a_traceback_or_output(tmp_path: Path):
+@pytest.mark.parametrize(
+    "signum, status, said",
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "stopped by SIGTERM"),
+        (signal.SIGHUP, 129, "stopped by SIGHUP"),
+    ],
+)
+def test_a_run_stopped_by_a_signal_says_so_and_leaves_no_output(
+    tmp_path: Path, signum: int, status: int, said: str
+):
+    """Ctrl-C, a batch system's SIGTERM and a closed terminal's SIGHUP stop a run the same
+    way: the exit status of the signal, a line on stderr, no traceback, no output."""
     out = tmp_path / "o"
     showcase = Path(__file__).resolve().parents[1] / "scenarios" / "showcase.toml"
     cmd = [sys.executable, "-m", "fairgate.cli", "run", str(showcase), "--out", str(out)]
     cmd += ["--set", "simulation.duration=100000s", "--set", "simulation.sample_interval=10s"]
     process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seen = b""
-    while b"simulated" not in seen:  # the run has started: interrupt it
+    while b"simulated" not in seen:  # the run has started: stop it
         chunk = process.stderr.read(64)
         assert chunk, seen.decode(errors="replace")
         seen += chunk
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     stderr = (seen + process.stderr.read()).decode(errors="replace")
-    assert process.wait(timeout=60) == 130
-    assert "interrupted: `fairgate run` stopped before it finished" in stderr
+    assert process.wait(timeout=60) == status
+    assert f"{said}: `fairgate run` stopped before it finished" in stderr
     assert "Traceback" not in stderr and not out.exists()
 
 

@@ -3,6 +3,8 @@ replaces the files it wrote and keeps the others."""
 
 from __future__ import annotations
 
+import os
+import signal
 import types
 from pathlib import Path
 
@@ -11,7 +13,14 @@ import pytest
 from fairgate import repro, studies
 from fairgate.cli import main
 from fairgate.repro.report import Report
-from fairgate.staging import final_path, staged_output
+from fairgate.staging import (
+    Terminated,
+    ctrl_c_held,
+    exit_status,
+    final_path,
+    staged_output,
+    termination_like_ctrl_c,
+)
 
 
 def previous_output(out: Path) -> None:
@@ -89,3 +98,16 @@ def test_a_finished_reproduction_names_the_files_where_they_end_up(
     assert f"wrote {out / 'queueing.md'}, {out / 'queueing.csv'}" in capsys.readouterr().out
     assert (out / "queueing.csv").is_file() and (out / "other.csv").read_text() == "kept"
     assert not list(out.glob(".partial-*"))
+
+
+def test_a_termination_inside_a_held_block_arrives_after_it():
+    """Under the CLI, SIGTERM is held through a block of renames as Ctrl-C is, then stops
+    the command as Ctrl-C does; outside the CLI its handler is left alone."""
+    with termination_like_ctrl_c():
+        done = []
+        with pytest.raises(Terminated, match="SIGTERM") as stop:
+            with ctrl_c_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done.append("the block ran to its end")
+        assert done and exit_status(stop.value) == 143
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

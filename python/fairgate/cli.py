@@ -29,14 +29,19 @@ from fairgate.runner import (
     validate_file,
 )
 from fairgate.runner import read_text_file as read_scenario
-from fairgate.staging import final_path, staged_output
+from fairgate.staging import (
+    exit_status,
+    final_path,
+    staged_output,
+    stopped_by,
+    termination_like_ctrl_c,
+)
 from fairgate.sweeps import cli as sweep_cli
 from fairgate.sweeps import store_run
 from fairgate.sweeps.store import check_single_run_target, writing
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
-EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -368,7 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "query": sweep_cli.run_query,
     }
     try:
-        return handlers[args.command](args)
+        with termination_like_ctrl_c():
+            return handlers[args.command](args)
     except ScenarioError as err:
         source = getattr(args, "scenario", None)
         message = str(err.args[0])
@@ -396,15 +402,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # are staged, so none is left half written.
         print(f"error: `fairgate {args.command}` stopped: out of memory", file=sys.stderr)
         return EXIT_INTERNAL
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # A run, a reproduction and a study write their output only once they end; a sweep
         # keeps its finished points and says so itself.
         print(
-            f"\ninterrupted: `fairgate {args.command}` stopped before it finished; "
+            f"\n{stopped_by(stop)}: `fairgate {args.command}` stopped before it finished; "
             "its results were not written",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return exit_status(stop)
 
 
 if __name__ == "__main__":

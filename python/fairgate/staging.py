@@ -18,21 +18,75 @@ from pathlib import Path
 from typing import Any
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's stop) or SIGHUP (a closed terminal) received by the CLI,
+    raised where Python is, as Ctrl-C raises KeyboardInterrupt: the command stops the same
+    way, leaving no partial output, and exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextmanager
+def termination_like_ctrl_c() -> Iterator[None]:
+    """Inside the block, SIGTERM and SIGHUP stop this process as Ctrl-C does; the previous
+    handlers come back after it. The CLI's commands run inside it (a program that imports
+    fairgate keeps its own handlers), where the main thread can set handlers."""
+    try:
+        previous = {signum: signal.signal(signum, _raise_terminated) for signum in TERMINATING}
+    except ValueError:  # not the main thread
+        previous = {}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def exit_status(stop: KeyboardInterrupt) -> int:
+    """The shell's status for a command stopped by a signal: 128 + its number."""
+    return 128 + getattr(stop, "signum", signal.SIGINT)
+
+
+def stopped_by(stop: KeyboardInterrupt) -> str:
+    """How a stopped command's last line begins: "interrupted" for Ctrl-C, else the signal."""
+    return f"stopped by {stop.args[0]}" if isinstance(stop, Terminated) else "interrupted"
+
+
+def _held_signals() -> list[int]:
+    """SIGINT, and SIGTERM and SIGHUP where they stop the process like Ctrl-C."""
+    held = [signal.SIGINT]
+    held += [s for s in TERMINATING if signal.getsignal(s) is _raise_terminated]
+    return held
+
+
 @contextmanager
 def ctrl_c_held() -> Iterator[None]:
-    """Delivers a Ctrl-C that arrives inside the block only when the block is done."""
-    caught: list[Any] = []
+    """Delivers a Ctrl-C (or a SIGTERM or SIGHUP the CLI stops on) that arrives inside the
+    block only when the block is done."""
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+        for signum in _held_signals():
+            previous[signum] = signal.signal(signum, lambda got, frame: caught.append(got))
     except ValueError:  # not the main thread: signals cannot arrive here anyway
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if caught:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt if caught[0] == signal.SIGINT else Terminated(caught[0])
 
 
 @contextmanager

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from fairgate._core import ScenarioError
 from fairgate.checks import shown
 from fairgate.runner import check_out_file, path_argument, read_text_file, toml_document
+from fairgate.staging import exit_status, stopped_by
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
 from fairgate.sweeps.axes import Axis, parse_cli_axis
 from fairgate.sweeps.query import rows
@@ -163,9 +164,12 @@ def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
     try:
         wanted = ("summary", "flows") if flows and not args.quiet else ("summary",)
         tables = prepared.run(client, progress=not args.quiet, tables=wanted)
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished points are kept; run the same command to resume")
-        return 130
+    except KeyboardInterrupt as stop:
+        print(
+            f"\n{stopped_by(stop)}: finished points are kept; run the same command to resume",
+            file=sys.stderr,
+        )
+        return exit_status(stop)
     if args.quiet:
         return 0 if tables["summary"]["status"].eq("ok").all() else 1
     return report(prepared, tables, flows)

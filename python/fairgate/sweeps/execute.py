@@ -124,12 +124,13 @@ def local_client(workers: int | None = None) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
-    from fairgate.sweeps.local_workers import CtrlCToTheClient
+    from fairgate.sweeps.local_workers import CtrlCToTheClient, start_resource_tracker
 
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
     with dask.config.set(LOCAL_CONFIG), _cluster_start():
+        start_resource_tracker()
         cluster = LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,

@@ -1,16 +1,19 @@
-"""The local cluster's workers leave Ctrl-C to the client.
+"""The local cluster's workers leave Ctrl-C (and SIGTERM and SIGHUP) to the client.
 
 A Ctrl-C in a terminal reaches every process of the foreground group, the local cluster's
-worker processes included, which would stop mid-point with a traceback each. The client
-handles it instead (the sweep stops, the cluster closes and its workers finish or are
-stopped by Dask, what a stopped worker left half-written is removed): each worker ignores
-SIGINT, set by a worker plugin so that a worker restarted after a death ignores it too.
+worker processes included, which would stop mid-point with a traceback each; a closed
+terminal's SIGHUP and a batch system's SIGTERM reach them all too. The client handles them
+instead (the sweep stops, the cluster closes and its workers finish or are stopped by Dask,
+what a stopped worker left half-written is removed): each worker ignores them, set by a
+worker plugin so that a worker restarted after a death ignores them too. A worker still ends
+with the client, however the client ends (Dask's workers watch their parent).
 Imported only when a local cluster starts (it imports ``distributed``).
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -22,4 +25,29 @@ class CtrlCToTheClient(WorkerPlugin):
     name = "fairgate-ctrl-c-to-the-client"
 
     def setup(self, worker: Any) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
+
+
+TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
+"""The resource tracker's warning, at its end, that semaphores were left to it: those of
+workers stopped mid-point after Ctrl-C. Removing them is its job; the warning is not the
+user's."""
+
+
+def start_resource_tracker() -> None:
+    """Starts multiprocessing's resource tracker, which the local cluster's processes share,
+    as Python does but also deaf to SIGHUP (as Python makes it to SIGINT and SIGTERM): a
+    closed terminal hangs up the whole group, and a tracker that dies is started again by
+    the next worker, which then gives it names it never saw (a traceback each). Without its
+    warning about what stopped workers left (TRACKER_WARNING)."""
+    from multiprocessing import resource_tracker
+
+    options = list(sys.warnoptions)
+    sys.warnoptions.append(TRACKER_WARNING)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        sys.warnoptions[:] = options
