@@ -118,8 +118,9 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
             .max_by(|a, b| a.packets.total_cmp(&b.packets))
             .expect("packets need a holder");
         let cause = format!(
-            "full queues and links holding {:.3e} packets ({:.3e} here)",
-            e.held, biggest.packets
+            "full queues and links holding {} packets ({} here)",
+            count(e.held),
+            count(biggest.packets)
         );
         (biggest.path.clone(), cause, smaller)
     } else if e.packets >= e.state.max(e.series) {
@@ -130,7 +131,11 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
         // Unless the state alone is too large, sampling less often is the change that fits.
         (
             "simulation.sample_interval".to_string(),
-            format!("{:.3e} samples x {:.0} series", e.samples, e.series_count),
+            format!(
+                "{} samples x {} series",
+                count(e.samples),
+                count(e.series_count)
+            ),
             longer_interval(s, &e, limit_mib),
         )
     } else {
@@ -160,6 +165,16 @@ fn longer_interval(s: &Scenario, e: &Estimate, limit_mib: u64) -> String {
         "expected a longer interval (at least {})",
         seconds_up(shortest)
     )
+}
+
+/// A count as a whole number up to ten million (`1001`), in scientific notation above
+/// (`1.000e12`), where the last digits say nothing.
+fn count(n: f64) -> String {
+    if n < 1e7 {
+        format!("{n:.0}")
+    } else {
+        format!("{n:.3e}")
+    }
 }
 
 /// `secs` rounded up to three significant digits, as a duration string.
@@ -291,11 +306,19 @@ mod tests {
     }
 
     #[test]
+    fn counts_are_whole_numbers_until_their_last_digits_say_nothing() {
+        assert_eq!(super::count(1001.0), "1001");
+        assert_eq!(super::count(600003.0), "600003");
+        assert_eq!(super::count(1e12), "1.000e12");
+    }
+
+    #[test]
     fn a_tiny_sample_interval_over_a_long_run_is_refused() {
         let text = format!("{BASE}sample_interval = \"1ns\"\n[[nodes]]\nname = \"a\"\n");
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "simulation.sample_interval");
         assert!(e.message.contains("memory limit of 4096 MiB"), "{e}");
+        assert!(e.message.starts_with("1.000e12 samples x 1 series"), "{e}");
         let suggested = e
             .message
             .split("at least \"")
