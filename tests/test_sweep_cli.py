@@ -190,6 +190,26 @@ def test_workers_stopped_mid_point_leave_no_noise(tmp_path: Path, signum: int):
     assert stderr.strip().endswith("run the same command to resume"), stderr
 
 
+def test_results_saved_over_a_run_replace_its_store_and_never_mix_into_a_sweep(tmp_path: Path):
+    """`Results.save` over `fairgate run`'s output replaces the run, its one-point store with
+    it (which `fairgate query` would otherwise still read as the run); a sweep is refused."""
+    import fairgate as fg
+
+    out = tmp_path / "one"
+    run = ["run", str(SHOWCASE), "--out", str(out), "--quiet", "--seed", "1", *SHORT[:2]]
+    assert main(run) == 0
+    assert query(out, "SELECT seed FROM summary")["seed"].tolist() == [1]
+    fg.run_file(SHOWCASE, ["simulation.duration=12s", "simulation.seed=2"]).save(out)
+    assert not (out / "summary").exists() and not (out / "sweep.json").exists()
+    assert fg.Results.load(out).summary["seed"] == 2
+    sweep = tmp_path / "sweep"
+    assert main(["run", str(SHOWCASE), "--seeds", "2", "--out", str(sweep), "--quiet", *SHORT]) == 0
+    before = sorted(p.name for p in sweep.iterdir())
+    with pytest.raises(fg.ScenarioError, match="out_dir: .* holds a sweep of 2 points"):
+        fg.run_file(SHOWCASE, ["simulation.duration=12s"]).save(sweep)
+    assert sorted(p.name for p in sweep.iterdir()) == before
+
+
 def test_a_plain_run_writes_a_one_point_store_that_query_reads(tmp_path: Path, capsys):
     out = tmp_path / "one"
     plain = ["run", str(SHOWCASE), "--out", str(out), "--quiet", "--set", "simulation.duration=12s"]

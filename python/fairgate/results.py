@@ -218,9 +218,16 @@ class Results:
         """Writes summary.json and one Parquet file per table into ``out_dir``.
 
         Files are written to a hidden folder inside ``out_dir`` first and moved into place only
-        when all of them are complete; ``summary.json`` is moved last.
+        when all of them are complete; ``summary.json`` is moved last. They replace an earlier
+        run's, and with them its one-point store (``fairgate run`` writes one), which would
+        otherwise still answer ``fairgate query``; a directory holding a sweep of several
+        points raises ScenarioError.
         """
+        from fairgate.sweeps.store import replace_single_run
+
         out = utf8_path(out_dir, "out_dir")
+        if out.is_dir():
+            replace_single_run(out, "out_dir")
         with staging_folder(out) as staging:
             for name in TABLES:
                 frame: pd.DataFrame = getattr(self, name)

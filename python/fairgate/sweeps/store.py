@@ -258,22 +258,23 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return held
 
 
-def check_single_run_target(root: Path) -> None:
-    """Refuses ``root`` for a single run when it holds a sweep (axes or several seeds)."""
+def check_single_run_target(root: Path, name: str = "--out") -> None:
+    """Refuses ``root`` (given as ``name``) for a single run when it holds a sweep (axes or
+    several seeds)."""
     held = read_manifest(root)
     if held is None:
         return
     if held.get("axes") or len(held.get("seeds", [])) != 1:
         raise ScenarioError(
-            f"--out: {root} holds a sweep of {held.get('points')} points; expected a directory "
+            f"{name}: {root} holds a sweep of {held.get('points')} points; expected a directory "
             "without one (a single run would mix into it)"
         )
 
 
-def replace_single_run(root: Path) -> None:
+def replace_single_run(root: Path, name: str = "--out") -> None:
     """Clears the one-point store of an earlier single run in ``root`` (a plain ``fairgate
     run`` overwrites its output directory); refuses to touch a sweep of several points."""
-    check_single_run_target(root)
+    check_single_run_target(root, name)
     path = root / MANIFEST
     if not path.exists():
         return
