@@ -687,3 +687,22 @@ def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_pat
     with pytest.raises(fg.ScenarioError) as caught:
         fg.run_file(scenario, ["simulation.trace_every_change=true"])
     assert caught.value.path == "simulation.trace_every_change"
+
+
+@pytest.mark.parametrize("command", [["study", "two-server", "--quick"], ["run", "--plot"]])
+def test_an_unknown_matplotlib_backend_is_named_before_a_command_draws(tmp_path, command):
+    showcase = Path(__file__).resolve().parents[1] / "scenarios" / "showcase.toml"
+    args = [*command, "--out", str(tmp_path / "o")]
+    if command[0] == "run":
+        args[1:1] = [str(showcase)]
+    done = subprocess.run(
+        [sys.executable, "-m", "fairgate.cli", *args],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "MPLBACKEND": "bogus"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "error: MPLBACKEND: got 'bogus', expected a Matplotlib backend such as agg, or none "
+        "(fairgate's figures need none)\n"
+    )
+    assert not (tmp_path / "o").exists()

@@ -214,3 +214,41 @@ def test_a_local_cluster_that_will_not_close_is_given_up_with_a_warning(monkeypa
     assert stuck.closes == [ex.CLOSE_TIMEOUT_S]  # bounded, and not tried again at exit
     ex.close_local()
     assert stuck.closes == [ex.CLOSE_TIMEOUT_S]
+
+
+@pytest.mark.parametrize(
+    "variable, value, named",
+    [
+        (
+            "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT",
+            "bogus",
+            "Dask configuration `distributed.comm.timeouts.connect`: got 'bogus', expected a "
+            "duration such as '30s', its default (set by DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT",
+        ),
+        (
+            "DASK_DISTRIBUTED__WORKER__MEMORY__TARGET",
+            "high",
+            "`distributed.worker.memory.target`: got 'high', expected a number such as 0.6",
+        ),
+        # Read as distributed is imported: named without its key, which Dask does not give.
+        ("DASK_DISTRIBUTED__COMM__SHARD", "lots", "Could not interpret 'lots' as a byte unit"),
+    ],
+)
+def test_a_bad_dask_setting_is_named_before_a_cluster_starts(tmp_path, variable, value, named):
+    showcase = Path(__file__).parent.parent / "scenarios" / "showcase.toml"
+    command = [sys.executable, "-m", "fairgate.cli", "sweep", str(showcase), "--seeds", "2"]
+    command += ["--workers", "1", "--out", str(tmp_path / "s")]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env={**os.environ, variable: value}
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: Dask configuration") and named in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "s").exists()
+
+
+def test_a_bad_dask_setting_raises_a_scenario_error_in_python():
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.tcp": "soon"}):
+        with pytest.raises(fg.ScenarioError, match="`distributed.comm.timeouts.tcp`: got 'soon'"):
+            fg.sweep(fg.Scenario("x", duration=1), seeds=2)

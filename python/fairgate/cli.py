@@ -355,9 +355,33 @@ def _no_event_loop_tracebacks() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
-OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|seeds|workers)[ :]")
-"""An error about a command-line option (``--out: ...``, ``scheduler: ...``), not about the
-scenario file: it is not prefixed with the file's path."""
+def _draws(args: argparse.Namespace) -> bool:
+    """Whether the command draws figures (and so imports Matplotlib)."""
+    if args.command in ("reproduce", "study"):
+        return not args.list
+    return bool(getattr(args, "plot", False))
+
+
+def _check_matplotlib_backend() -> None:
+    """Matplotlib refuses an unknown ``MPLBACKEND`` as it is imported, with a traceback.
+    fairgate draws into files without a backend, but a command that draws imports it."""
+    backend = os.environ.get("MPLBACKEND")
+    if not backend:
+        return
+    try:
+        import matplotlib  # noqa: F401
+    except ValueError:
+        raise ScenarioError(
+            f"MPLBACKEND: got {shown(backend)}, expected a Matplotlib backend such as agg, or "
+            "none (fairgate's figures need none)"
+        ) from None
+
+
+OPTION_ERROR = re.compile(
+    r"(--[a-z][a-z-]*|scheduler|seeds|workers|Dask configuration|MPLBACKEND)[ :]"
+)
+"""An error about a command-line option (``--out: ...``, ``scheduler: ...``) or the
+environment, not about the scenario file: it is not prefixed with the file's path."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -374,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         with termination_like_ctrl_c():
+            if _draws(args):
+                _check_matplotlib_backend()
             return handlers[args.command](args)
     except ScenarioError as err:
         source = getattr(args, "scenario", None)

@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from fairgate._core import ScenarioError
 from fairgate.checks import clipped, shown
+from fairgate.sweeps.dask_config import check_dask_config
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
 CONNECT_TIMEOUT_S = 5
@@ -249,6 +250,7 @@ def resolve(client: Any = None, scheduler: str | None = None, workers: int | Non
                 "or None (a local cluster)"
             )
         return client
+    check_dask_config()
     address = scheduler or os.environ.get(SCHEDULER_ENV)
     if address:
         return connect(address)
