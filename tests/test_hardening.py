@@ -706,3 +706,26 @@ def test_an_unknown_matplotlib_backend_is_named_before_a_command_draws(tmp_path,
         "(fairgate's figures need none)\n"
     )
     assert not (tmp_path / "o").exists()
+
+
+def _some_results() -> fg.Results:
+    return fg.run_text(NO_FLOWS)
+
+
+@pytest.mark.parametrize(
+    "call, named",
+    [
+        (lambda: fg.run_text(b"[simulation]"), "text: got bytes b'[simulation]', expected TOML"),
+        (lambda: fg.validate_text(None), "text: got None, expected TOML text (str)"),
+        # A number would be opened as a file descriptor (and closed after reading it).
+        (lambda: fg.run_file(3), "scenario file: got int 3, expected a path"),
+        (lambda: fg.validate_file(None), "scenario file: got None, expected a path"),
+        (lambda: fg.Results.load(5), "out_dir: got int 5, expected a path"),
+        (lambda: _some_results().save(["o"]), "out_dir: got list ['o'], expected a path"),
+        (lambda: fg.sweep(fg.Scenario("x", duration=1), out=3), "out: got int 3, expected a"),
+        (lambda: fg.atm.run_atm(3), "scenario: got int 3, expected TOML text or its dict"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_a_scenario_error_naming_the_parameter(call, named):
+    with pytest.raises(fg.ScenarioError, match=re.escape(named)):
+        call()

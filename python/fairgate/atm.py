@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from fairgate import _core
+from fairgate.checks import text_value
 from fairgate.runner import override_list
 from fairgate.scenario import toml_text
 
@@ -47,7 +48,9 @@ def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
 def run_atm(scenario: dict[str, Any] | str, overrides: Sequence[str] = ()) -> AtmRun:
     """Runs the cell-level GFR network of a scenario with an ``[atm]`` section (a dict or TOML
     text, with ``key.path=value`` overrides); bad input raises ``fairgate.ScenarioError``."""
-    text = scenario if isinstance(scenario, str) else toml_text(scenario)
+    if isinstance(scenario, dict):
+        scenario = toml_text(scenario)
+    text = text_value(scenario, "scenario", "TOML text or its dict")
     raw = json.loads(_core.atm_run(text, override_list(overrides)))
     names = [v["name"] for v in raw["vcs"]]
     occupancy = pd.DataFrame(raw["occupancy"])

@@ -71,10 +71,30 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
     return f"{kind} in {left}{low:g}, {high:g}{right}"
 
 
+def path_value(path: object, name: str) -> str | os.PathLike[str]:
+    """``path`` when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming
+    ``name``. A number would be opened as a file descriptor, and closed after."""
+    if isinstance(path, str | os.PathLike) and not isinstance(path, bytes):
+        return path
+    raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
+
+
+def text_value(text: object, name: str, expected: str = "TOML text (str)") -> str:
+    """``text`` when it is a str; otherwise ScenarioError naming ``name``."""
+    if isinstance(text, str):
+        return text
+    raise ScenarioError(f"{name}: got {_typed(text)}, expected {expected}")
+
+
+def _typed(value: object) -> str:
+    """A value of the wrong type, shown with its type (``int 3``; ``None`` alone)."""
+    return "None" if value is None else f"{type(value).__name__} {shown(value)}"
+
+
 def utf8_path(path: str | os.PathLike[str], name: str) -> Path:
-    """``path`` as a Path when its name is UTF-8 text; otherwise ScenarioError naming ``name``
-    (:func:`utf8_problem`)."""
-    problem = utf8_problem(path)
+    """``path`` as a Path when it is a path whose name is UTF-8 text; otherwise ScenarioError
+    naming ``name`` (:func:`path_value`, :func:`utf8_problem`)."""
+    problem = utf8_problem(path_value(path, name))
     if problem:
         raise ScenarioError(f"{name}: {problem}")
     return Path(path)

@@ -243,7 +243,7 @@ class Results:
         """Reads results saved by :meth:`save`; a directory that does not hold them (a missing
         or unreadable summary or table, a table without the columns this version writes)
         raises ScenarioError naming the file."""
-        out = Path(out_dir)
+        out = utf8_path(out_dir, "out_dir")
         try:
             summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
             frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}

@@ -15,7 +15,7 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate import _core
-from fairgate.checks import shown, utf8_path, utf8_problem
+from fairgate.checks import path_value, shown, text_value, utf8_path, utf8_problem
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -115,42 +115,43 @@ def _probe_writable(directory: Path) -> None:
     os.rmdir(tempfile.mkdtemp(prefix=".fairgate-probe-", dir=directory))
 
 
-def check_out_dir(out: str | Path) -> Path:
+def check_out_dir(out: str | Path, option: str = "--out") -> Path:
     """Checks, before a run, that results can be written to directory ``out``.
 
-    Raises ScenarioError naming ``--out`` when it is an existing file, lies under a file, or
-    its first existing ancestor refuses a new entry (:func:`_probe_writable`).
+    Raises ScenarioError naming ``option`` (``out`` in Python) when it is an existing file,
+    lies under a file, or its first existing ancestor refuses a new entry
+    (:func:`_probe_writable`).
     """
-    out = utf8_path(out, "--out")
-    with _path_refused("--out", out):
-        _check_dir_target(out)
+    out = utf8_path(out, option)
+    with _path_refused(option, out):
+        _check_dir_target(out, option)
     return out
 
 
-def _check_dir_target(out: Path) -> None:
+def _check_dir_target(out: Path, option: str) -> None:
     if out.exists() and not out.is_dir():
         raise _core.ScenarioError(
-            f"--out: got {shown(str(out))}, an existing file; expected a directory"
+            f"{option}: got {shown(str(out))}, an existing file; expected a directory"
         )
     existing = out
     while not existing.exists():
         if existing.is_symlink():
             raise _core.ScenarioError(
-                f"--out: got {shown(str(out))}, but {shown(str(existing))} is a symbolic link "
+                f"{option}: got {shown(str(out))}, but {shown(str(existing))} is a symbolic link "
                 "that leads nowhere (to a missing path, or round in a loop); expected a "
                 "directory path"
             )
         existing = existing.parent
     if not existing.is_dir():
         raise _core.ScenarioError(
-            f"--out: got {shown(str(out))}, which lies under the file {shown(str(existing))}; "
+            f"{option}: got {shown(str(out))}, which lies under the file {shown(str(existing))}; "
             "expected a directory path"
         )
     try:
         _probe_writable(existing)
     except OSError as err:
         raise _core.ScenarioError(
-            f"--out: got {shown(str(out))}, but {shown(str(existing))} is not writable "
+            f"{option}: got {shown(str(out))}, but {shown(str(existing))} is not writable "
             f"({err.strerror}); expected a directory you can write to"
         ) from None
 
@@ -162,6 +163,7 @@ MAX_FILE_BYTES = 64 << 20
 
 def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     """The UTF-8 text of ``path``, at most MAX_FILE_BYTES; raises ScenarioError naming it."""
+    path_value(path, what)
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
@@ -197,12 +199,12 @@ def override_list(overrides: str | Sequence[str]) -> list[str]:
 def toml_document(text: str) -> dict[str, Any]:
     """TOML text as a dict, parsed by the core's own parser (TOML 1.1, a leading byte-order
     mark allowed) so that whatever runs also sweeps; a syntax error raises ScenarioError."""
-    return json.loads(_core.toml_document(text))
+    return json.loads(_core.toml_document(text_value(text, "text")))
 
 
 def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Validates TOML text; returns the scenario as the core understood it."""
-    return json.loads(_core.validate(text, override_list(overrides)))
+    return json.loads(_core.validate(text_value(text, "text"), override_list(overrides)))
 
 
 def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -244,7 +246,7 @@ def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -
     Raises ScenarioError for a bad scenario, SimulationError when the run cannot go on, and
     ConservationError (carrying the invalid results) when a conservation law was broken.
     """
-    sim = _core.load(text, override_list(overrides))
+    sim = _core.load(text_value(text, "text"), override_list(overrides))
     _advance(sim, progress)
     results = Results.from_core(sim.results())
     if not results.conserved:

@@ -134,11 +134,12 @@ class SweepRun:
         grid: Grid,
         overrides: Sequence[str] = (),
         out: str | Path | None = None,
+        out_name: str = "out",
     ) -> None:
         self.text = text
         self.grid = grid
         self.overrides = list(overrides)
-        self.out = check_out_dir(out) if out is not None else None
+        self.out = check_out_dir(out, out_name) if out is not None else None
         self.points = grid.points()
         digest = hashlib.sha256(json.dumps([text, self.overrides]).encode()).hexdigest()
         self.manifest = {
@@ -292,7 +293,7 @@ def store_run(out: str | Path, text: str, overrides: Sequence[str], results: Any
     run, so that no other process writes ``out`` meanwhile. Returns the point's key."""
     root = Path(out)
     seed = int(results.summary["seed"])
-    prepared = SweepRun(text, Grid(groups=(), seeds=(seed,)), overrides, root)
+    prepared = SweepRun(text, Grid(groups=(), seeds=(seed,)), overrides, root, "--out")
     point = prepared.points[0]
     value = {"summary": results.summary, "flows": results.flows, "ports": results.ports}
     store.replace_single_run(root)
@@ -308,8 +309,10 @@ def prepare(
     seeds: int | Sequence[int] = 1,
     overrides: str | Sequence[str] = (),
     out: str | Path | None = None,
+    out_name: str = "out",
 ) -> SweepRun:
-    """Checks a sweep (every axis value, by the core) without running anything."""
+    """Checks a sweep (every axis value, by the core) without running anything; an error in
+    ``out`` names it as ``out_name`` (``--out`` for the CLI)."""
     text = scenario_text(scenario)
     overrides = override_list(overrides)
     if is_atm(validate_text(text, overrides)):
@@ -324,7 +327,7 @@ def prepare(
         )
     zipped = [_axes(group, f"zip[{i}]") for i, group in enumerate(zip)]
     checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)
-    return SweepRun(text, checked, overrides, out)
+    return SweepRun(text, checked, overrides, out, out_name)
 
 
 def sweep(

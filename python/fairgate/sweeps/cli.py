@@ -106,7 +106,7 @@ def _prepared(args: argparse.Namespace) -> SweepRun:
     seeds = 1 if seeds is None else seeds
     overrides = [*(spec.overrides if spec else []), *args.overrides]
     out = args.out or Path("out") / "sweep" / args.file.stem
-    return prepare(scenario, grid, zipped, seeds, overrides, out)
+    return prepare(scenario, grid, zipped, seeds, overrides, out, out_name="--out")
 
 
 def _interval(table: pd.DataFrame, metric: str, scale: float = 1.0) -> pd.Series:
