@@ -216,6 +216,39 @@ def test_a_local_cluster_that_will_not_close_is_given_up_with_a_warning(monkeypa
     assert stuck.closes == [ex.CLOSE_TIMEOUT_S]
 
 
+THREADS_ASK = """
+import threading
+
+from fairgate.sweeps.execute import local_client
+
+
+def ask(barrier, clients):
+    barrier.wait()
+    clients.append(local_client(1))
+
+
+if __name__ == "__main__":
+    barrier, clients = threading.Barrier(3), []
+    threads = [threading.Thread(target=ask, args=(barrier, clients)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(len({id(client) for client in clients}), len(clients))
+"""
+
+
+def test_threads_asking_for_the_local_cluster_at_once_share_one(tmp_path: Path):
+    """Each would otherwise start its own cluster, all but one running until the end. In a
+    fresh process, run from a file: in this one, or with `python -c`, Dask's start differs
+    and the race is not seen."""
+    script = tmp_path / "ask.py"
+    script.write_text(THREADS_ASK, encoding="utf-8")
+    done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "3"], done.stderr
+
+
 @pytest.mark.parametrize(
     "variable, value, named",
     [

@@ -21,6 +21,7 @@ import atexit
 import logging
 import os
 import sys
+import threading
 import traceback
 import uuid
 import warnings
@@ -82,6 +83,7 @@ def guarded(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
 
 
 _LOCAL: Any = None
+_LOCAL_LOCK = threading.Lock()
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     # A worker holds only the task it runs: a worker's death loses no other task.
@@ -119,9 +121,16 @@ def check_workers(workers: int | None, name: str = "workers") -> None:
 
 
 def local_client(workers: int | None = None) -> Any:
-    """The process's local cluster (created on first use; ``workers`` defaults to the cores)."""
-    global _LOCAL
+    """The process's local cluster (created on first use; ``workers`` defaults to the cores).
+    Threads that ask at once share one: each would otherwise start its own, all but one left
+    running until the process ends."""
     check_workers(workers)
+    with _LOCAL_LOCK:
+        return _local_client(workers)
+
+
+def _local_client(workers: int | None) -> Any:
+    global _LOCAL
     import dask
     from distributed import Client, LocalCluster
 
