@@ -66,6 +66,29 @@ def test_sweep_file_with_named_axes_and_seeds(tmp_path: Path, capsys):
     ]
 
 
+def test_validate_checks_a_sweep_file_and_run_names_it(tmp_path: Path, capsys):
+    """`fairgate validate` checks every point of a sweep file without running one; `fairgate
+    run` names a sweep file for what it is (its `scenario` key was read as a scenario's)."""
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        f'scenario = "{SHOWCASE}"\nseeds = 3\n'
+        '[grid]\nbuffer = { path = "bottleneck.queue.limit", values = [5, 60] }\n',
+        encoding="utf-8",
+    )
+    assert main(["validate", str(sweep)]) == 0
+    said = capsys.readouterr().out
+    assert said == f"{sweep}: valid sweep of 6 points (buffer; 3 seeds) over {SHOWCASE}\n"
+    sweep.write_text(sweep.read_text().replace("60]", "-1]"), encoding="utf-8")
+    assert main(["validate", str(sweep)]) == 2
+    assert "axis `buffer` = -1" in capsys.readouterr().err
+    for extra in ([], ["--seeds", "2"]):
+        assert main(["run", str(sweep), "--out", str(tmp_path / "o"), *extra]) == 2
+        error = capsys.readouterr().err
+        assert "got a sweep file (it has a `scenario` key), expected a scenario file" in error
+        assert f"run a sweep file with `fairgate sweep {sweep}`" in error
+    assert not (tmp_path / "o").exists()
+
+
 def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsys):
     out = tmp_path / "store"
     cases = [

@@ -205,6 +205,7 @@ def _print_more(rows: int, table: str, shown: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _check_not_a_sweep_file(args.scenario)
     if args.seeds is not None:
         return sweep_cli.run_seeds(args)
     for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
@@ -222,6 +223,14 @@ def _run(args: argparse.Namespace) -> int:
         if atm.is_atm(scenario):
             return _run_atm(args, overrides, out)
         return _run_packets(args, overrides, out)
+
+
+def _check_not_a_sweep_file(path: Path) -> None:
+    if sweep_cli.sweep_file_spec(path) is not None:
+        raise ScenarioError(
+            f"got a sweep file (it has a `scenario` key), expected a scenario file; run a "
+            f"sweep file with `fairgate sweep {clipped(str(path))}`"
+        )
 
 
 def _run_packets(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
@@ -266,6 +275,9 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    if sweep_cli.sweep_file_spec(args.scenario) is not None:
+        print(f"{args.scenario}: {sweep_cli.describe_sweep(args.scenario, args.overrides)}")
+        return 0
     scenario = validate_file(args.scenario, args.overrides)
     if atm.is_atm(scenario):
         vcs = scenario["atm"].get("vcs", [])

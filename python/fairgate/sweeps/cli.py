@@ -95,6 +95,30 @@ def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
     return spec.scenario, spec
 
 
+def sweep_file_spec(path: Path) -> sweepfile.SweepFile | None:
+    """The sweep file at ``path``, checked; None when ``path`` is not a sweep file."""
+    return _load_file(path)[1]
+
+
+def describe_sweep(path: Path, overrides: list[str]) -> str:
+    """``fairgate validate`` of a sweep file: every point checked by the core, none run."""
+    spec = sweep_file_spec(path)
+    assert spec is not None
+    prepared = prepare(
+        spec.scenario,
+        list(spec.grid),
+        [list(group) for group in spec.zipped],
+        spec.seeds or 1,
+        [*spec.overrides, *overrides],
+    )
+    axes = ", ".join(axis.name for axis in prepared.grid.axes) or "no axes"
+    seeds = len(prepared.grid.seeds)
+    return (
+        f"valid sweep of {len(prepared.points)} points ({axes}; {seeds} seed"
+        f"{'s' if seeds != 1 else ''}) over {spec.scenario}"
+    )
+
+
 def _prepared(args: argparse.Namespace) -> SweepRun:
     scenario, spec = _load_file(args.file)
     grid: list[Axis] = list(spec.grid) if spec else []
