@@ -153,6 +153,8 @@ def test_run_with_seeds_prints_intervals_and_writes_a_store(tmp_path: Path, caps
     assert code == 0
     text = capsys.readouterr().out
     assert "3 points: 3 ran" in text and "goodput Mb/s" in text and "tcp-40ms" in text
+    # The showcase draws no random number: its intervals of 0 are explained.
+    assert "note: every seed gave the same run at every point" in text
     summary = pd.read_parquet(out / "summary")
     assert sorted(summary["seed"]) == [4, 5, 6]
 
@@ -460,3 +462,21 @@ def test_a_file_in_a_folder_that_takes_no_new_file_is_written_in_place(
     target.write_text("old", encoding="utf-8")
     monkeypatch.setattr(sweep_cli.tempfile, "mkstemp", refused)
     assert sweep_cli._staged_file(target) == target
+
+
+def test_the_note_on_identical_seeds_needs_every_point_identical():
+    from fairgate.sweeps.cli import _seeds_changed_nothing
+
+    rows = pd.DataFrame(
+        {
+            "buffer": [5, 5, 60, 60],
+            "status": ["ok"] * 4,
+            "events": [10, 10, 20, 21],
+            "delivered_pkts": [1, 1, 2, 2],
+            "dropped_pkts": [0, 0, 0, 0],
+        }
+    )
+    assert not _seeds_changed_nothing(rows, ["buffer"])
+    assert _seeds_changed_nothing(rows.iloc[:2], ["buffer"])
+    assert _seeds_changed_nothing(rows.iloc[:2].drop(columns="buffer"), [])
+    assert not _seeds_changed_nothing(rows.iloc[[0, 2]], ["buffer"])  # one seed a point

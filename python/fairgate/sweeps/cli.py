@@ -172,6 +172,12 @@ def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> 
     if len(failed) < len(summary):
         print("\nmean ± 95% interval half-width over seeds")
         print(summary_table(summary, axes).to_string(index=False))
+        if _seeds_changed_nothing(summary, axes):
+            print(
+                "note: every seed gave the same run at every point: nothing in this scenario "
+                "draws on the seed (random start times, Poisson or on-off sources, random "
+                "loss or RED do)"
+            )
     if flows and not tables["flows"].empty:
         print("\nflows")
         print(flow_table(tables["flows"], axes).to_string(index=False))
@@ -180,6 +186,19 @@ def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> 
     if prepared.out is not None:
         print(f"\nwrote {prepared.out}/{{summary,flows,ports}}/point=*/ (fairgate query)")
     return 0 if failed.empty else 1
+
+
+SAME_RUN = ["events", "delivered_pkts", "dropped_pkts"]
+"""Columns of the summary that two runs of one point share only when they are the same run."""
+
+
+def _seeds_changed_nothing(summary: pd.DataFrame, axes: list[str]) -> bool:
+    """Whether several seeds ran and each point's seeds gave one run (intervals of 0)."""
+    ok = summary[summary["status"] == "ok"]
+    groups = [rows for _, rows in ok.groupby(axes, dropna=False)] if axes else [ok]
+    if not groups or max(map(len, groups)) < 2:
+        return False
+    return all((rows[SAME_RUN].nunique() == 1).all() for rows in groups)
 
 
 def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
