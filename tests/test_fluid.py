@@ -4,6 +4,7 @@ marking law and the reports."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -320,3 +321,26 @@ def test_input_percentiles_span_a_fitted_series() -> None:
     assert fluid.input_percentiles(FourierSeries.constant(2.5)) == {5.0: 2.5, 50.0: 2.5, 95.0: 2.5}
     with pytest.raises(fg.ScenarioError, match="step"):
         fluid.input_percentiles(series, step=0.0)
+
+
+@pytest.mark.parametrize(
+    "changed, chapter, named",
+    [
+        ({"red_weight": 0.9}, 4, "`fluid.red_weight`: got 0.9, at which RED's average diverges"),
+        ({"step": 0.3}, 4, "`fluid.step`: got 0.3, at which RED's average diverges"),
+        ({"step": 2.0, "red_weight": 1e-4}, 6, "`fluid.step`: got 2.0, at which the new-conn"),
+    ],
+)
+def test_a_step_at_which_forward_euler_diverges_is_refused(changed, chapter, named):
+    """Such a step gave NaN, or finite garbage of 1e100, as the solution (a 0.999999 weight
+    diverged for the schemes that do not read RED's average, unseen in their marking)."""
+    with pytest.raises(fg.ScenarioError, match=re.escape(named)):
+        fluid.solve("avq", FluidParams(**changed), chapter=chapter)
+
+
+@pytest.mark.parametrize("scheme", ["red", "avqred", "avq", "none"])
+def test_the_largest_stable_red_weight_gives_a_finite_solution(scheme):
+    weight = 1.0 - math.exp(-1.99)  # step x ln(1/(1 - weight)) / 0.01 = 1.99 at the 0.01 step
+    solution = fluid.solve(scheme, FluidParams(red_weight=weight, horizon=50.0), chapter=4)
+    assert np.isfinite(solution.select_dtypes("number").to_numpy()).all()
+    assert solution["w"].max() <= 2 * solution["q"].max() + 1e-9

@@ -28,6 +28,8 @@ STARTS = ("equilibrium", "empty")
 point)."""
 PACKET_BYTES = 1400.0
 UNIT_S = 0.1  # one model time unit is 100 ms
+RED_INTERVAL = 0.01
+"""δ of (4.4): RED's average is updated every 1 ms, 0.01 units, whatever the solver's step."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,32 @@ def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
     if chapter not in (4, 6) or isinstance(chapter, bool):
         raise ScenarioError(f"`fluid.chapter`: got {checks.shown(chapter)}, expected 4 or 6")
     prm.validate()
+    _check_stable(prm, chapter)
+
+
+EULER_LIMIT = 2.0
+"""Forward Euler on dx/dt = -g (x - target) is stable only for step · g below 2: above, each
+step overshoots by more than it corrects, and x grows without bound (to inf and NaN, or to
+finite garbage of 1e100 in a short run)."""
+
+
+def _check_stable(prm: FluidParams, chapter: int) -> None:
+    """Refuses a step at which a linear term of the model diverges under forward Euler: RED's
+    average w (gain ln(1/(1 - red_weight))/δ) and, in chapter 6, the new connections n
+    (gain 1 per unit)."""
+    red = prm.step * -math.log(1.0 - prm.red_weight) / RED_INTERVAL
+    if red >= EULER_LIMIT:
+        changed = "step" if prm.step != FluidParams.step else "red_weight"
+        raise ScenarioError(
+            f"`fluid.{changed}`: got {getattr(prm, changed)}, at which RED's average diverges "
+            f"(step {prm.step} x ln(1/(1 - red_weight {prm.red_weight})) / {RED_INTERVAL} = "
+            f"{red:.3g}); expected below {EULER_LIMIT:g} (a smaller red_weight or step)"
+        )
+    if chapter == 6 and prm.step >= EULER_LIMIT:
+        raise ScenarioError(
+            f"`fluid.step`: got {prm.step}, at which the new-connection term n diverges; "
+            f"expected below {EULER_LIMIT:g} units"
+        )
 
 
 def solve(
@@ -227,7 +255,7 @@ def _integrate(
         name: np.full(steps + 1, value) for name, value in zip("qvwn", (q, v, w, n), strict=True)
     }
     m, mu = float(prm.connections), prm.service_rate
-    red_gain = math.log(1.0 - prm.red_weight) / 0.01
+    red_gain = math.log(1.0 - prm.red_weight) / RED_INTERVAL
     for k in range(steps):
         t_late = times[k] - delay[k]
         lam_late, p_late = lam_hist.at(t_late, k), p_hist.at(t_late, k)
