@@ -71,6 +71,7 @@ def test_bad_arguments_raise_value_error(call):
         (lambda: sfg.polluted_bins_probability(20, 5, -1), "`polluted`: got -1"),
         (lambda: sfg.false_positive_probability(True, 20, 5), "`levels`: got True"),
         (lambda: sfg.tcp_friendly_rate(1500, math.nan, 0.01), "`rtt_s`: got nan"),
+        (lambda: sfg.tcp_friendly_rate(1500, 0.1, 2), "`loss_rate`: got 2, expected a finite"),
     ],
 )
 def test_what_would_hang_or_mean_nothing_is_a_scenario_error(call, message):

@@ -54,8 +54,9 @@ def false_positive_probability_closed(levels: int, bins: int, flows: int) -> flo
 
 def tcp_friendly_rate(packet_bytes: float, rtt_s: float, loss_rate: float) -> float:
     """Equation 4: T_tcp = 1.5 * sqrt(2/3) * S / (tau * sqrt(p)), in bits per second."""
-    for name, value in (("packet_bytes", packet_bytes), ("rtt_s", rtt_s), ("loss_rate", loss_rate)):
+    for name, value in (("packet_bytes", packet_bytes), ("rtt_s", rtt_s)):
         checks.number(name, value, 0, low_open=True)
+    checks.number("loss_rate", loss_rate, 0, 1, low_open=True)
     return 1.5 * math.sqrt(2.0 / 3.0) * packet_bytes * 8.0 / (rtt_s * math.sqrt(loss_rate))
 
 
