@@ -39,7 +39,10 @@ def test_report_writes_markdown_and_csv(tmp_path):
     assert [p.name for p in written] == ["demo.md", "demo.csv"]
     frame = pd.read_csv(tmp_path / "demo.csv")
     assert list(frame["verdict"]) == ["ok", "MISS"]
-    assert "1 of 2 checked rows within tolerance, 1 missed" in (tmp_path / "demo.md").read_text()
+    markdown = (tmp_path / "demo.md").read_text()
+    assert "1 of 2 checked rows within tolerance, 1 missed" in markdown
+    assert "**Run: every experiment, full length.**" in markdown
+    assert set(frame["run"]) == {"full"}
 
 
 def test_mean_of_means_discards_the_first_interval():
@@ -71,6 +74,11 @@ def test_cli_lists_and_runs_a_reproduction(tmp_path):
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(tmp_path / "queueing.csv")
     assert list(frame["verdict"]) == ["ok", "ok"]
+    # A partial reproduction says so wherever it is read: stdout, the Markdown, each CSV row.
+    scope = "experiment cbr only (of mm1, md1, cbr); --quick: shorter runs, wider tolerances"
+    assert f"Run: {scope}; not the full reproduction." in done.stdout
+    assert f"**Run: {scope}; not the full reproduction.**" in (tmp_path / "queueing.md").read_text()
+    assert set(frame["run"]) == {f"{scope}; not the full reproduction"}
     bad = fairgate("reproduce", "nosuch")
     assert bad.returncode == 2 and "expected one of" in bad.stderr
     bad = fairgate("reproduce", "queueing", "--scenario", "9")

@@ -314,10 +314,22 @@ def _reproduce(args: argparse.Namespace) -> int:
         report = module.run(
             staging, experiment=args.scenario, quick=args.quick, progress=True, **options
         )
+        report.scope = _scope(args, module.EXPERIMENTS)
         written = [final_path(p, staging, out) for p in report.write(staging)]
     print(report.text())
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _scope(args: argparse.Namespace, experiments: Sequence[object]) -> str:
+    """A reproduction's scope when it is not the whole one (see ``Report.scope``)."""
+    parts = []
+    if args.scenario is not None:
+        listed = ", ".join(map(str, experiments))
+        parts.append(f"experiment {args.scenario} only (of {listed})")
+    if args.quick:
+        parts.append("--quick: shorter runs, wider tolerances")
+    return "; ".join(parts) + ("; not the full reproduction" if parts else "")
 
 
 def _study(args: argparse.Namespace) -> int:

@@ -108,6 +108,9 @@ class Report:
     rows: list[Row] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    scope: str = ""
+    """How it was run when not in full (``--quick``, one experiment): said in every output, so
+    that a partial reproduction is never read as the whole one."""
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
@@ -138,14 +141,20 @@ class Report:
             f"{c['report']} reported for comparison only"
         )
 
+    def run_line(self) -> str:
+        """What was run: everything at full length, or what was left out."""
+        return f"Run: {self.scope or 'every experiment, full length'}."
+
     def text(self) -> str:
         frame = self.frame().drop(columns=["note"])
         with pd.option_context("display.float_format", "{:.4g}".format):
             table = frame.to_string(index=False)
-        return f"{self.title}\n{self.source}\n\n{table}\n\n{self.summary_line()}"
+        head = f"{self.title}\n{self.source}\n{self.run_line()}"
+        return f"{head}\n\n{table}\n\n{self.summary_line()}"
 
     def markdown(self) -> str:
-        lines = [f"# {self.title}", "", self.source, "", self.summary_line(), ""]
+        lines = [f"# {self.title}", "", self.source, "", f"**{self.run_line()}**", ""]
+        lines += [self.summary_line(), ""]
         lines += ["| " + " | ".join(self.frame().columns) + " |"]
         lines += ["|" + "---|" * len(self.frame().columns)]
         for r in self.frame().itertuples(index=False):
@@ -161,6 +170,6 @@ class Report:
         out_dir.mkdir(parents=True, exist_ok=True)
         csv_path = out_dir / f"{self.name}.csv"
         md_path = out_dir / f"{self.name}.md"
-        self.frame().to_csv(csv_path, index=False)
+        self.frame().assign(run=self.scope or "full").to_csv(csv_path, index=False)
         md_path.write_text(self.markdown(), encoding="utf-8")
         return [md_path, csv_path, *self.figures]
