@@ -61,12 +61,14 @@ def cost_table(text: str, port: str = PORT) -> pd.DataFrame:
 def run(out_dir: Path, quick: bool = False) -> str:
     """Runs the study, writes the CSV table and a Markdown summary; returns the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = cost_table(scenario(duration_s=10.0 if quick else 60.0))
+    duration_s = 10.0 if quick else 60.0
+    table = cost_table(scenario(duration_s=duration_s))
     table.to_csv(out_dir / "fq_cost.csv", index=False)
     summary = table.groupby("discipline")[["active", "total"]].agg(["mean", "max"])
     lines = [
         f"# {TITLE}",
         "",
+        f"{duration_s:g} s simulated{' (--quick)' if quick else ''}, "
         f"port {PORT}, flow timeout {TIMEOUT_S:g} s, samples every {INTERVAL_S:g} s, "
         f"hash efficiency {EFFICIENCY:g}, {MEAN_COLLIDING:g} colliding flows searched",
         "",
