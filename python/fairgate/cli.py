@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check_not_a_sweep_file(path: Path) -> None:
-    if sweep_cli.sweep_file_spec(path) is not None:
+    if sweep_cli.is_sweep_file(path):
         raise ScenarioError(
             f"got a sweep file (it has a `scenario` key), expected a scenario file; run a "
             f"sweep file with `fairgate sweep {clipped(str(path))}`"

@@ -100,6 +100,14 @@ def sweep_file_spec(path: Path) -> sweepfile.SweepFile | None:
     return _load_file(path)[1]
 
 
+def is_sweep_file(path: Path) -> bool:
+    """Whether ``path`` is a sweep file (unchecked: its scenario may be missing)."""
+    try:
+        return sweepfile.is_sweep_file(toml_document(read_text_file(path)))
+    except ScenarioError:
+        return False  # the scenario reader reports it with the usual message
+
+
 def describe_sweep(path: Path, overrides: list[str]) -> str:
     """``fairgate validate`` of a sweep file: every point checked by the core, none run."""
     spec = sweep_file_spec(path)
