@@ -195,11 +195,30 @@ def test_a_stopped_sweep_keeps_only_whole_points_and_a_rerun_finishes(
     assert f"{len(done)} already finished" in rerun.stdout
 
 
+def spawned_children(pid: int) -> list[int]:
+    """The processes `pid` spawned through multiprocessing (workers, the resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            spawned = b"multiprocessing" in (entry / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and spawned:
+            found.append(int(entry.name))
+    return found
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
-def test_workers_stopped_mid_point_leave_no_noise(tmp_path: Path, signum: int):
-    """Workers stopped mid-point leave semaphores to multiprocessing's resource tracker,
-    which removes them without a warning; a hangup of the whole group does not kill the
-    tracker (a new one would print a traceback for each name it never saw)."""
+@pytest.mark.parametrize("when", ["as the workers start", "mid-point"])
+def test_a_stopped_sweep_says_one_line_whenever_it_is_stopped(
+    tmp_path: Path, signum: int, when: str
+):
+    """Workers starting (importing fairgate) once stopped with a traceback each and Dask's
+    cluster, closed half-started, with an AssertionError; workers stopped mid-point leave
+    semaphores to multiprocessing's resource tracker, which removes them without a warning,
+    and a hangup of the whole group does not kill it (a new one printed a traceback for each
+    name it never saw). Either way: one line, and the status of the signal."""
     soak = SHOWCASE.parent / "soak.toml"
     command = [
         sys.executable, "-m", "fairgate.cli", "sweep", str(soak), "--out", str(tmp_path / "s"),
@@ -208,11 +227,16 @@ def test_workers_stopped_mid_point_leave_no_noise(tmp_path: Path, signum: int):
     proc = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    time.sleep(6)  # the cluster is up and each worker is in a point of about 20 s
+    deadline = time.monotonic() + 60
+    while not spawned_children(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if when == "mid-point":
+        time.sleep(6)  # the cluster is up and each worker is in a point of about 20 s
     os.killpg(proc.pid, signum)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, stdout
-    assert stderr.strip().endswith("run the same command to resume"), stderr
+    said = "interrupted" if signum == signal.SIGINT else "stopped by SIGHUP"
+    assert stderr.strip() == f"{said}: finished points are kept; run the same command to resume"
 
 
 def test_results_saved_over_a_run_replace_its_store_and_never_mix_into_a_sweep(tmp_path: Path):

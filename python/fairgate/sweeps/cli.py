@@ -211,8 +211,8 @@ def _seeds_changed_nothing(summary: pd.DataFrame, axes: list[str]) -> bool:
 
 def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
     prepared = _prepared(args)
-    client = client_of(args)
     try:
+        client = client_of(args)
         wanted = ("summary", "flows") if flows and not args.quiet else ("summary",)
         tables = prepared.run(client, progress=not args.quiet, tables=wanted)
     except KeyboardInterrupt as stop:

@@ -134,25 +134,25 @@ def _local_client(workers: int | None) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
-    from fairgate.sweeps.local_workers import CtrlCToTheClient, start_resource_tracker
+    from fairgate.sweeps.local_workers import CtrlCToTheClient, children_deaf_to_stops
 
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
-    with dask.config.set(LOCAL_CONFIG), _cluster_start():
-        start_resource_tracker()
-        cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP routes: loopback
-            silence_logs=logging.CRITICAL,
-        )
-    _LOCAL = Client(cluster)
-    _LOCAL.register_plugin(CtrlCToTheClient())
-    atexit.register(close_local)
+    with children_deaf_to_stops():
+        with dask.config.set(LOCAL_CONFIG), _cluster_start():
+            cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # HTTP routes: loopback
+                silence_logs=logging.CRITICAL,
+            )
+        _LOCAL = Client(cluster)
+        _LOCAL.register_plugin(CtrlCToTheClient())
+        atexit.register(close_local)
     return _LOCAL
 
 

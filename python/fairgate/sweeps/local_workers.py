@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -35,19 +37,39 @@ workers stopped mid-point after Ctrl-C. Removing them is its job; the warning is
 user's."""
 
 
-def start_resource_tracker() -> None:
-    """Starts multiprocessing's resource tracker, which the local cluster's processes share,
-    as Python does but also deaf to SIGHUP (as Python makes it to SIGINT and SIGTERM): a
-    closed terminal hangs up the whole group, and a tracker that dies is started again by
-    the next worker, which then gives it names it never saw (a traceback each). Without its
-    warning about what stopped workers left (TRACKER_WARNING)."""
+STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+@contextmanager
+def children_deaf_to_stops() -> Iterator[None]:
+    """Blocks Ctrl-C, SIGTERM and SIGHUP in this thread while the local cluster starts, and
+    starts multiprocessing's resource tracker (:func:`_start_resource_tracker`). What starts
+    meanwhile inherits the block and keeps it: Dask's event-loop thread (so such a signal
+    reaches the main thread), the worker processes it spawns and respawns, which would
+    otherwise stop with a traceback each while importing fairgate in their first seconds
+    (before the plugin above runs), and the tracker. A signal sent meanwhile is delivered
+    here when the block ends, once the cluster is up and can close cleanly (closing it
+    half-started failed with Dask's ``AssertionError: Status.init``)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    try:
+        _start_resource_tracker()
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)  # the tracker's start unblocks two
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _start_resource_tracker() -> None:
+    """Starts the resource tracker the local cluster's processes share, without its warning
+    about what stopped workers left (TRACKER_WARNING). It keeps SIGHUP blocked (Python
+    unblocks SIGINT and SIGTERM in it after ignoring them): a closed terminal hangs up the
+    whole group, and a tracker that dies is started again by the next worker, which then
+    gives it names it never saw (a traceback each)."""
     from multiprocessing import resource_tracker
 
     options = list(sys.warnoptions)
     sys.warnoptions.append(TRACKER_WARNING)
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
     try:
         resource_tracker.ensure_running()
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         sys.warnoptions[:] = options
