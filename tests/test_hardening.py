@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from itertools import pairwise
 from pathlib import Path
 
@@ -729,3 +730,21 @@ def _some_results() -> fg.Results:
 def test_a_value_of_the_wrong_type_is_a_scenario_error_naming_the_parameter(call, named):
     with pytest.raises(fg.ScenarioError, match=re.escape(named)):
         call()
+
+
+def test_a_run_started_under_nohup_survives_a_hangup(tmp_path: Path):
+    """A signal the process was started ignoring stays ignored: `nohup` is how a run is kept
+    alive past its terminal."""
+    out = tmp_path / "o"
+    soak = Path(__file__).resolve().parents[1] / "scenarios" / "soak.toml"
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(soak), "--out", str(out), "--quiet"]
+    cmd += ["--set", "simulation.duration=300s"]
+    process = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
+    )
+    time.sleep(1.0)  # inside the run (about 1.5 s)
+    process.send_signal(signal.SIGHUP)
+    assert process.wait(timeout=120) == 0, process.stderr.read()
+    assert (out / "summary.json").exists()

@@ -39,9 +39,13 @@ def _raise_terminated(signum: int, frame: object) -> None:
 def termination_like_ctrl_c() -> Iterator[None]:
     """Inside the block, SIGTERM and SIGHUP stop this process as Ctrl-C does; the previous
     handlers come back after it. The CLI's commands run inside it (a program that imports
-    fairgate keeps its own handlers), where the main thread can set handlers."""
+    fairgate keeps its own handlers), where the main thread can set handlers. A signal the
+    process was started ignoring stays ignored (``nohup`` ignores SIGHUP)."""
+    previous = {}
     try:
-        previous = {signum: signal.signal(signum, _raise_terminated) for signum in TERMINATING}
+        for signum in TERMINATING:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, _raise_terminated)
     except ValueError:  # not the main thread
         previous = {}
     try:
