@@ -111,3 +111,14 @@ def test_a_termination_inside_a_held_block_arrives_after_it():
                 done.append("the block ran to its end")
         assert done and exit_status(stop.value) == 143
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_an_ignored_ctrl_c_stays_ignored_through_a_held_block():
+    """A background job ignores SIGINT; holding it would deliver it after the block."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with ctrl_c_held():
+            os.kill(os.getpid(), signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -66,8 +66,9 @@ def stopped_by(stop: KeyboardInterrupt) -> str:
 
 
 def _held_signals() -> list[int]:
-    """SIGINT, and SIGTERM and SIGHUP where they stop the process like Ctrl-C."""
-    held = [signal.SIGINT]
+    """SIGINT unless it is ignored (a background job's), and SIGTERM and SIGHUP where they
+    stop the process like Ctrl-C."""
+    held = [] if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else [signal.SIGINT]
     held += [s for s in TERMINATING if signal.getsignal(s) is _raise_terminated]
     return held
 
