@@ -748,3 +748,21 @@ def test_a_run_started_under_nohup_survives_a_hangup(tmp_path: Path):
     process.send_signal(signal.SIGHUP)
     assert process.wait(timeout=120) == 0, process.stderr.read()
     assert (out / "summary.json").exists()
+
+
+def test_a_reader_of_stderr_that_leaves_does_not_stop_the_run(tmp_path: Path):
+    """`fairgate run ... 2>&1 | head`: the progress bar's pipe closing once ended the run with
+    exit status 0 and nothing written."""
+    out = tmp_path / "o"
+    soak = Path(__file__).resolve().parents[1] / "scenarios" / "soak.toml"
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(soak), "--out", str(out)]
+    cmd += ["--set", "simulation.duration=900s"]
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = b""
+    while b"simulated" not in seen:  # the bar is drawn: its reader leaves
+        chunk = process.stderr.read(16)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    process.stderr.close()
+    assert process.wait(timeout=300) == 0
+    assert json.loads((out / "summary.json").read_text())["conservation"]["ok"]

@@ -6,14 +6,16 @@ Exit codes: 0 success, 2 bad input (scenario, file, parameter), 1 internal error
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import io
 import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -373,6 +375,46 @@ def _printable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+class _StderrOrNothing:
+    """stderr that goes quiet once its reader has gone (``2>&1 | head``): a progress bar or a
+    notice is not worth stopping a run for, where the pipe's error ended it at once, with
+    exit status 0 and nothing written."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream: TextIO | None = stream
+
+    def write(self, text: str) -> int:
+        return self._quietly(lambda stream: stream.write(text), len(text))
+
+    def flush(self) -> None:
+        self._quietly(lambda stream: stream.flush(), None)
+
+    def _quietly(self, act: Callable[[TextIO], Any], otherwise: Any) -> Any:
+        if self._stream is None:
+            return otherwise
+        try:
+            return act(self._stream)
+        except BrokenPipeError:
+            with contextlib.suppress(OSError, ValueError):  # later writes by fd go nowhere
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            self._stream = None
+            return otherwise
+
+    def __getattr__(self, name: str) -> Any:  # isatty, encoding, fileno...
+        return getattr(self._stream or sys.__stderr__, name)
+
+
+@contextlib.contextmanager
+def _stderr_or_nothing() -> Iterator[None]:
+    """Runs the block with :class:`_StderrOrNothing` as ``sys.stderr``."""
+    previous = sys.stderr
+    sys.stderr = _StderrOrNothing(previous)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stderr = previous
+
+
 def _no_event_loop_tracebacks() -> None:
     """Dask's event loop logs its callbacks' errors with tracebacks (an accept refused for want
     of file descriptors); what they cost the command reaches it as an exception and is said."""
@@ -412,6 +454,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _printable_output()
     _no_event_loop_tracebacks()
     args = _parser().parse_args(argv)
+    with _stderr_or_nothing():
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Runs the command ``args`` names; bad input and failures become a line and a status."""
     handlers = {
         "run": _run,
         "validate": _validate,
@@ -438,7 +486,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error: {err}", file=sys.stderr)
         return EXIT_INTERNAL
     except BrokenPipeError:
-        # The reader (e.g. `head`) closed stdout; results are already written.
+        # The reader (e.g. `head`) closed stdout, which is written after the results are
+        # (stderr's reader leaving stops nothing: _StderrOrNothing).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as err:
