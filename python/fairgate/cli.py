@@ -376,9 +376,10 @@ def _printable_output() -> None:
 
 
 class _StderrOrNothing:
-    """stderr that goes quiet once its reader has gone (``2>&1 | head``): a progress bar or a
-    notice is not worth stopping a run for, where the pipe's error ended it at once, with
-    exit status 0 and nothing written."""
+    """stderr that goes quiet once it cannot be written (its reader gone, ``2>&1 | head``; a
+    full disk, ``2>/dev/full``): a progress bar or a notice is not worth stopping a run for,
+    where the error ended it at once (with exit status 0 and nothing written for the pipe).
+    The exit status still says how the command ended."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream: TextIO | None = stream
@@ -394,7 +395,7 @@ class _StderrOrNothing:
             return otherwise
         try:
             return act(self._stream)
-        except BrokenPipeError:
+        except OSError:
             with contextlib.suppress(OSError, ValueError):  # later writes by fd go nowhere
                 os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
             self._stream = None
