@@ -236,7 +236,9 @@ def test_a_stopped_sweep_says_one_line_whenever_it_is_stopped(
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, stdout
     said = "interrupted" if signum == signal.SIGINT else "stopped by SIGHUP"
-    assert stderr.strip() == f"{said}: finished points are kept; run the same command to resume"
+    line = f"{said}: finished points are kept; run the same command to resume"
+    assert stderr.strip().splitlines()[-1] == line, stderr
+    assert not any(word in stderr for word in ("Traceback", "Error", "Warning")), stderr
 
 
 def test_results_saved_over_a_run_replace_its_store_and_never_mix_into_a_sweep(tmp_path: Path):
