@@ -277,8 +277,9 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    if sweep_cli.sweep_file_spec(args.scenario) is not None:
-        print(f"{args.scenario}: {sweep_cli.describe_sweep(args.scenario, args.overrides)}")
+    spec = sweep_cli.sweep_file_spec(args.scenario)
+    if spec is not None:
+        print(f"{args.scenario}: {sweep_cli.describe_sweep(spec, args.overrides)}")
         return 0
     scenario = validate_file(args.scenario, args.overrides)
     if atm.is_atm(scenario):

@@ -13,7 +13,7 @@ import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ class Terminated(KeyboardInterrupt):
 
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, *TERMINATING)
+"""Every signal a command stops on: Ctrl-C, and those it treats as Ctrl-C."""
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
@@ -42,12 +44,10 @@ def termination_like_ctrl_c() -> Iterator[None]:
     fairgate keeps its own handlers), where the main thread can set handlers. A signal the
     process was started ignoring stays ignored (``nohup`` ignores SIGHUP)."""
     previous = {}
-    try:
+    with suppress(ValueError):  # not the main thread: no handler can be set
         for signum in TERMINATING:
             if signal.getsignal(signum) is signal.SIG_DFL:
                 previous[signum] = signal.signal(signum, _raise_terminated)
-    except ValueError:  # not the main thread
-        previous = {}
     try:
         yield
     finally:

@@ -84,12 +84,20 @@ def add_parsers(sub: Any) -> None:
     )
 
 
-def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
+def _sweep_document(path: Path) -> dict[str, Any] | None:
+    """The document at ``path`` when it is a sweep file, else None (unchecked: its scenario
+    may be missing). A file that cannot be read is None too: the scenario reader reports it
+    with the usual message."""
     try:
         doc = toml_document(read_text_file(path))
     except ScenarioError:
-        return path, None  # the scenario reader reports it with the usual message
-    if not sweepfile.is_sweep_file(doc):
+        return None
+    return doc if sweepfile.is_sweep_file(doc) else None
+
+
+def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
+    doc = _sweep_document(path)
+    if doc is None:
         return path, None
     spec = sweepfile.from_doc(doc, path.parent)
     return spec.scenario, spec
@@ -102,16 +110,11 @@ def sweep_file_spec(path: Path) -> sweepfile.SweepFile | None:
 
 def is_sweep_file(path: Path) -> bool:
     """Whether ``path`` is a sweep file (unchecked: its scenario may be missing)."""
-    try:
-        return sweepfile.is_sweep_file(toml_document(read_text_file(path)))
-    except ScenarioError:
-        return False  # the scenario reader reports it with the usual message
+    return _sweep_document(path) is not None
 
 
-def describe_sweep(path: Path, overrides: list[str]) -> str:
+def describe_sweep(spec: sweepfile.SweepFile, overrides: list[str]) -> str:
     """``fairgate validate`` of a sweep file: every point checked by the core, none run."""
-    spec = sweep_file_spec(path)
-    assert spec is not None
     prepared = prepare(
         spec.scenario,
         list(spec.grid),

@@ -32,37 +32,33 @@ def _leaves(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, An
 
 def _kind(default: Any) -> str | None:
     """What a default says its key holds: "duration", "size", "number" or None (other)."""
-    from dask.utils import parse_bytes, parse_timedelta
-
     if isinstance(default, bool) or default is None:
         return None
     if isinstance(default, int | float):
         return "number"
     if not isinstance(default, str):
         return None
-    for kind, parse in (("duration", parse_timedelta), ("size", parse_bytes)):
-        try:
-            parse(default)
-            return kind
-        except (ValueError, KeyError, TypeError):
-            continue
-    return None
+    return next((kind for kind in ("duration", "size") if _parses(kind, default)), None)
 
 
 def _valid(kind: str, value: Any) -> bool:
-    from dask.utils import parse_bytes, parse_timedelta
-
     if value is None or isinstance(value, bool):
         return True  # "off" where a key allows it; Dask says so where it does not
     if kind == "number":
         return isinstance(value, int | float)
-    if not isinstance(value, str | int | float):
-        return False
+    return isinstance(value, str | int | float) and _parses(kind, value)
+
+
+def _parses(kind: str, value: Any) -> bool:
+    """Whether Dask reads ``value`` as a ``kind`` ("duration" or "size")."""
+    from dask.utils import parse_bytes, parse_timedelta
+
+    parse = parse_timedelta if kind == "duration" else parse_bytes
     try:
-        (parse_timedelta if kind == "duration" else parse_bytes)(value)
-        return True
+        parse(value)
     except (ValueError, KeyError, TypeError):
         return False
+    return True
 
 
 def environment_name(key: str) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from fairgate.staging import STOP_SIGNALS
+
 
 class CtrlCToTheClient(WorkerPlugin):
     """Runs in each worker's main thread when the worker starts."""
@@ -27,7 +29,7 @@ class CtrlCToTheClient(WorkerPlugin):
     name = "fairgate-ctrl-c-to-the-client"
 
     def setup(self, worker: Any) -> None:
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
 
 
@@ -35,9 +37,6 @@ TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
 """The resource tracker's warning, at its end, that semaphores were left to it: those of
 workers stopped mid-point after Ctrl-C. Removing them is its job; the warning is not the
 user's."""
-
-
-STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @contextmanager
@@ -50,10 +49,10 @@ def children_deaf_to_stops() -> Iterator[None]:
     (before the plugin above runs), and the tracker. A signal sent meanwhile is delivered
     here when the block ends, once the cluster is up and can close cleanly (closing it
     half-started failed with Dask's ``AssertionError: Status.init``)."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         _start_resource_tracker()
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)  # the tracker's start unblocks two
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # the tracker's start unblocks two
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
