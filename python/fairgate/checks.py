@@ -7,8 +7,12 @@ import math
 import numbers
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fairgate._core import ScenarioError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SHOWN_CHARACTERS = 80
 """The longest text an error shows of a value; longer ones show their first 50 characters and
@@ -26,6 +30,17 @@ def clipped(text: str) -> str:
     if len(text) <= SHOWN_CHARACTERS:
         return text
     return f"{text[:50]}... ({len(text)} characters)"
+
+
+PRINTED_CELL = 40
+"""The widest cell of a table the CLI prints: a longer name or value ends in "..." there (a
+5,000-character flow name made every row of the table 5,000 columns wide); the files hold it
+whole."""
+
+
+def printed_table(table: pd.DataFrame) -> str:
+    """``table`` as the CLI prints it: no index, cells clipped at PRINTED_CELL characters."""
+    return table.to_string(index=False, max_colwidth=PRINTED_CELL)
 
 
 def number(

@@ -21,7 +21,7 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, printed_table, shown
 from fairgate.results import Results
 from fairgate.runner import (
     ConservationError,
@@ -197,7 +197,7 @@ def _print_tables(results: Results) -> None:
 
 
 def _print_table(table: pd.DataFrame, empty: str) -> None:
-    print(table.to_string(index=False) if len(table) else empty)
+    print(printed_table(table) if len(table) else empty)
 
 
 def _print_more(rows: int, table: str, shown: str) -> None:
@@ -271,7 +271,7 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
     if not args.quiet:
         goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"
         print(f"cell network {args.scenario}: {goodput}, {run.backbone_cells:,} backbone cells\n")
-        print(run.vcs.round(4).to_string(index=False))
+        print(printed_table(run.vcs.round(4)))
         print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
 

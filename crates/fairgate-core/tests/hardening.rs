@@ -264,6 +264,11 @@ fn a_flow_name_that_labels_nothing_is_refused_like_a_node_name() {
         ("", "got \"\", expected a name"),
         (" ", "expected a name without spaces at its ends"),
         ("c\\t0", "control characters"),
+        ("c\\u200b", "invisible ones"),
+        ("c\\u202Eab", "invisible ones"),
+        ("c\\u2028d", "invisible ones"),
+        ("c\\uE000", "invisible ones"),
+        ("\\u00A0c", "spaces at its ends"),
     ] {
         let text = two_hosts("{ kind = \"fifo\" }", CBR)
             .replace("name = \"c0\"", &format!("name = \"{name}\""));
@@ -276,6 +281,11 @@ fn a_flow_name_that_labels_nothing_is_refused_like_a_node_name() {
         parse(&arrow, &[]).is_ok(),
         "a flow may be named after its path"
     );
+    for visible in ["flöw", "фу", "流", "😀", "a b", "e\\u0301"] {
+        let text = two_hosts("{ kind = \"fifo\" }", CBR)
+            .replace("name = \"c0\"", &format!("name = \"{visible}\""));
+        assert!(parse(&text, &[]).is_ok(), "{visible:?} is a visible name");
+    }
 }
 
 #[test]

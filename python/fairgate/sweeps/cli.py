@@ -17,7 +17,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import printed_table, shown
 from fairgate.runner import check_out_file, path_argument, read_text_file, toml_document
 from fairgate.staging import exit_status, stopped_by
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
@@ -182,7 +182,7 @@ def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> 
     )
     if len(failed) < len(summary):
         print("\nmean ± 95% interval half-width over seeds")
-        print(summary_table(summary, axes).to_string(index=False))
+        print(printed_table(summary_table(summary, axes)))
         if _seeds_changed_nothing(summary, axes):
             print(
                 "note: every seed gave the same run at every point: nothing in this scenario "
@@ -191,7 +191,7 @@ def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> 
             )
     if flows and not tables["flows"].empty:
         print("\nflows")
-        print(flow_table(tables["flows"], axes).to_string(index=False))
+        print(printed_table(flow_table(tables["flows"], axes)))
     for row in failed.head(5).itertuples(index=False):
         print(f"\nfailed: point {row.point} seed {row.seed}: {row.error}")
     if prepared.out is not None:

@@ -205,6 +205,12 @@ impl AtmSpec {
         let mut names = HashSet::new();
         for (i, vc) in self.vcs.iter().enumerate() {
             let path = format!("{}[{i}]", join(path, "vcs"));
+            if let Some(expected) = check::label_problem(&vc.name) {
+                return Err(ScenarioError::new(
+                    join(&path, "name"),
+                    format!("got {:?}, expected {expected}", vc.name),
+                ));
+            }
             if !names.insert(vc.name.as_str()) {
                 return Err(ScenarioError::new(
                     join(&path, "name"),
@@ -254,6 +260,10 @@ mod tests {
         let fifo = "buffer = { kind = \"fifo\", limit = 10 }";
         let dup = format!("[simulation]\nduration = 1\n[atm]\n{fifo}\n{VCS}{VCS}");
         assert_eq!(err(&dup).path, "atm.vcs[1].name");
+        for unlabelled in ["", " a", "a\\nb", "a\\u001b[31m", "a\\u200b"] {
+            let text = with("", fifo).replace("name = \"a\"", &format!("name = \"{unlabelled}\""));
+            assert_eq!(err(&text).path, "atm.vcs[0].name", "{unlabelled:?}");
+        }
         let mcr = with("", fifo).replace("mcr = 1000", "mcr = 0");
         assert_eq!(err(&mcr).path, "atm.vcs[0].mcr");
         let limit = with("", "buffer = { kind = \"fifo\", limit = 0 }");

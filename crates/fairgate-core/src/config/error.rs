@@ -414,4 +414,36 @@ pub mod check {
         }
         Ok(())
     }
+
+    /// What is wrong with a node's, a flow's or a VC's name as a label of the result tables, if anything.
+    pub fn label_problem(name: &str) -> Option<&'static str> {
+        if name.is_empty() {
+            Some("a name")
+        } else if name.trim() != name || name.chars().any(is_unseen) {
+            Some(
+                "a name without spaces at its ends, control characters or invisible ones \
+                 (formatting such as U+200B or U+202E, line separators, private or unassigned)",
+            )
+        } else {
+            None
+        }
+    }
+
+    /// Whether `c` prints as nothing or as something else: a control, a format character (a
+    /// zero-width space prints nothing, a bidirectional override reverses what follows), a line
+    /// or paragraph separator, a private-use or unassigned code point. Two names differing only
+    /// by such a character would look alike in every table.
+    fn is_unseen(c: char) -> bool {
+        use unicode_properties::{GeneralCategory as G, UnicodeGeneralCategory};
+        matches!(
+            c.general_category(),
+            G::Control
+                | G::Format
+                | G::Surrogate
+                | G::PrivateUse
+                | G::Unassigned
+                | G::LineSeparator
+                | G::ParagraphSeparator
+        )
+    }
 }

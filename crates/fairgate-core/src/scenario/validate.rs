@@ -1,7 +1,7 @@
 //! Semantic checks and name resolution: everything that serde's types cannot say.
 
 use super::schema::{FlowSpec, LinkSpec, NodeSpec, Scenario};
-use crate::config::error::{clipped, join, ScenarioError};
+use crate::config::error::{check, clipped, join, ScenarioError};
 use crate::engine::{rng, secs, to_secs, Time};
 use crate::net::link::{DelaySpec, LossSpec};
 use crate::net::node::{Node, NodeKind};
@@ -208,18 +208,7 @@ fn name_problem(name: &str) -> Option<&'static str> {
     if name.contains("->") {
         Some("a name without \"->\" (ports are named from->to)")
     } else {
-        label_problem(name)
-    }
-}
-
-/// What is wrong with a node's or a flow's name as a label of the result tables, if anything.
-fn label_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("a name")
-    } else if name.trim() != name || name.chars().any(char::is_control) {
-        Some("a name without spaces at its ends or control characters")
-    } else {
-        None
+        check::label_problem(name)
     }
 }
 
@@ -387,7 +376,7 @@ fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
                 (Some(n), None) => n.clone(),
                 (None, _) => format!("f{}", names.len()),
             };
-            if let Some(expected) = label_problem(&name) {
+            if let Some(expected) = check::label_problem(&name) {
                 return Err(ScenarioError::new(
                     format!("flows[{i}].name"),
                     format!("got {:?}, expected {expected}", clipped(&name)),
