@@ -289,6 +289,18 @@ fn a_flow_name_that_labels_nothing_is_refused_like_a_node_name() {
 }
 
 #[test]
+fn a_scenario_name_that_would_print_otherwise_is_refused() {
+    let text = two_hosts("{ kind = \"fifo\" }", CBR);
+    for bad in ["show\\u001b[2Jcase", "a\\u202e", " a"] {
+        let named = text.replace("name = \"two-hosts\"", &format!("name = \"{bad}\""));
+        let e = parse(&named, &[]).unwrap_err();
+        assert_eq!(e.path, "name", "{bad:?}");
+    }
+    let unnamed = text.replace("name = \"two-hosts\"", "name = \"\"");
+    assert!(parse(&unnamed, &[]).is_ok(), "a scenario may go unnamed");
+}
+
+#[test]
 fn too_many_flows_are_refused_with_the_count_named() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR)
         .replace("name = \"c0\"", "name = \"c{i}\"\ncount = 1000000000");

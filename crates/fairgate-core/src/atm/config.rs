@@ -264,6 +264,8 @@ mod tests {
             let text = with("", fifo).replace("name = \"a\"", &format!("name = \"{unlabelled}\""));
             assert_eq!(err(&text).path, "atm.vcs[0].name", "{unlabelled:?}");
         }
+        let named = format!("name = \"a\\u0007\"\n{}", with("", fifo));
+        assert_eq!(err(&named).path, "name");
         let mcr = with("", fifo).replace("mcr = 1000", "mcr = 0");
         assert_eq!(err(&mcr).path, "atm.vcs[0].mcr");
         let limit = with("", "buffer = { kind = \"fifo\", limit = 0 }");

@@ -15,6 +15,7 @@ pub fn atm_config(s: &Scenario) -> Result<AtmConfig, ScenarioError> {
         .as_ref()
         .ok_or_else(|| ScenarioError::new("atm", "got none, expected an [atm] section"))?;
     refuse_packet_network(s)?;
+    super::validate::check_scenario_name(s)?;
     let sim = &s.simulation;
     let (warmup, _) = measurement_window(sim)?;
     let duration = sim.duration.secs();

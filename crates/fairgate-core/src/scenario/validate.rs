@@ -64,6 +64,7 @@ pub fn resolve(s: &Scenario) -> Result<Resolved, ScenarioError> {
 }
 
 fn resolve_expanded(s: &Scenario) -> Result<Resolved, ScenarioError> {
+    check_scenario_name(s)?;
     let sim = &s.simulation;
     if sim.duration.0 == 0 {
         return Err(ScenarioError::new(
@@ -199,6 +200,17 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
         }
     }
     Ok(names)
+}
+
+/// The scenario's `name`, printed atop every run's tables: none, or a label (as a flow's).
+pub(super) fn check_scenario_name(s: &Scenario) -> Result<(), ScenarioError> {
+    match check::label_problem(&s.name) {
+        Some(expected) if !s.name.is_empty() => Err(ScenarioError::new(
+            "name",
+            format!("got {:?}, expected none or {expected}", clipped(&s.name)),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What a node name lacks, if anything: ports are named `from->to` and looked up by splitting
