@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from itertools import pairwise
 from pathlib import Path
 
@@ -366,6 +368,20 @@ def test_a_conservation_failure_raises_in_python_with_the_invalid_results():
     assert isinstance(caught.value, fg.SimulationError)
     assert caught.value.results.summary["valid"] is False
     assert "port a->b" in str(caught.value)
+
+
+def test_errors_cross_a_process_boundary_whole():
+    """A worker's error reaches the caller as itself (Dask and multiprocessing pickle it):
+    the core's errors were named after a module `_core` pickle could not import."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        with pytest.raises(fg.ScenarioError) as bad:
+            pool.submit(fg.validate_text, "x = 1").result()
+        assert bad.value.path == "x"
+        with pytest.raises(fg.ConservationError) as leaked:
+            pool.submit(fg.run_text, LEAKY).result()
+    assert leaked.value.results.summary["valid"] is False
+    assert "port a->b" in str(leaked.value)
 
 
 def test_valid_runs_are_marked_valid(two_hosts: fg.Scenario):

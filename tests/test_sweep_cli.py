@@ -98,7 +98,8 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--grid", "bottleneck.rate=fast"], 'axis `bottleneck.rate` = "fast"'),
         (["--zip", "bottleneck.rate=1Mbps,2Mbps", "--zip", "bottleneck.delay=1ms"], "equal"),
         (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
-        (["--seeds", "1000000000"], "seeds: got 1000000000, expected at most 1,000,000"),
+        (["--seeds", "1000000000"], "--seeds: got 1000000000, expected at most 1,000,000"),
+        (["--seeds", "0"], "--seeds: got 0, expected at least 1"),
         (["--workers", "1000000"], "--workers: got 1000000, expected at most"),
         # Each point's seed comes from the seeds, after the axes: each seed would run twice.
         (
@@ -142,7 +143,15 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
     for text, message in bad_files:
         bad.write_text(text, encoding="utf-8")
         assert main(["sweep", str(bad), "--out", str(out)]) == 2, text
-        assert message in capsys.readouterr().err, text
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {bad}: ") and message in err, text
+    unknown_field = tmp_path / "unknown_field.toml"
+    unknown_field.write_text("x = 1\n" + SHOWCASE.read_text(encoding="utf-8"), encoding="utf-8")
+    bad.write_text(f'scenario = "{unknown_field.name}"\n', encoding="utf-8")
+    for command in (["sweep", str(bad), "--out", str(out)], ["validate", str(bad)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {bad}: its scenario {unknown_field}: `x`: unknown"), err
     assert main(["query", str(tmp_path), "SELECT 1"]) == 2
     assert "no results here" in capsys.readouterr().err
 

@@ -445,9 +445,7 @@ def _check_matplotlib_backend() -> None:
         ) from None
 
 
-OPTION_ERROR = re.compile(
-    r"(--[a-z][a-z-]*|scheduler|seeds|workers|Dask configuration|MPLBACKEND)[ :]"
-)
+OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|workers|Dask configuration|MPLBACKEND)[ :]")
 """An error about a command-line option (``--out: ...``, ``scheduler: ...``) or the
 environment, not about the scenario file: it is not prefixed with the file's path."""
 
@@ -476,7 +474,7 @@ def _run_command(args: argparse.Namespace) -> int:
                 _check_matplotlib_backend()
             return handlers[args.command](args)
     except ScenarioError as err:
-        source = getattr(args, "scenario", None)
+        source = getattr(args, "scenario", None) or getattr(args, "file", None)  # sweep's
         message = str(err.args[0])
         about_an_option = OPTION_ERROR.match(message) is not None
         where = (

@@ -40,6 +40,11 @@ class ConservationError(_core.SimulationError):
         super().__init__("conservation violated: " + "; ".join(violations))
         self.results = results
 
+    def __reduce__(self) -> tuple[type[ConservationError], tuple[Results]]:
+        """Rebuilt from its results, so that it crosses a process boundary (multiprocessing,
+        Dask) whole; the default would call ``__init__`` with the message."""
+        return (type(self), (self.results,))
+
 
 def path_argument(text: str) -> Path:
     """A command-line path; an empty one is refused (``Path("")`` would silently be the

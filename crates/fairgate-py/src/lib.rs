@@ -12,14 +12,16 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
+// Named by the module Python imports them from, so that pickle (multiprocessing, Dask) finds
+// them again: as `_core.ScenarioError` no error could cross a process boundary.
 create_exception!(
-    _core,
+    fairgate._core,
     ScenarioError,
     PyValueError,
     "A bad scenario: names the field path, the value and what was expected."
 );
 create_exception!(
-    _core,
+    fairgate._core,
     SimulationError,
     PyRuntimeError,
     "An internal error of the simulator (a bug): please report it."

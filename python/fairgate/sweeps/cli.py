@@ -17,11 +17,17 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.checks import printed_table, shown
-from fairgate.runner import check_out_file, path_argument, read_text_file, toml_document
+from fairgate.checks import clipped, printed_table, shown
+from fairgate.runner import (
+    check_out_file,
+    path_argument,
+    read_text_file,
+    toml_document,
+    validate_file,
+)
 from fairgate.staging import exit_status, stopped_by
 from fairgate.sweeps import SweepRun, prepare, repetitions, sweepfile
-from fairgate.sweeps.axes import Axis, parse_cli_axis
+from fairgate.sweeps.axes import MAX_POINTS, Axis, parse_cli_axis
 from fairgate.sweeps.query import rows
 
 SHOWN_METRICS = {
@@ -100,7 +106,17 @@ def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
     if doc is None:
         return path, None
     spec = sweepfile.from_doc(doc, path.parent)
+    _check_named_scenario(spec.scenario)
     return spec.scenario, spec
+
+
+def _check_named_scenario(scenario: Path) -> None:
+    """The scenario a sweep file names, checked alone so that its error names it: the CLI
+    puts the sweep file's name first ("sweep.toml: its scenario s.toml: `x`: ...")."""
+    try:
+        validate_file(scenario)
+    except ScenarioError as err:
+        raise ScenarioError(f"its scenario {clipped(str(scenario))}: {err.args[0]}") from None
 
 
 def sweep_file_spec(path: Path) -> sweepfile.SweepFile | None:
@@ -131,6 +147,9 @@ def describe_sweep(spec: sweepfile.SweepFile, overrides: list[str]) -> str:
 
 
 def _prepared(args: argparse.Namespace) -> SweepRun:
+    if args.seeds is not None and not 1 <= args.seeds <= MAX_POINTS:
+        expected = "at least 1" if args.seeds < 1 else f"at most {MAX_POINTS:,}"
+        raise ScenarioError(f"--seeds: got {args.seeds}, expected {expected}")
     scenario, spec = _load_file(args.file)
     grid: list[Axis] = list(spec.grid) if spec else []
     zipped: list[list[Axis]] = [list(g) for g in spec.zipped] if spec else []
