@@ -603,6 +603,25 @@ def test_random_scenarios_are_refused_or_conserve_at_length(sc: fg.Scenario):
     check_one(sc)
 
 
+@pytest.mark.parametrize(
+    ("content", "hint"),
+    [
+        ("x = 1".encode("utf-16"), "UTF-16, by its byte-order mark"),
+        (b"\x1f\x8b\x08\x00", "a compressed or binary file"),
+        (b'name = "\xe9t\xe9"', ""),
+    ],
+)
+def test_a_file_that_is_not_utf8_is_named_with_what_it_looks_like(
+    tmp_path: Path, content: bytes, hint: str
+):
+    path = tmp_path / "s.toml"
+    path.write_bytes(content)
+    with pytest.raises(fg.ScenarioError, match="not UTF-8 text") as caught:
+        fg.run_file(path)
+    assert hint in str(caught.value)
+    assert str(caught.value).endswith("expected a TOML file in UTF-8")
+
+
 def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(tmp_path: Path):
     scenario = write(tmp_path, LEAKY)
     for args in [("run", scenario, "--out", ""), ("run", ""), ("query", "", "SELECT 1")]:

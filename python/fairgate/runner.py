@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import json
 import os
@@ -186,7 +187,19 @@ def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _core.ScenarioError(f"cannot read {what} {shown(str(path))}: {err}") from None
+        raise _core.ScenarioError(
+            f"{what} {shown(str(path))}: not UTF-8 text (byte 0x{data[err.start]:02x} at "
+            f"offset {err.start}{_encoding_hint(data)}); expected a TOML file in UTF-8"
+        ) from None
+
+
+def _encoding_hint(data: bytes) -> str:
+    """What a file that is not UTF-8 looks like, when its first bytes say so."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return ": UTF-16, by its byte-order mark; `iconv -f UTF-16 -t UTF-8` converts it"
+    if data.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\xd4\xc3\xb2\xa1", b"\x0a\x0d\x0d\x0a")):
+        return ": a compressed or binary file by its first bytes"
+    return ""
 
 
 def override_list(overrides: str | Sequence[str]) -> list[str]:
