@@ -86,6 +86,23 @@ def test_a_run_without_ports_plots_without_warnings_and_unknown_ports_are_named(
         queue_over_time(results, ports=["a-b"])
 
 
+def test_long_names_are_clipped_in_legends_and_titles(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    """A 5,000-character flow name collapsed the axes (constrained layout gave up)."""
+    long_name = "n" * 5000
+    sc = fg.Scenario("s" * 500, duration=0.5, seed=1)
+    sc.node("a")
+    sc.node("b")
+    sc.link("a", "b", "10Mbps")
+    sc.flow("a", "b", fg.source("cbr", rate="1Mbps"), name=long_name)
+    figure = overview(sc.run(), tmp_path / "o.png")
+    labels = [t.get_text() for ax in figure.axes for t in ax.get_legend().get_texts()]
+    assert max(map(len, labels)) == 40 and f"{'n' * 37}..." in labels
+    assert len(figure.get_suptitle()) == 80
+    assert not [w for w in recwarn if "constrained_layout" in str(w.message)]
+
+
 @pytest.mark.parametrize(
     ("where", "message"),
     [

@@ -38,6 +38,13 @@ PRINTED_CELL = 40
 whole."""
 
 
+def cell(text: object, width: int = PRINTED_CELL) -> str:
+    """``text`` in a printed table's cell or a figure's legend: at most ``width`` characters,
+    a longer one ending in "..." (as pandas clips a table's cells)."""
+    text = str(text)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def printed_table(table: pd.DataFrame) -> str:
     """``table`` as the CLI prints it: no index, cells clipped at PRINTED_CELL characters."""
     return table.to_string(index=False, max_colwidth=PRINTED_CELL)

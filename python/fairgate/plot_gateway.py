@@ -7,7 +7,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from fairgate.plot import save
+from fairgate.checks import cell
+from fairgate.plot import TITLE_WIDTH, save
 from fairgate.results import Results
 
 MAX_CONNECTIONS = 6
@@ -36,7 +37,7 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
     ax_t, ax_b, ax_w = fig.subplots(3, 1, sharex=True)
     rates = results.throughput()
     for flow in list(rates.columns)[:MAX_CONNECTIONS]:
-        ax_t.plot(rates.index, rates[flow] / 1e6, label=flow, lw=1)
+        ax_t.plot(rates.index, rates[flow] / 1e6, label=cell(flow), lw=1)
     ax_t.set_ylabel("goodput (Mb/s)")
     for var in BUFFERS:
         total = _var(results, gateway, var).groupby("time_s")["value"].sum()
@@ -46,14 +47,15 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
         series = _var(results, gateway, var)
         for flow in list(series["flow"].unique())[:MAX_CONNECTIONS]:
             s = series[series["flow"] == flow]
-            ax_w.plot(s["time_s"], s["value"] / 1e3, label=f"{var} {flow}", lw=1)
+            ax_w.plot(s["time_s"], s["value"] / 1e3, label=cell(f"{var} {flow}"), lw=1)
     ax_w.set_ylabel("window (KB)")
     ax_w.set_xlabel("time (s)")
     for ax in (ax_t, ax_b, ax_w):
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", fontsize="small", ncol=2)
-    fig.suptitle(f"{results.summary.get('scenario') or 'fairgate run'}: gateway {gateway}")
+    scenario = cell(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH)
+    fig.suptitle(f"{scenario}: gateway {cell(gateway)}")
     if path is not None:
         save(fig, path)
     return fig
