@@ -160,7 +160,7 @@ def test_store_is_resumable_byte_identical_and_rerun_failed_points(tmp_path: Pat
 def test_store_refuses_another_sweep_in_the_same_directory(tmp_path: Path, client):
     out = tmp_path / "store"
     fg.sweep(poisson_queue(), grid={LIMIT: [2]}, client=client, out=out)
-    with pytest.raises(fg.ScenarioError, match="holds another sweep"):
+    with pytest.raises(fg.ScenarioError, match=f"^out: {out} holds another sweep"):
         fg.sweep(poisson_queue(duration=1.0), grid={LIMIT: [2]}, client=client, out=out)
     manifest = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     (out / "sweep.json").write_text(json.dumps({**manifest, "fairgate_version": "0.0.1"}))

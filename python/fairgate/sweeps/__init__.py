@@ -140,6 +140,7 @@ class SweepRun:
         self.grid = grid
         self.overrides = list(overrides)
         self.out = check_out_dir(out, out_name) if out is not None else None
+        self.out_name = out_name
         self.points = grid.points()
         digest = hashlib.sha256(json.dumps([text, self.overrides]).encode()).hexdigest()
         self.manifest = {
@@ -155,7 +156,7 @@ class SweepRun:
     def _todo(self) -> list[Point]:
         if self.out is None:
             return self.points
-        store.check_manifest(self.out, self.manifest)
+        store.check_manifest(self.out, self.manifest, self.out_name)
         store.tidy(self.out)
         done = store.finished_keys(self.out)
         todo = [p for p in self.points if p.key not in done]
@@ -181,7 +182,7 @@ class SweepRun:
         (read back from the store when there is one: only those asked for), in grid order.
         ``store_on_workers``: see :mod:`fairgate.sweeps.placement` (None: when they can)."""
         placement.check_choice(store_on_workers)
-        with store.writing(self.out) if self.out is not None else nullcontext():
+        with store.writing(self.out, self.out_name) if self.out is not None else nullcontext():
             return self._run(client, progress, tables, store_on_workers)
 
     def _run(

@@ -101,7 +101,7 @@ LOCK = ".lock"
 
 
 @contextmanager
-def writing(root: Path) -> Iterator[None]:
+def writing(root: Path, name: str = "--out") -> Iterator[None]:
     """Holds the store's lock while the block writes it: a second sweep or run into the same
     directory would tidy away the first one's half-written points (``tidy``) and compute the
     same points twice, and two reproductions or studies would leave a mix of their files, so
@@ -112,7 +112,7 @@ def writing(root: Path) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        _lock(fd, root)
+        _lock(fd, root, name)
         yield
     except BaseException:
         if made and os.listdir(root) == [LOCK]:
@@ -122,14 +122,15 @@ def writing(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _lock(fd: int, root: Path) -> None:
+def _lock(fd: int, root: Path, name: str) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         raise ScenarioError(
-            f"{root}: in use by another fairgate command (process {holder}); expected a "
-            "directory no other fairgate process writes: wait for it or choose another"
+            f"{name}: {root} is in use by another fairgate command (process {holder}); "
+            "expected a directory no other fairgate process writes: wait for it or choose "
+            "another"
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -284,16 +285,16 @@ def replace_single_run(root: Path, name: str = "--out") -> None:
         path.unlink()
 
 
-def check_manifest(root: Path, manifest: dict[str, Any]) -> None:
+def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") -> None:
     """A store holds one sweep: the same scenario, axis names and fairgate version on every
-    rerun."""
+    rerun; another is refused naming ``name``, the option or argument that gave ``root``."""
     path = root / MANIFEST
     held = read_manifest(root)
     if held is not None:
         for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(
-                    f"{root} holds another sweep "
+                    f"{name}: {root} holds another sweep "
                     f"(its `{field}` differs: {shown(held.get(field))}); "
                     "choose another output directory (points of two versions or scenarios "
                     "would be read as one sweep)"
