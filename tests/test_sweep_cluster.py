@@ -249,6 +249,41 @@ def test_threads_asking_for_the_local_cluster_at_once_share_one(tmp_path: Path):
     assert done.stdout.split() == ["1", "3"], done.stderr
 
 
+IN_A_POOL = """
+import multiprocessing
+
+import fairgate as fg
+
+SCENARIO = {scenario!r}
+
+
+def job(seeds):
+    table = fg.sweep(SCENARIO, grid={{"bottleneck.queue.limit": [5, 20]}}, seeds=seeds)
+    return sorted(table["delivered_pkts"])
+
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print(pool.map(job, [1, 1]))
+    print(job(1))
+"""
+
+
+def test_a_sweep_inside_a_pool_worker_runs_its_cluster_in_threads(tmp_path: Path):
+    """A pool's worker is daemonic and may not start processes (the cluster failed with
+    "Nanny failed to start"): its cluster runs in threads and is closed after each sweep, as
+    a terminated worker runs no atexit (a cluster left open leaked its semaphores)."""
+    scenario = (Path(__file__).parents[1] / "scenarios" / "showcase.toml").read_text("utf-8")
+    scenario = scenario.replace('duration = "40s"', 'duration = "12s"')
+    script = tmp_path / "pool.py"
+    script.write_text(IN_A_POOL.format(scenario=scenario.replace('"30s"', '"11s"')), "utf-8")
+    done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    in_pool, direct = done.stdout.splitlines()
+    assert in_pool == f"[{direct}, {direct}]"
+    assert "Warning" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     "variable, value, named",
     [

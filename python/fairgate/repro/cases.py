@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fairgate.sweeps.execute import Task, execute, resolve
+from fairgate.sweeps.execute import Task, done_with, execute, resolve
 
 Case = Task
 """``Case(key, function, args)``: the executor's task."""
@@ -23,7 +23,11 @@ def run_cases(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Runs every case on ``client`` (default: ``$FAIRGATE_SCHEDULER`` or the local cluster);
     returns ({key: value} of the cases that ran, {key: error} of those that failed)."""
-    outcomes = {o.key: o for o in execute(cases, resolve(client), progress, desc)}
+    client = resolve(client)
+    try:
+        outcomes = {o.key: o for o in execute(cases, client, progress, desc)}
+    finally:
+        done_with(client)
     ordered = [outcomes[c.key] for c in cases]
     values = {o.key: o.value for o in ordered if o.ok}
     errors = {o.key: str(o.error) for o in ordered if not o.ok}

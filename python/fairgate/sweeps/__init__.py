@@ -30,7 +30,15 @@ from fairgate.runner import read_text_file as read_scenario
 from fairgate.scenario import Scenario, plain, toml_text
 from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
-from fairgate.sweeps.execute import SWEEP_BATCH, Task, close_local, execute, is_local, resolve
+from fairgate.sweeps.execute import (
+    SWEEP_BATCH,
+    Task,
+    close_local,
+    done_with,
+    execute,
+    is_local,
+    resolve,
+)
 from fairgate.sweeps.query import query
 from fairgate.sweeps.query import rows as query_rows
 from fairgate.sweeps.stats import repetitions
@@ -196,16 +204,29 @@ class SweepRun:
         collected: dict[str, dict[str, Any]] = {}
         if todo:
             client = resolve(client)
-            on_workers = self.out is not None and placement.store_on_workers(
-                client, self.out, store_on_workers
-            )
             try:
-                self._run_points(client, todo, on_workers, progress, collected)
-            except KeyboardInterrupt:
-                if on_workers and self.out is not None:
-                    _stop_writers(client, self.out)
-                raise
+                self._run_on(client, todo, progress, collected, store_on_workers)
+            finally:
+                done_with(client)
         return self._tables(collected, tables)
+
+    def _run_on(
+        self,
+        client: Any,
+        todo: list[Point],
+        progress: bool,
+        collected: dict[str, dict[str, Any]],
+        store_on_workers: bool | None,
+    ) -> None:
+        on_workers = self.out is not None and placement.store_on_workers(
+            client, self.out, store_on_workers
+        )
+        try:
+            self._run_points(client, todo, on_workers, progress, collected)
+        except KeyboardInterrupt:
+            if on_workers and self.out is not None:
+                _stop_writers(client, self.out)
+            raise
 
     def _run_points(
         self,

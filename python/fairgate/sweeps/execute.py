@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import multiprocessing
 import os
 import sys
 import threading
@@ -27,7 +28,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,19 +140,24 @@ def _local_client(workers: int | None) -> Any:
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
-    with children_deaf_to_stops():
+    # A daemonic process may not start processes: its cluster runs in threads (the core runs
+    # without the GIL), without the workers' signal plugin, which a thread cannot set.
+    processes = not multiprocessing.current_process().daemon
+    with children_deaf_to_stops() if processes else nullcontext():
         with dask.config.set(LOCAL_CONFIG), _cluster_start():
             cluster = LocalCluster(
                 n_workers=workers or os.cpu_count() or 1,
                 threads_per_worker=1,
-                processes=True,
+                processes=processes,
+                protocol="tcp://",  # without processes Dask's default is in-process, not TCP
                 host="127.0.0.1",
                 dashboard_address=None,
                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # HTTP routes: loopback
                 silence_logs=logging.CRITICAL,
             )
         _LOCAL = Client(cluster)
-        _LOCAL.register_plugin(CtrlCToTheClient())
+        if processes:
+            _LOCAL.register_plugin(CtrlCToTheClient())
         atexit.register(close_local)
     return _LOCAL
 
@@ -189,6 +195,15 @@ def close_local() -> None:
     except (TimeoutError, OSError) as err:
         message = f"the local cluster did not close cleanly ({type(err).__name__}: {err})"
         warnings.warn(f"{message}; its workers end with this process", stacklevel=2)
+
+
+def done_with(client: Any) -> None:
+    """Called after each sweep. In a daemonic process (a ``multiprocessing`` pool's worker, a
+    Dask worker), whose local cluster runs in its threads, the cluster is closed: such a
+    process ends without running ``atexit`` (a pool is terminated), and a cluster left open
+    leaks its semaphores with a warning each. Elsewhere it is kept for the next sweep."""
+    if is_local(client) and multiprocessing.current_process().daemon:
+        close_local()
 
 
 def is_local(client: Any) -> bool:
