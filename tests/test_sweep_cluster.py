@@ -262,25 +262,38 @@ def job(seeds):
     return sorted(table["delivered_pkts"])
 
 
+def refused(seeds):
+    try:
+        job(seeds)
+    except fg.ScenarioError as err:
+        return str(err)
+
+
 if __name__ == "__main__":
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # before Dask: runs
+        print(pool.map(job, [1]))
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         print(pool.map(job, [1, 1]))
     print(job(1))
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # after: refused, not a hang
+        print(pool.apply_async(refused, (1,)).get(timeout=60))
 """
 
 
 def test_a_sweep_inside_a_pool_worker_runs_its_cluster_in_threads(tmp_path: Path):
     """A pool's worker is daemonic and may not start processes (the cluster failed with
     "Nanny failed to start"): its cluster runs in threads and is closed after each sweep, as
-    a terminated worker runs no atexit (a cluster left open leaked its semaphores)."""
+    a terminated worker runs no atexit (a cluster left open leaked its semaphores). A process
+    forked after Dask started (its threads not forked) waited forever: it is refused."""
     scenario = (Path(__file__).parents[1] / "scenarios" / "showcase.toml").read_text("utf-8")
     scenario = scenario.replace('duration = "40s"', 'duration = "12s"')
     script = tmp_path / "pool.py"
     script.write_text(IN_A_POOL.format(scenario=scenario.replace('"30s"', '"11s"')), "utf-8")
     done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    in_pool, direct = done.stdout.splitlines()
-    assert in_pool == f"[{direct}, {direct}]"
+    forked, in_pool, direct, refused = done.stdout.splitlines()
+    assert in_pool == f"[{direct}, {direct}]" and forked == f"[{direct}]"
+    assert refused.startswith("client: got none in a process forked from one that had started")
     assert "Warning" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

@@ -85,6 +85,33 @@ def guarded(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
 
 _LOCAL: Any = None
 _LOCAL_LOCK = threading.Lock()
+
+
+_DASK_STARTED = False
+"""Set once this process has started a Dask client (a local cluster or one reached)."""
+_FORKED_AFTER_DASK = False
+
+
+def _forget_local_in_child() -> None:
+    """A forked child (a ``fork`` pool's worker) inherits the parent's client and Dask's
+    state, but not their threads: a sweep there waited forever, on the parent's cluster, on a
+    new one, or on one reached, even after the parent had closed its own. The child forgets
+    the parent's cluster (the parent's to close) and refuses to start Dask (:func:`resolve`)."""
+    global _LOCAL, _LOCAL_LOCK, _FORKED_AFTER_DASK
+    _FORKED_AFTER_DASK = _FORKED_AFTER_DASK or _DASK_STARTED
+    _LOCAL, _LOCAL_LOCK = None, threading.Lock()
+
+
+def _check_dask_can_start() -> None:
+    if _FORKED_AFTER_DASK:
+        raise ScenarioError(
+            "client: got none in a process forked from one that had started Dask (its threads "
+            "are not forked, so a cluster started or reached here would wait forever); "
+            "expected a process started by spawn: multiprocessing.get_context('spawn')"
+        )
+
+
+os.register_at_fork(after_in_child=_forget_local_in_child)
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     # A worker holds only the task it runs: a worker's death loses no other task.
@@ -126,12 +153,13 @@ def local_client(workers: int | None = None) -> Any:
     Threads that ask at once share one: each would otherwise start its own, all but one left
     running until the process ends."""
     check_workers(workers)
+    _check_dask_can_start()
     with _LOCAL_LOCK:
         return _local_client(workers)
 
 
 def _local_client(workers: int | None) -> Any:
-    global _LOCAL
+    global _LOCAL, _DASK_STARTED
     import dask
     from distributed import Client, LocalCluster
 
@@ -140,6 +168,7 @@ def _local_client(workers: int | None) -> Any:
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
     close_local()
+    _DASK_STARTED = True
     # A daemonic process may not start processes: its cluster runs in threads (the core runs
     # without the GIL), without the workers' signal plugin, which a thread cannot set.
     processes = not multiprocessing.current_process().daemon
@@ -213,12 +242,15 @@ def is_local(client: Any) -> bool:
 
 def connect(scheduler: str) -> Any:
     """A client of the cluster at ``scheduler``; ScenarioError if it cannot be reached."""
+    global _DASK_STARTED
     from distributed import Client
 
     if "://" not in scheduler:
         raise ScenarioError(
             f"scheduler: got {shown(scheduler)}, expected an address like tcp://HOST:PORT"
         )
+    _check_dask_can_start()
+    _DASK_STARTED = True
     try:
         _check_scheduler(scheduler)
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
