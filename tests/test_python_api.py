@@ -72,6 +72,12 @@ def test_results_round_trip_through_parquet(tmp_path):
     assert back.summary == res.summary
 
 
+def test_results_print_as_one_line_saying_what_ran():
+    shown = repr(build().run())
+    assert shown.startswith("<Results 'api' seed 5, 4 s simulated, ") and "valid;" in shown
+    assert "rows: flows 2, ports " in shown and "\n" not in shown and len(shown) < 400
+
+
 def test_throughput_series_matches_totals():
     res = build().run()
     rates = res.throughput()

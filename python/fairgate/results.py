@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
-from fairgate.checks import shown, utf8_path
+from fairgate.checks import cell, shown, utf8_path
 from fairgate.staging import staging_folder
 
 TABLES = (
@@ -139,6 +139,18 @@ class Results:
         categories = _Categories()
         frames = {name: _frame(raw[name], categories) for name in TABLES}
         return cls(summary=json.loads(raw["summary"]), **frames)
+
+    def __repr__(self) -> str:
+        """One line (the dataclass's own printed every table, 8 kB for the showcase): what
+        ran, whether it is valid, and each table's row count."""
+        s = self.summary
+        rows = ", ".join(f"{name} {len(getattr(self, name)):,}" for name in TABLES)
+        valid = "valid" if s.get("valid", True) else "INVALID (conservation violated)"
+        return (
+            f"<Results {cell(s.get('scenario') or '(unnamed)')!r} seed {s.get('seed')}, "
+            f"{s.get('time_s', 0):g} s simulated, {s.get('events', 0):,} events, {valid}; "
+            f"rows: {rows}>"
+        )
 
     @property
     def conserved(self) -> bool:
