@@ -73,6 +73,7 @@ def test_results_round_trip_through_parquet(tmp_path):
 
 
 def test_results_print_as_one_line_saying_what_ran():
+    assert repr(build()) == "<Scenario 'api', duration 4: a dumbbell topology, 1 flow entry>"
     shown = repr(build().run())
     assert shown.startswith("<Results 'api' seed 5, 4 s simulated, ") and "valid;" in shown
     assert "rows: flows 2, ports " in shown and "\n" not in shown and len(shown) < 400

@@ -14,7 +14,7 @@ import numpy as np
 import tomli_w
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, shown
+from fairgate.checks import cell, clipped, shown
 
 Value = int | float | str
 Table = dict[str, Any]
@@ -130,6 +130,19 @@ class Scenario:
                 }
             ),
         }
+
+    def __repr__(self) -> str:
+        """What has been built so far, on one line (``to_toml()`` gives all of it)."""
+        doc = self._doc
+        words = {"nodes": ("node", "nodes"), "links": ("link", "links")}
+        words["flows"] = ("flow entry", "flow entries")  # an entry may stand for `count` flows
+        counts = {key: len(doc.get(key, [])) for key in words}
+        parts = [f"{n:,} {words[key][n != 1]}" for key, n in counts.items() if n]
+        if "topology" in doc:
+            parts.insert(0, f"a {doc['topology'].get('kind', '?')} topology")
+        name = cell(doc["name"] or "(unnamed)")
+        duration = doc["simulation"].get("duration")
+        return f"<Scenario {name!r}, duration {duration}: {', '.join(parts) or 'empty'}>"
 
     def node(self, name: str, kind: str = "host") -> Scenario:
         self._doc.setdefault("nodes", []).append({"name": name, "kind": kind})
