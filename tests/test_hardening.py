@@ -622,6 +622,22 @@ def test_a_file_that_is_not_utf8_is_named_with_what_it_looks_like(
     assert str(caught.value).endswith("expected a TOML file in UTF-8")
 
 
+@pytest.mark.parametrize("seed", ["-3", "9" * 23, str(2**63)])
+def test_a_seed_outside_what_a_scenario_holds_names_the_option(tmp_path: Path, seed: str):
+    scenario = write(tmp_path, NO_FLOWS)
+    done = fairgate("run", scenario, "--seed", seed, "--out", tmp_path / "o")
+    assert done.returncode == 2
+    expected = f"expected a whole number from 0 to {2**63 - 1}"
+    assert done.stderr == f"error: --seed: got {seed}, {expected}\n"
+
+
+def test_a_whole_number_too_large_for_toml_is_refused_not_read_as_a_word():
+    """An override's bare word is a string, but 23 digits were a string too (a seed of
+    10^23 was refused as `got string "1e23"`)."""
+    with pytest.raises(fg.ScenarioError, match=r"got 9\.9+e22, expected a whole number"):
+        fg.validate_text(NO_FLOWS, [f"simulation.seed={'9' * 23}"])
+
+
 def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(tmp_path: Path):
     scenario = write(tmp_path, LEAKY)
     for args in [("run", scenario, "--out", ""), ("run", ""), ("query", "", "SELECT 1")]:

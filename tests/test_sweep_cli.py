@@ -100,6 +100,10 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
         (["--seeds", "1000000000"], "--seeds: got 1000000000, expected at most 1,000,000"),
         (["--seeds", "0"], "--seeds: got 0, expected at least 1"),
+        (
+            ["--grid", "bottleneck.queue.limit=10," + "9" * 23],
+            f"axis `bottleneck.queue.limit`: got {'9' * 23}, expected a whole number from",
+        ),
         (["--workers", "1000000"], "--workers: got 1000000, expected at most"),
         # Each point's seed comes from the seeds, after the axes: each seed would run twice.
         (

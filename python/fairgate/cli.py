@@ -208,6 +208,10 @@ def _print_more(rows: int, table: str, shown: str) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     _check_not_a_sweep_file(args.scenario)
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise ScenarioError(
+            f"--seed: got {clipped(str(args.seed))}, expected a whole number from 0 to {MAX_SEED}"
+        )
     if args.seeds is not None:
         return sweep_cli.run_seeds(args)
     for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
@@ -225,6 +229,10 @@ def _run(args: argparse.Namespace) -> int:
         if atm.is_atm(scenario):
             return _run_atm(args, overrides, out)
         return _run_packets(args, overrides, out)
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed a scenario file can hold (TOML's integers are 64-bit signed)."""
 
 
 def _check_not_a_sweep_file(path: Path) -> None:

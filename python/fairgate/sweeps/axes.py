@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import clipped, shown
 from fairgate.runner import toml_document, validate_text
 
 RESERVED_COLUMNS = frozenset(
@@ -117,7 +117,20 @@ def parse_cli_values(text: str, axis: str) -> list[Any]:
                 f"axis `{axis}`: value {index + 1} of {len(parts)} is empty; "
                 "expected VALUE1,VALUE2,... with no empty value"
             )
+    for part in parts:
+        if _too_large_a_whole_number(part.strip()):
+            raise ScenarioError(
+                f"axis `{axis}`: got {clipped(part.strip())}, expected a whole number from "
+                f"{-(2**63)} to {2**63 - 1} (a float such as 1e23 for larger values)"
+            )
     return [parse_cli_value(part.strip()) for part in parts]
+
+
+def _too_large_a_whole_number(text: str) -> bool:
+    """Digits TOML would read as a whole number but for their size: not a bare word (as the
+    core's overrides decide; "0123", which TOML refuses, stays a word)."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return len(digits) > 18 and not digits.startswith("0") and digits.isascii() and digits.isdigit()
 
 
 def split_top_level(text: str) -> list[str]:

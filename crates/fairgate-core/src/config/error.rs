@@ -107,7 +107,9 @@ fn replace_words(text: &str, phrase: &str, plain: &str) -> String {
 fn compact_numbers(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
+    let mut in_quotes = false; // a string value is shown as it is
     while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        in_quotes ^= unescaped_quotes(&rest[..start]) % 2 == 1;
         out.push_str(&rest[..start]);
         let tail = &rest[start..];
         let end = tail
@@ -116,14 +118,51 @@ fn compact_numbers(message: &str) -> String {
         let number = tail[..end].trim_end_matches('.');
         let digits = number.chars().filter(char::is_ascii_digit).count();
         let in_a_word = out.ends_with(|c: char| c.is_alphanumeric() || c == '_');
-        match number.parse::<f64>() {
-            Ok(value) if digits > 21 && !in_a_word => out.push_str(&format!("{value:e}")),
-            _ => out.push_str(number),
+        if digits > 21 && !in_a_word && !in_quotes {
+            out.push_str(&scientific(number));
+        } else {
+            out.push_str(number);
         }
         rest = &tail[number.len()..];
     }
     out.push_str(rest);
     out
+}
+
+fn unescaped_quotes(text: &str) -> usize {
+    let mut count = 0;
+    let mut escaped = false;
+    for c in text.chars() {
+        if c == '"' && !escaped {
+            count += 1;
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    count
+}
+
+/// `number` (digits with at most one point) in scientific notation, from its own digits: every
+/// significant digit it has, up to SHOWN_DIGITS (then "..."). Through an f64 a 23-digit whole
+/// number typed as 99999999999999999999999 showed as 1e23.
+fn scientific(number: &str) -> String {
+    const SHOWN_DIGITS: usize = 30;
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits: Vec<u8> = whole.bytes().chain(fraction.bytes()).collect();
+    let Some(lead) = digits.iter().position(|&d| d != b'0') else {
+        return "0".into();
+    };
+    let exponent = whole.len() as i64 - 1 - lead as i64;
+    let significant = std::str::from_utf8(&digits[lead..])
+        .unwrap_or("0")
+        .trim_end_matches('0');
+    let (first, rest) = significant.split_at(1);
+    let (rest, cut) = if significant.len() > SHOWN_DIGITS {
+        (&rest[..SHOWN_DIGITS - 1], "...")
+    } else {
+        (rest, "")
+    };
+    let point = if rest.is_empty() { "" } else { "." };
+    format!("{first}{point}{rest}{cut}e{exponent}")
 }
 
 impl fmt::Display for ScenarioError {
@@ -222,6 +261,16 @@ mod tests {
             "0".repeat(30)
         );
         assert_eq!(compact_numbers(&plain), plain);
+        let quoted = format!(
+            "got string \"x{0}\\\"{0}\", expected a number",
+            "1".repeat(25)
+        );
+        assert_eq!(compact_numbers(&quoted), quoted);
+        let typed = "got 99999999999999999999999 and 123456789012345678901234567890123";
+        assert_eq!(
+            compact_numbers(typed),
+            "got 9.9999999999999999999999e22 and 1.23456789012345678901234567890...e32"
+        );
     }
 }
 

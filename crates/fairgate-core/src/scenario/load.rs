@@ -121,12 +121,31 @@ fn parse_path(path: &str) -> Option<Vec<Step>> {
     Some(steps)
 }
 
-fn parse_value(text: &str) -> toml::Value {
-    format!("v = {text}")
+/// An override's value: TOML value syntax, a bare word being a string. A whole number TOML
+/// cannot hold is refused rather than taken for a word (a seed of 10^23 was read as the string
+/// "99999999999999999999999").
+fn parse_value(text: &str) -> Result<toml::Value, String> {
+    let parsed = format!("v = {text}")
         .parse::<toml::Table>()
         .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+        .and_then(|mut t| t.remove("v"));
+    match parsed {
+        Some(value) => Ok(value),
+        None if is_too_large_a_whole_number(text) => Err(format!(
+            "got {}, expected a whole number from {} to {} (a float such as 1e23 for larger values)",
+            clipped(text),
+            i64::MIN,
+            i64::MAX
+        )),
+        None => Ok(toml::Value::String(text.to_string())),
+    }
+}
+
+/// Digits TOML would read as a whole number but for its size (a leading zero, which TOML
+/// refuses, keeps "0123" a word).
+fn is_too_large_a_whole_number(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    digits.len() > 18 && !digits.starts_with('0') && digits.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Applies `key.path=value` (TOML value syntax; bare words are strings).
@@ -140,8 +159,9 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
             "got path {path:?}, expected keys like a.b[0].c, at most {MAX_PATH_STEPS} steps"
         ))
     })?;
+    let value = parse_value(value.trim()).map_err(bad)?;
     let mut root = toml::Value::Table(std::mem::take(table));
-    let result = set_path(&mut root, &steps, parse_value(value.trim()), "").map_err(bad);
+    let result = set_path(&mut root, &steps, value, "").map_err(bad);
     if let toml::Value::Table(t) = root {
         *table = t;
     }
@@ -224,6 +244,19 @@ mod tests {
         assert_eq!(t["simulation"]["seed"].as_integer(), Some(7));
         let e = apply_override(&mut t, "flows[3].src=b").unwrap_err();
         assert!(e.message.contains("out of range"), "{e}");
+        let e = apply_override(&mut t, "simulation.seed=99999999999999999999999").unwrap_err();
+        assert_eq!(e.path, "--set simulation.seed=99999999999999999999999");
+        assert!(
+            e.message
+                .starts_with("got 9.9999999999999999999999e22, expected a whole"),
+            "{e}"
+        );
+        apply_override(&mut t, "flows[0].src=0123").unwrap();
+        assert_eq!(
+            t["flows"][0]["src"].as_str(),
+            Some("0123"),
+            "a word, as TOML refuses it"
+        );
     }
 
     #[test]
