@@ -247,6 +247,19 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Scientific notation of a whole number keeps every digit it has (up to 30).
+        #[test]
+        fn scientific_notation_keeps_a_whole_numbers_digits(digits in "[1-9][0-9]{21,29}") {
+            let shown = scientific(&digits);
+            let (mantissa, exponent) = shown.split_once('e').expect("an exponent");
+            let significant = mantissa.replace('.', "");
+            let exponent: usize = exponent.parse().expect("a whole exponent");
+            proptest::prop_assert_eq!(exponent + 1, digits.len());
+            proptest::prop_assert_eq!(significant.as_str(), digits.trim_end_matches('0'));
+        }
+    }
+
     #[test]
     fn long_numbers_are_shown_in_scientific_notation() {
         let huge = format!("got {}, expected at most 5", 1e300);
