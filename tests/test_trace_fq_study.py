@@ -99,6 +99,9 @@ def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: s
         (["trace-fq", "--trace", "TRACE", "--rate", "0"], "`rate`: got 0.0"),
         (["trace-fq", "--trace", "TRACE", "--trace-format", "wav"], '`format`: got "wav"'),
         (["fq-cost", "--trace", "TRACE"], "--trace: the study fq-cost takes no trace options"),
+        # 10 packets at 400/s: no sample of N(t), where the study's tables failed with a
+        # KeyError (the shipped 100-packet libtrace traces span 28 ms).
+        (["trace-fq", "--trace", "TRACE"], "less than one sample interval; expected a trace of at"),
     ],
 )
 def test_bad_study_input_exits_2_naming_it(tmp_path: Path, args: list[str], message: str):

@@ -430,6 +430,19 @@ pub fn trace_study(
             ),
         ));
     }
+    if gateway.active.is_empty() {
+        return Err(ScenarioError::new(
+            "trace",
+            format!(
+                "{}: spans {:.3} s ({} IP packets), less than one sample interval; \
+                 expected a trace of at least the `interval`, {} s",
+                path.display(),
+                gateway.last_ns as f64 / NS,
+                gateway.summary.packets,
+                gateway.params.interval_s
+            ),
+        ));
+    }
     Ok(gateway.finish(counts.non_ip))
 }
 
