@@ -268,6 +268,7 @@ fn the_gateway_stops_at_its_packet_count() {
     let path = file("p.pcap", &pcap(false));
     let two = TraceParams {
         packets: 2,
+        interval_s: 1e-4, // the two packets span 250 us: a study needs one sample
         ..TraceParams::default()
     };
     let study = trace_study(&path, None, two).unwrap();

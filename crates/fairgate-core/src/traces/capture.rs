@@ -60,8 +60,16 @@ enum Step {
 
 /// Reads a pcap or pcapng file.
 pub fn read_pcap(input: Box<dyn BufRead + Send>, sink: &mut Sink) -> Result<ReadCounts, String> {
-    let mut reader = pcap_parser::create_reader(1 << 16, input)
-        .map_err(|e| format!("not a pcap or pcapng file ({e:?})"))?;
+    let mut reader = pcap_parser::create_reader(1 << 16, input).map_err(|e| {
+        let why = match e {
+            PcapError::HeaderNotRecognized => "its first bytes are neither header".to_string(),
+            other => format!("{other:?}"),
+        };
+        format!(
+            "not a pcap or pcapng file ({why}); expected one, or the trace's format given \
+                 (erf, tsh, ita, csv)"
+        )
+    })?;
     let mut counts = ReadCounts::default();
     let mut legacy: Option<(Linktype, u64)> = None;
     let mut interfaces: Vec<Interface> = Vec::new();
