@@ -103,6 +103,18 @@ def test_long_names_are_clipped_in_legends_and_titles(
     assert not [w for w in recwarn if "constrained_layout" in str(w.message)]
 
 
+def test_the_overview_draws_ten_flows_in_ten_colours_and_says_how_many_it_left_out() -> None:
+    sc = fg.Scenario("many", duration=0.5, seed=1)
+    sc.node("a")
+    sc.node("b")
+    sc.link("a", "b", "10Mbps")
+    sc.flow("a", "b", fg.source("cbr", rate="100kbps"), name="f{i}", count=12)
+    figure = overview(sc.run())
+    lines = figure.axes[1].get_lines()
+    assert len(lines) == 10 and len({line.get_color() for line in lines}) == 10
+    assert figure.axes[1].get_legend().get_title().get_text() == "first 10 of 12 flows"
+
+
 @pytest.mark.parametrize(
     ("where", "message"),
     [

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 
@@ -16,7 +17,10 @@ from fairgate.results import Results
 from fairgate.runner import check_out_file
 
 MAX_PORTS = 4
-MAX_FLOWS = 12
+MAX_FLOWS = 10
+"""Flows drawn in the overview: Matplotlib's colour cycle has ten, so no two lines of the
+figure share a colour (at twelve the eleventh and twelfth repeated the first two); a legend
+over more flows than drawn says so."""
 TITLE_WIDTH = 80
 """A scenario's name as a figure's default title is clipped here (a legend's names at 40)."""
 
@@ -54,8 +58,15 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
     ax_t.set_xlabel("time (s)")
     ax_t.grid(alpha=0.3)
     if len(rates.columns):
-        ax_t.legend(loc="upper right", fontsize="small", ncol=2)
+        ax_t.legend(loc="upper right", fontsize="small", ncol=2, title=_shown_of(rates.columns))
     return _finish(fig, results, path, title)
+
+
+def _shown_of(flows: pd.Index) -> str | None:
+    """The legend's title when it lists fewer flows than the run has."""
+    if len(flows) <= MAX_FLOWS:
+        return None
+    return f"first {MAX_FLOWS} of {len(flows):,} flows"
 
 
 def queue_over_time(

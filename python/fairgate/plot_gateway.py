@@ -43,11 +43,12 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
         total = _var(results, gateway, var).groupby("time_s")["value"].sum()
         ax_b.plot(total.index, total.values / 1e3, label=var, lw=1)
     ax_b.set_ylabel(f"{gateway} buffers (KB)")
-    for var in WINDOWS:
+    for var, style in zip(WINDOWS, ("-", "--"), strict=True):  # a colour per connection
         series = _var(results, gateway, var)
-        for flow in list(series["flow"].unique())[:MAX_CONNECTIONS]:
+        for i, flow in enumerate(list(series["flow"].unique())[:MAX_CONNECTIONS]):
             s = series[series["flow"] == flow]
-            ax_w.plot(s["time_s"], s["value"] / 1e3, label=cell(f"{var} {flow}"), lw=1)
+            label = cell(f"{var} {flow}")
+            ax_w.plot(s["time_s"], s["value"] / 1e3, f"C{i}{style}", label=label, lw=1)
     ax_w.set_ylabel("window (KB)")
     ax_w.set_xlabel("time (s)")
     for ax in (ax_t, ax_b, ax_w):
