@@ -83,10 +83,11 @@ fn listed(units: &[(&str, f64)]) -> String {
 pub const MAX_DURATION_S: f64 = 1.8e7;
 
 fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
-    if !seconds.is_finite() || seconds < 0.0 {
+    if seconds.is_nan() || seconds < 0.0 {
         return Err(format!("got {shown}, expected a duration >= 0"));
     }
     if seconds > MAX_DURATION_S {
+        // also a number too large for a float (1e400s): it reads as infinite
         return Err(format!(
             "got {shown}, expected a duration below 1.8e7 s (about 200 days)"
         ));
@@ -137,10 +138,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     let expected = "expected a rate such as \"10Mbps\" or a number of bits per second";
     let shown = clipped(text);
     let (value, unit) = split_number(text).ok_or_else(|| format!("got {shown:?}, {expected}"))?;
-    let unit = unit.replace(' ', "");
-    let scale = match unit.as_str() {
+    let scale = match unit.replace(' ', "").as_str() {
         "" => 1.0,
-        _ => scale_of(&RATE_UNITS, &unit).ok_or_else(|| {
+        joined => scale_of(&RATE_UNITS, joined).ok_or_else(|| {
             format!(
                 "got {shown:?}: unknown unit {:?}; {expected}, with one of the units {} \
                  (case matters: b = bits, B = bytes)",
@@ -153,12 +153,13 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
 }
 
 fn check_rate(bps: f64, shown: &str) -> Result<f64, String> {
-    if !bps.is_finite() || bps < 1.0 {
+    if bps.is_nan() || bps < 1.0 {
         return Err(format!(
             "got {shown}, expected a positive rate of at least 1 bps"
         ));
     }
     if bps > MAX_RATE_BPS {
+        // also a number too large for a float (10e1000bps): it reads as infinite
         return Err(format!(
             "got {shown}, expected a rate of at most 1 Tbps (1e12 bit/s), the fastest at which \
              every packet still takes at least 1 ps"
@@ -324,5 +325,14 @@ mod tests {
         assert_eq!(parse_rate("1Tbps").unwrap(), 1e12);
         assert!(parse_rate("1e17").unwrap_err().contains("at most 1 Tbps"));
         assert!(parse_duration("10MS").is_err());
+        // Past a float's range a number reads as infinite: too large, not negative.
+        assert!(parse_rate("10e1000bps")
+            .unwrap_err()
+            .contains("at most 1 Tbps"));
+        assert!(parse_duration("1e400s")
+            .unwrap_err()
+            .contains("below 1.8e7 s"));
+        let spaced = parse_rate("10 Mbps extra").unwrap_err();
+        assert!(spaced.contains("unknown unit \"Mbps extra\""), "{spaced}");
     }
 }
