@@ -101,6 +101,10 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--seeds", "1000000000"], "--seeds: got 1000000000, expected at most 1,000,000"),
         (["--seeds", "0"], "--seeds: got 0, expected at least 1"),
         (
+            ["--grid", "bottleneck.rate=1e400"],
+            "axis `bottleneck.rate`: got 1e400, expected a number a float holds",
+        ),
+        (
             ["--grid", "bottleneck.queue.limit=10," + "9" * 23],
             f"axis `bottleneck.queue.limit`: got {'9' * 23}, expected a whole number from",
         ),

@@ -123,7 +123,23 @@ def parse_cli_values(text: str, axis: str) -> list[Any]:
                 f"axis `{axis}`: got {clipped(part.strip())}, expected a whole number from "
                 f"{-(2**63)} to {2**63 - 1} (a float such as 1e23 for larger values)"
             )
+        if _too_large_a_float(part.strip()):
+            raise ScenarioError(
+                f"axis `{axis}`: got {clipped(part.strip())}, expected a number a float holds "
+                "(magnitude up to 1.8e308)"
+            )
     return [parse_cli_value(part.strip()) for part in parts]
+
+
+def _too_large_a_float(text: str) -> bool:
+    """A decimal number past a float's range (1e400): TOML refuses it, a float reads it as
+    infinite (as the core's overrides decide)."""
+    if not text or not all(c.isdigit() or c in ".eE+-" for c in text):
+        return False
+    try:
+        return math.isinf(float(text))
+    except ValueError:
+        return False
 
 
 def _too_large_a_whole_number(text: str) -> bool:

@@ -111,13 +111,20 @@ fn quantity(value: &toml::Value, q: Quantity, field: &str) -> Result<f64, String
         (toml::Value::Integer(i), _) => Ok(*i as f64),
         (toml::Value::Float(f), _) => Ok(*f),
         (toml::Value::String(s), Quantity::Seconds) => parse_duration(s),
-        _ => Err(format!(
-            "field `{field}`: got {value}, expected {}",
-            match q {
+        _ => {
+            // A bare value (field "") is the distribution itself: no field to name.
+            let expected = match q {
                 Quantity::Seconds => "a duration such as \"10ms\" or a number of seconds",
                 Quantity::Plain => "a number",
+            };
+            if field.is_empty() {
+                Err(format!(
+                    "got {value}, expected {expected}, or a table with a `dist` key"
+                ))
+            } else {
+                Err(format!("field `{field}`: got {value}, expected {expected}"))
             }
-        )),
+        }
     }
 }
 
@@ -164,7 +171,7 @@ pub fn check_keys(table: &toml::Table, extra: &[&str]) -> Result<(), String> {
 fn from_value(value: toml::Value, q: Quantity) -> Result<Dist, String> {
     let table = match value {
         toml::Value::Table(t) => t,
-        other => return quantity(&other, q, "value").map(Dist::constant),
+        other => return quantity(&other, q, "").map(Dist::constant),
     };
     const KINDS: &str = "one of constant, uniform, exponential, pareto, lognormal, normal";
     let kind = match table.get("dist") {
@@ -330,6 +337,11 @@ mod tests {
     #[test]
     fn plain_number_is_constant() {
         assert_eq!(parse_size("1000").unwrap().0, Dist::constant(1000.0));
+        let e = parse_size("\"abc\"").unwrap_err();
+        assert!(
+            e.starts_with("got \"abc\", expected a number, or a table"),
+            "{e}"
+        );
     }
 
     #[test]

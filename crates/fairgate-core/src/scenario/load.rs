@@ -137,8 +137,21 @@ fn parse_value(text: &str) -> Result<toml::Value, String> {
             i64::MIN,
             i64::MAX
         )),
+        None if is_too_large_a_float(text) => Err(format!(
+            "got {}, expected a number a float holds (magnitude up to 1.8e308)",
+            clipped(text)
+        )),
         None => Ok(toml::Value::String(text.to_string())),
     }
+}
+
+/// A decimal number past a float's range (1e400), which TOML refuses and a float reads as
+/// infinite.
+fn is_too_large_a_float(text: &str) -> bool {
+    let numeric = text
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
+    numeric && text.parse::<f64>().is_ok_and(f64::is_infinite)
 }
 
 /// Digits TOML would read as a whole number but for its size (a leading zero, which TOML
@@ -251,6 +264,10 @@ mod tests {
                 .starts_with("got 9.9999999999999999999999e22, expected a whole"),
             "{e}"
         );
+        let e = apply_override(&mut t, "simulation.duration=-1e400").unwrap_err();
+        assert!(e
+            .message
+            .starts_with("got -1e400, expected a number a float holds"));
         apply_override(&mut t, "flows[0].src=0123").unwrap();
         assert_eq!(
             t["flows"][0]["src"].as_str(),
