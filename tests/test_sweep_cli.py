@@ -350,6 +350,10 @@ def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_pat
             ["--csv", str(tmp_path / "q.x"), "--parquet", str(tmp_path / "run" / ".." / "q.x")],
             "the file --csv names",
         ),
+        # Inside the store's tables: the result would become rows of the store.
+        (["--parquet", str(out / "flows.parquet")], "among the tables of the results store"),
+        (["--parquet", str(out / "flows" / "x.parquet")], "among the tables of the results"),
+        (["--csv", str(out / "summary.json")], "among the tables of the results store"),
     ]
     for extra, message in bad_outputs:
         assert main(["query", str(out), flows, *extra]) == 2
@@ -357,6 +361,10 @@ def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_pat
     for sql in ["", "  "]:
         assert main(["query", str(out), sql]) == 2
         assert "returns no rows" in capsys.readouterr().err
+    assert main(["query", str(out), flows, "--csv", str(out / "beside.csv")]) == 0
+    for command in (["run", str(scenario)], ["sweep", str(scenario)]):
+        assert main([*command, "--out", str(out / "ports" / "x"), "--quiet"]) == 2
+        assert "--out: got" in capsys.readouterr().err
 
     failing = (
         "SELECT CAST(CASE WHEN range > 100000 THEN 'x' ELSE '1' END AS INT) FROM range(300000)"

@@ -68,7 +68,20 @@ def check_out_file(path: str | Path, option: str) -> Path:
     return path
 
 
+def _check_outside_a_store(path: Path, option: str) -> None:
+    from fairgate.sweeps.store import store_holding
+
+    store = store_holding(path)
+    if store is not None:
+        raise _core.ScenarioError(
+            f"{option}: got {shown(str(path))}, among the tables of the results store "
+            f"{shown(str(store))}; expected a path outside its summary/, flows/ and ports/ "
+            "folders and its table files (writing there would change what the store holds)"
+        )
+
+
 def _check_file_target(path: Path, option: str) -> None:
+    _check_outside_a_store(path, option)
     if path.is_dir():
         raise _core.ScenarioError(
             f"{option}: got {shown(str(path))}, a directory; expected a file path"
@@ -135,6 +148,7 @@ def check_out_dir(out: str | Path, option: str = "--out") -> Path:
 
 
 def _check_dir_target(out: Path, option: str) -> None:
+    _check_outside_a_store(out, option)
     if out.exists() and not out.is_dir():
         raise _core.ScenarioError(
             f"{option}: got {shown(str(out))}, an existing file; expected a directory"

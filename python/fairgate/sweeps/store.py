@@ -40,6 +40,23 @@ TABLES = ("flows", "ports", "summary")
 
 MANIFEST = "sweep.json"
 
+
+def store_holding(path: Path) -> Path | None:
+    """The results store among whose tables ``path`` lies, if any: inside a store's
+    ``summary/``, ``flows/`` or ``ports/`` (or its staging folder), or a single run's
+    ``summary.json`` or Parquet table beside the store's ``sweep.json``. Writing there would
+    change what the store holds (a query's output once doubled a point's rows)."""
+    path = Path(os.path.abspath(path))
+    for root in path.parents:
+        if not (root / MANIFEST).is_file():
+            continue
+        first = path.relative_to(root).parts[0]
+        beside = path.parent == root and (first == "summary.json" or path.suffix == ".parquet")
+        if first in (*TABLES, ".staging") or beside:
+            return root
+    return None
+
+
 COMPRESSION = "snappy"
 """A point's files are mostly schema (about 47 kB for the showcase's three tables, the same
 to 2 % with zstd, snappy or none); zstd took 3.7 CPU-ms more per point than snappy."""
