@@ -344,3 +344,9 @@ def test_the_largest_stable_red_weight_gives_a_finite_solution(scheme):
     solution = fluid.solve(scheme, FluidParams(red_weight=weight, horizon=50.0), chapter=4)
     assert np.isfinite(solution.select_dtypes("number").to_numpy()).all()
     assert solution["w"].max() <= 2 * solution["q"].max() + 1e-9
+
+
+def test_numpy_scalars_become_python_numbers():
+    """A numpy integer wraps silently in arithmetic; the parameters hold Python numbers."""
+    params = FluidParams(connections=np.int64(400), rtt=np.float32(6.0))
+    assert type(params.connections) is int and type(params.rtt) is float

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -101,3 +102,18 @@ def test_kalman_gain_by_hand_and_rate_tracking():
         x = precise.step(y=10.0, u=10.0)
     assert x[1] == pytest.approx(10.0, abs=1e-3)
     assert x[2] == pytest.approx(10.0, abs=1e-3)
+
+
+def test_numpy_integers_give_what_python_integers_give():
+    """A numpy integer wraps in arithmetic: closed_loop_poles(np.uint64(2**63)) gave (1, 0)
+    with a RuntimeWarning, as 4 * alpha wrapped to 0."""
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert closed_loop_poles(np.uint64(2**63)) == closed_loop_poles(2**63)
+        wide = (np.int64(2**40), np.int64(2**41), np.int64(10))
+        assert telnet_delay_bounds(*wide) == telnet_delay_bounds(2**40, 2**41, 10)
+        assert epoch_rate(np.uint8(200), 1, np.uint8(200), 0, 0, np.uint8(200)) == epoch_rate(
+            200, 1, 200, 0, 0, 200
+        )

@@ -35,9 +35,9 @@ def telnet_delay_bounds(
 
     Units are those of P and P_F (bits or bytes of service); divide by the line rate for time.
     """
-    checks.number("n", n, 1, integer=True)
-    checks.number("p_f", p_f, 0, low_open=True)
-    checks.number("p", p, 0)
+    n = int(checks.number("n", n, 1, integer=True))  # Python numbers: a numpy integer wraps
+    p_f = checks.number("p_f", p_f, 0, low_open=True)
+    p = checks.number("p", p, 0)
     half = p_f / 2
     if p >= p_f:
         exact = n * (p - half)
@@ -61,7 +61,7 @@ def telnet_delay_bounds(
 
 def closed_loop_poles(alpha: float) -> tuple[complex, complex]:
     """Roots z of alpha z^-2 - z^-1 + 1 = 0, i.e. z^2 - z + alpha = 0 (|z| = sqrt(alpha))."""
-    checks.number("alpha", alpha, 0, low_open=True)
+    alpha = checks.number("alpha", alpha, 0, low_open=True)  # np.uint64: 4 * alpha wrapped
     root = cmath.sqrt(1 - 4 * alpha)
     return (1 + root) / 2, (1 - root) / 2
 
@@ -78,15 +78,17 @@ def epoch_rate(
     alpha: float, rtt: float, setpoint: float, n_b: float, outstanding: float, mu: float
 ) -> float:
     """lambda(k+1) = (alpha / RTT) [B/2 - n_b(k) - S(k) + 2 mu RTT] (eq. 5.9 with alpha)."""
-    checks.number("rtt", rtt, 0, low_open=True)
-    for name, value in (
-        ("alpha", alpha),
-        ("setpoint", setpoint),
-        ("n_b", n_b),
-        ("outstanding", outstanding),
-        ("mu", mu),
-    ):
+    rtt = checks.number("rtt", rtt, 0, low_open=True)
+    alpha, setpoint, n_b, outstanding, mu = (
         checks.number(name, value)
+        for name, value in (
+            ("alpha", alpha),
+            ("setpoint", setpoint),
+            ("n_b", n_b),
+            ("outstanding", outstanding),
+            ("mu", mu),
+        )
+    )
     return _rate(alpha, rtt, setpoint, n_b, outstanding, mu)
 
 
@@ -111,11 +113,12 @@ def epoch_recurrence(
     RTT), S(k) = lambda(k) RTT (eq. 5.1), and the first pair gives lambda(0) = mu. The queue is
     clipped to [0, B] as §5.4 requires.
     """
-    checks.number("epochs", epochs, 0, MAX_EPOCHS, integer=True)
-    checks.number("rtt", rtt, 0, low_open=True)
-    for name, value in (("mu", mu), ("alpha", alpha), ("n_b0", n_b0)):
-        checks.number(name, value)
-    checks.number("buffer", buffer, 0)
+    epochs = int(checks.number("epochs", epochs, 0, MAX_EPOCHS, integer=True))
+    rtt = checks.number("rtt", rtt, 0, low_open=True)
+    mu, alpha, n_b0 = (
+        checks.number(name, value) for name, value in (("mu", mu), ("alpha", alpha), ("n_b0", n_b0))
+    )
+    buffer = checks.number("buffer", buffer, 0)
     rate = mu if lambda0 is None else checks.number("lambda0", lambda0)
     n_b = n_b0
     out = [(rate, n_b)]

@@ -11,7 +11,7 @@ the band, the decrease term, units, projection onto q, v ≥ 0 and p ∈ [0, 1])
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,13 @@ class FluidParams:
     step: float = 0.01
     horizon: float = 500.0
     start: str = "equilibrium"
+
+    def __post_init__(self) -> None:
+        # numpy scalars become Python numbers: a numpy integer wraps silently in arithmetic
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, spec.name, value.item())
 
     def validate(self) -> None:
         """Raises ScenarioError naming the first parameter out of its range (``RANGES``)."""
