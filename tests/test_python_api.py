@@ -149,3 +149,11 @@ def test_a_run_advances_in_chunks_of_a_fraction_of_a_second(monkeypatch, end, co
     assert targets[-1] == end and targets == sorted(targets)
     assert max(took for _, took in sim.calls) <= max(0.01 * cost, 2 * runner.CHUNK_WALL_SECONDS)
     assert len(sim.calls) >= min(runner.PROGRESS_STEPS, 1 + end * cost / 0.5)
+
+
+def test_a_sweep_file_given_as_a_scenario_says_so(tmp_path):
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text('scenario = "s.toml"\n[grid]\nseed = [1, 2]\n', encoding="utf-8")
+    for call in (fg.run_file, fg.validate_file, fg.sweep):
+        with pytest.raises(fg.ScenarioError, match="got a sweep file .*`fairgate sweep PATH`"):
+            call(sweep_file)

@@ -7,6 +7,7 @@ import codecs
 import contextlib
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -240,7 +241,22 @@ def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
 
 
 def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    return validate_text(read_text_file(path), overrides)
+    return validate_text(read_scenario_file(path), overrides)
+
+
+SWEEP_KEY = re.compile(r"^\s*scenario\s*=", re.MULTILINE)
+
+
+def read_scenario_file(path: str | Path) -> str:
+    """The text of the scenario file ``path`` (:func:`read_text_file`). A sweep file is
+    refused naming how it runs: the core would call its `scenario` key an unknown field."""
+    text = read_text_file(path)
+    if SWEEP_KEY.search(text) and "scenario" in toml_document(text):
+        raise _core.ScenarioError(
+            f"{shown(str(path))}: got a sweep file (it has a `scenario` key), expected a "
+            "scenario file; run a sweep file with `fairgate sweep PATH`, or its scenario here"
+        )
+    return text
 
 
 def _advance(sim: Any, progress: bool) -> None:
@@ -287,7 +303,7 @@ def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -
 
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False) -> Results:
-    return run_text(read_text_file(path), overrides, progress)
+    return run_text(read_scenario_file(path), overrides, progress)
 
 
 def registry() -> dict[str, list[str]]:

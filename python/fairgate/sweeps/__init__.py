@@ -26,7 +26,7 @@ from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
 from fairgate.checks import shown
 from fairgate.runner import check_out_dir, override_list, run_text, validate_text
-from fairgate.runner import read_text_file as read_scenario
+from fairgate.runner import read_scenario_file as read_scenario
 from fairgate.scenario import Scenario, plain, toml_text
 from fairgate.sweeps import placement, store
 from fairgate.sweeps.axes import MAX_POINTS, Axis, Grid, Point, build_grid
