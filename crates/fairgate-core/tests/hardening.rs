@@ -301,6 +301,16 @@ fn a_scenario_name_that_would_print_otherwise_is_refused() {
 }
 
 #[test]
+fn an_unknown_kind_lists_the_disciplines_but_not_the_broken_ones_for_tests() {
+    let text = two_hosts("{ kind = \"fiffo\" }", CBR);
+    let e = parse(&text, &[]).unwrap_err();
+    assert!(e.message.contains("expected one of fifo, "), "{e}");
+    assert!(!e.message.contains("test_"), "{e}");
+    let leak = two_hosts("{ kind = \"test_leak\" }", CBR);
+    assert!(parse(&leak, &[]).is_ok(), "still accepted, for the tests");
+}
+
+#[test]
 fn too_many_flows_are_refused_with_the_count_named() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR)
         .replace("name = \"c0\"", "name = \"c{i}\"\ncount = 1000000000");
