@@ -249,6 +249,42 @@ def test_threads_asking_for_the_local_cluster_at_once_share_one(tmp_path: Path):
     assert done.stdout.split() == ["1", "3"], done.stderr
 
 
+WITHOUT_A_MAIN_GUARD = """
+import fairgate as fg
+
+SCENARIO = {scenario!r}
+print("top level", flush=True)
+table = fg.sweep(SCENARIO, grid={{"bottleneck.queue.limit": [5, 20]}})
+print(len(table), "points")
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "stdin", "module"])
+def test_a_script_without_a_main_guard_sweeps_once(tmp_path: Path, how: str):
+    """Spawned workers re-ran the parent's main file (or module): the sweep started again in
+    each as it started ("Nanny failed to start"), and a script from stdin named `<stdin>`
+    failed. The README's snippet, pasted into a script, has no guard."""
+    scenario = (Path(__file__).parents[1] / "scenarios" / "showcase.toml").read_text("utf-8")
+    scenario = scenario.replace('duration = "40s"', 'duration = "12s"').replace('"30s"', '"11s"')
+    script = tmp_path / "unguarded.py"
+    script.write_text(WITHOUT_A_MAIN_GUARD.format(scenario=scenario), "utf-8")
+    command = {
+        "file": [sys.executable, str(script)],
+        "stdin": [sys.executable, "-"],
+        "module": [sys.executable, "-m", "unguarded"],
+    }[how]
+    done = subprocess.run(
+        command,
+        input=script.read_text("utf-8") if how == "stdin" else None,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["top level", "2 points"], done.stdout
+
+
 IN_A_POOL = """
 import multiprocessing
 

@@ -163,7 +163,11 @@ def _local_client(workers: int | None) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
-    from fairgate.sweeps.local_workers import CtrlCToTheClient, children_deaf_to_stops
+    from fairgate.sweeps.local_workers import (
+        CtrlCToTheClient,
+        children_deaf_to_stops,
+        main_left_behind,
+    )
 
     if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
         return _LOCAL
@@ -172,7 +176,7 @@ def _local_client(workers: int | None) -> Any:
     # A daemonic process may not start processes: its cluster runs in threads (the core runs
     # without the GIL), without the workers' signal plugin, which a thread cannot set.
     processes = not multiprocessing.current_process().daemon
-    with children_deaf_to_stops() if processes else nullcontext():
+    with children_deaf_to_stops() if processes else nullcontext(), main_left_behind():
         with dask.config.set(LOCAL_CONFIG), _cluster_start():
             cluster = LocalCluster(
                 n_workers=workers or os.cpu_count() or 1,

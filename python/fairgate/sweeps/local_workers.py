@@ -58,6 +58,29 @@ def children_deaf_to_stops() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+@contextmanager
+def main_left_behind() -> Iterator[None]:
+    """While the local cluster's processes are spawned, they are not given the program's
+    ``__main__``: multiprocessing's spawn re-runs the parent's main file (or module) in each
+    child, so a script without ``if __name__ == "__main__":`` started a sweep again in every
+    worker as it started (the cluster: "Nanny failed to start"), and a script read from stdin
+    (``python - < script.py``, whose file is ``<stdin>``) failed with FileNotFoundError. The
+    workers run only fairgate's own functions."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    names = ("__file__", "__spec__")
+    hidden = {name: main.__dict__[name] for name in names if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(hidden)
+
+
 def _start_resource_tracker() -> None:
     """Starts the resource tracker the local cluster's processes share, without its warning
     about what stopped workers left (TRACKER_WARNING). It keeps SIGHUP blocked (Python
