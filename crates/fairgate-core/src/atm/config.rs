@@ -73,6 +73,10 @@ impl BackboneBuffer {
 
 /// Occupancy samples a run may keep (VCs × duration / sample interval).
 const MAX_SAMPLES: f64 = 2e7;
+/// Memory per TCP of the cell network, sender, receiver and their segmentation state: 5.2 KiB
+/// measured at 100,000 and 400,000 TCPs (peak RSS), rounded up.
+const BYTES_PER_TCP: f64 = 6144.0;
+const MIB: f64 = 1024.0 * 1024.0;
 /// Cells per second: a cell time of at least 10 ps.
 const MAX_CELL_RATE: f64 = 1e11;
 
@@ -160,6 +164,8 @@ pub struct AtmConfig {
     pub warmup: f64,
     /// Seconds between occupancy samples.
     pub sample_interval: f64,
+    /// `simulation.memory_limit_mib`, or the packet scenarios' default.
+    pub memory_limit_mib: u64,
     pub spec: AtmSpec,
 }
 
@@ -179,7 +185,38 @@ impl AtmConfig {
                 ),
             ));
         }
-        self.spec.validate("atm")
+        self.spec.validate("atm")?;
+        self.check_memory()
+    }
+
+    /// Refuses a network whose TCPs would not fit in `memory_limit_mib`, naming the VC with
+    /// the most (six VCs of 100,000 TCPs each passed every check and aborted the process when
+    /// their state was allocated).
+    fn check_memory(&self) -> Result<(), ScenarioError> {
+        let tcps: f64 = self.spec.vcs.iter().map(|vc| vc.tcps as f64).sum();
+        let needed_mib = tcps * BYTES_PER_TCP / MIB;
+        if needed_mib <= self.memory_limit_mib as f64 {
+            return Ok(());
+        }
+        let (i, largest) = self
+            .spec
+            .vcs
+            .iter()
+            .enumerate()
+            .rev() // the first of the largest
+            .max_by_key(|(_, vc)| vc.tcps)
+            .expect("validate_vcs: at least one VC");
+        Err(ScenarioError::new(
+            format!("atm.vcs[{i}].tcps"),
+            format!(
+                "got {}: {tcps:.0} TCPs on {} VCs need about {needed_mib:.0} MiB, more than the \
+                 memory limit of {} MiB; expected fewer, or raise simulation.memory_limit_mib \
+                 on purpose",
+                largest.tcps,
+                self.spec.vcs.len(),
+                self.memory_limit_mib
+            ),
+        ))
     }
 }
 
@@ -264,6 +301,15 @@ mod tests {
             let text = with("", fifo).replace("name = \"a\"", &format!("name = \"{unlabelled}\""));
             assert_eq!(err(&text).path, "atm.vcs[0].name", "{unlabelled:?}");
         }
+        let vcs: String = (0..7)
+            .map(|i| format!("[[atm.vcs]]\nname = \"v{i}\"\nmcr = 1000\ntcps = 100000\n"))
+            .collect();
+        let many = format!("[simulation]\nduration = 1\n[atm]\n{fifo}\n{vcs}");
+        let e = err(&many);
+        assert_eq!(e.path, "atm.vcs[0].tcps", "{e}");
+        assert!(e.message.contains("700000 TCPs on 7 VCs need about"), "{e}");
+        let raised = many.replace("duration = 1", "duration = 1\nmemory_limit_mib = 8192");
+        assert!(parse(&raised).is_ok(), "a limit raised on purpose");
         let named = format!("name = \"a\\u0007\"\n{}", with("", fifo));
         assert_eq!(err(&named).path, "name");
         let mcr = with("", fifo).replace("mcr = 1000", "mcr = 0");

@@ -28,6 +28,9 @@ pub fn atm_config(s: &Scenario) -> Result<AtmConfig, ScenarioError> {
         duration,
         warmup: to_secs(warmup),
         sample_interval,
+        memory_limit_mib: sim
+            .memory_limit_mib
+            .unwrap_or(super::budget::DEFAULT_LIMIT_MIB),
         spec: spec.clone(),
     };
     config.validate()?;
@@ -50,7 +53,6 @@ fn refuse_packet_network(s: &Scenario) -> Result<(), ScenarioError> {
     let unsupported = [
         ("end", sim.end.is_some()),
         ("trace_every_change", sim.trace_every_change),
-        ("memory_limit_mib", sim.memory_limit_mib.is_some()),
     ];
     match unsupported.iter().find(|(_, present)| *present) {
         Some((field, _)) => Err(ScenarioError::new(
