@@ -724,6 +724,23 @@ def test_a_run_stopped_by_a_signal_says_so_and_leaves_no_output(
     assert "Traceback" not in stderr and not out.exists()
 
 
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_cell_network_run_stops_on_a_signal(tmp_path: Path, signum: int, status: int):
+    """A cell network ran in one call of the core: Ctrl-C waited for its end (a run at 10^11
+    cells/s was still going 40 s later). It now runs in pieces of a quarter second."""
+    out = tmp_path / "o"
+    dfba = Path(__file__).resolve().parents[1] / "scenarios" / "dfba_e3.toml"
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(dfba), "--out", str(out)]
+    cmd += ["--set", "atm.links.cell_rate=1e11", "--set", "simulation.duration=20s"]
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(3)  # imported, validated and running
+    process.send_signal(signum)
+    assert process.wait(timeout=60) == status
+    stderr = process.stderr.read().decode(errors="replace")
+    assert "stopped before it finished" in stderr and "Traceback" not in stderr
+    assert not out.exists()
+
+
 def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_path: Path):
     scenario = write(
         tmp_path,

@@ -289,13 +289,13 @@ fn keshav_study<'py>(
 fn atm_run(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<String> {
     let scenario = scenario::parse(text, &overrides).map_err(scenario_err)?;
     let config = fairgate_core::scenario::atm::atm_config(&scenario).map_err(scenario_err)?;
-    let results = py
-        .detach(|| {
-            guarded("running the cell network", || {
-                fairgate_core::atm::run(&config)
-            })
-        })?
-        .map_err(SimulationError::new_err)?;
+    let mut run = fairgate_core::atm::AtmRun::new(&config);
+    // In pieces of a quarter second, so that Ctrl-C (or SIGTERM in the CLI) stops it.
+    let piece = std::time::Duration::from_millis(250);
+    while !py.detach(|| guarded("running the cell network", || run.run_for(piece)))? {
+        py.check_signals()?;
+    }
+    let results = run.finish().map_err(SimulationError::new_err)?;
     serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 

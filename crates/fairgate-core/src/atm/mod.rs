@@ -12,4 +12,4 @@ pub mod port;
 pub mod results;
 
 pub use config::{AtmConfig, AtmSpec};
-pub use results::{run, AtmResults};
+pub use results::{run, AtmResults, AtmRun};

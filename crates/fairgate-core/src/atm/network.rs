@@ -251,15 +251,32 @@ impl Network {
     }
 
     pub fn run(&mut self) {
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
+        while !self.run_for(std::time::Duration::MAX) {}
+    }
+
+    /// Runs until the end, or until about `wall` of wall time has passed (the clock is read
+    /// every 4,096 events); true once the end is reached. Where a run pauses never changes
+    /// its results: the caller (the Python binding) sees Ctrl-C between two calls.
+    pub fn run_for(&mut self, wall: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        loop {
+            for _ in 0..4096 {
+                match self.events.peek_time() {
+                    Some(t) if t <= self.end => {
+                        let (time, event) = self.events.pop().expect("peeked");
+                        self.now = time;
+                        self.dispatch(event);
+                    }
+                    _ => {
+                        self.now = self.end;
+                        return true;
+                    }
+                }
             }
-            let (time, event) = self.events.pop().expect("peeked");
-            self.now = time;
-            self.dispatch(event);
+            if started.elapsed() >= wall {
+                return false;
+            }
         }
-        self.now = self.end;
     }
 
     fn dispatch(&mut self, event: Event) {

@@ -62,10 +62,36 @@ pub struct AtmResults {
 
 /// Runs `config` to its end. Errors name a broken conservation law (a bug, not bad input).
 pub fn run(config: &AtmConfig) -> Result<AtmResults, String> {
-    let mut net = Network::new(config);
-    net.run();
-    check_conservation(&net)?;
-    Ok(collect(config, &net))
+    let mut run = AtmRun::new(config);
+    run.net.run();
+    run.finish()
+}
+
+/// A cell-network run advanced in pieces of wall time ([`AtmRun::run_for`]), so that a caller
+/// can look for Ctrl-C between them; [`run`] in one piece.
+pub struct AtmRun<'a> {
+    config: &'a AtmConfig,
+    net: Network,
+}
+
+impl<'a> AtmRun<'a> {
+    pub fn new(config: &'a AtmConfig) -> Self {
+        AtmRun {
+            config,
+            net: Network::new(config),
+        }
+    }
+
+    /// See [`Network::run_for`]: true once the run has reached its end.
+    pub fn run_for(&mut self, wall: std::time::Duration) -> bool {
+        self.net.run_for(wall)
+    }
+
+    /// The results of a run that reached its end; errors name a broken conservation law.
+    pub fn finish(self) -> Result<AtmResults, String> {
+        check_conservation(&self.net)?;
+        Ok(collect(self.config, &self.net))
+    }
 }
 
 fn check_conservation(net: &Network) -> Result<(), String> {
@@ -215,6 +241,20 @@ mod tests {
         );
         let scenario = crate::scenario::parse(&text, &[]).expect("valid");
         crate::scenario::atm::atm_config(&scenario).expect("valid")
+    }
+
+    #[test]
+    fn a_run_in_pieces_of_wall_time_gives_the_results_of_one_run() {
+        let config = small("{ kind = \"dfba\", limit = 3000 }", true);
+        let whole = serde_json::to_string(&run(&config).expect("conserves")).unwrap();
+        let mut pieces = AtmRun::new(&config);
+        let mut calls = 0;
+        while !pieces.run_for(std::time::Duration::ZERO) {
+            calls += 1;
+        }
+        assert!(calls > 10, "paused every 4,096 events: {calls}");
+        let paused = serde_json::to_string(&pieces.finish().expect("conserves")).unwrap();
+        assert_eq!(whole, paused);
     }
 
     #[test]
