@@ -656,6 +656,10 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     for where in ["missing", "bad", "half"]:
         with pytest.raises(fg.ScenarioError, match="cannot read saved results"):
             fg.Results.load(tmp_path / where)
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "sweep.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(fg.ScenarioError, match=r"sweep's store: read it with fairgate\.sweeps"):
+        fg.Results.load(tmp_path / "store")
 
 
 @pytest.mark.parametrize(

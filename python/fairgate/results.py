@@ -260,9 +260,14 @@ class Results:
             summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
             frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
         except (OSError, ValueError, pa.ArrowException) as err:
+            store = (
+                "; it holds a sweep's store: read it with fairgate.sweeps.query(DIR, SQL)"
+                if (out / "sweep.json").is_file()
+                else ""
+            )
             raise _core.ScenarioError(
                 f"{out}: cannot read saved results ({err}); expected a directory written by "
-                "Results.save or `fairgate run --out`"
+                f"Results.save or `fairgate run --out`{store}"
             ) from None
         _check_saved(out, summary, frames)
         return cls(summary=summary, **frames)
