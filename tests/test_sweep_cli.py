@@ -362,9 +362,12 @@ def test_query_outputs_are_checked_first_streamed_and_never_left_partial(tmp_pat
         assert main(["query", str(out), sql]) == 2
         assert "returns no rows" in capsys.readouterr().err
     assert main(["query", str(out), flows, "--csv", str(out / "beside.csv")]) == 0
+    (tmp_path / "into_ports").symlink_to(out / "ports")
     for command in (["run", str(scenario)], ["sweep", str(scenario)]):
-        assert main([*command, "--out", str(out / "ports" / "x"), "--quiet"]) == 2
-        assert "--out: got" in capsys.readouterr().err
+        for inside in (out / "ports" / "x", tmp_path / "into_ports" / "x"):
+            assert main([*command, "--out", str(inside), "--quiet"]) == 2
+            assert "--out: got" in capsys.readouterr().err
+    (tmp_path / "into_ports").unlink()
 
     failing = (
         "SELECT CAST(CASE WHEN range > 100000 THEN 'x' ELSE '1' END AS INT) FROM range(300000)"

@@ -46,7 +46,7 @@ def store_holding(path: Path) -> Path | None:
     ``summary/``, ``flows/`` or ``ports/`` (or its staging folder), or a single run's
     ``summary.json`` or Parquet table beside the store's ``sweep.json``. Writing there would
     change what the store holds (a query's output once doubled a point's rows)."""
-    path = Path(os.path.abspath(path))
+    path = Path(os.path.realpath(path))  # through a link into a store too
     for root in path.parents:
         if not (root / MANIFEST).is_file():
             continue
