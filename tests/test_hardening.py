@@ -286,7 +286,8 @@ def test_a_full_stdout_or_output_file_is_a_clear_error(
     # What was there before and is not a regular file (/dev/stdout, a pipe) is never removed.
     pipe, link = tmp_path / "pipe", tmp_path / "link"
     os.mkfifo(pipe)
-    link.symlink_to(out / "summary.json")
+    (tmp_path / "elsewhere.csv").write_text("kept", encoding="utf-8")
+    link.symlink_to(tmp_path / "elsewhere.csv")  # (a link into the store is refused first)
     for kept in (pipe, link):
         assert main(["query", str(out), "SELECT 1", "--csv", str(kept)]) == 2
         assert f"query: cannot write {kept}" in capsys.readouterr().err
