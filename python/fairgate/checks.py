@@ -7,7 +7,7 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fairgate._core import ScenarioError
 
@@ -43,6 +43,39 @@ def cell(text: object, width: int = PRINTED_CELL) -> str:
     a longer one ending in "..." (as pandas clips a table's cells)."""
     text = str(text)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Silent:
+    """A progress bar that shows nothing."""
+
+    n = 0
+
+    def update(self, count: float = 1) -> None:
+        self.n += count
+
+    def set_postfix(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def progress_bar(progress: bool, **options: Any) -> Any:
+    """A tqdm bar, or when ``progress`` is off one that shows nothing and, unlike
+    ``tqdm(disable=True)``, creates no multiprocessing lock: a pool's worker running
+    fairgate is terminated without cleanup, and the resource tracker then warned at exit of
+    the lock it had left."""
+    if not progress:
+        return _Silent()
+    from tqdm import tqdm
+
+    return tqdm(**options)
 
 
 def printed_table(table: pd.DataFrame) -> str:

@@ -14,10 +14,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from fairgate import _core
-from fairgate.checks import path_value, shown, text_value, utf8_path, utf8_problem
+from fairgate.checks import (
+    path_value,
+    progress_bar,
+    shown,
+    text_value,
+    utf8_path,
+    utf8_problem,
+)
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -262,12 +267,12 @@ def read_scenario_file(path: str | Path) -> str:
 def _advance(sim: Any, progress: bool) -> None:
     end = sim.end_s
     chunk = min(FIRST_CHUNK_SECONDS, end / PROGRESS_STEPS)
-    with tqdm(
+    with progress_bar(
+        progress,
         total=round(end, 6),
         unit="s",
         desc="simulating",
         delay=2.0,
-        disable=not progress,
         leave=False,
         bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
     ) as bar:

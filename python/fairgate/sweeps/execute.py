@@ -35,7 +35,7 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, progress_bar, shown
 from fairgate.sweeps.dask_config import check_dask_config
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"
@@ -377,7 +377,7 @@ def execute(
     futures = _submit(client, run, grouped, 1)
     by_future = {f: (group, 1) for f, group in zip(futures, grouped, strict=True)}
     failed = 0
-    bar = tqdm(total=len(tasks), desc=desc, unit="pt", disable=not progress, leave=False)
+    bar = progress_bar(progress, total=len(tasks), desc=desc, unit="pt", leave=False)
     pending = as_completed(list(by_future))
     try:
         for future in pending:
