@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairgate.checks import PRINTED_CELL
 from fairgate.cli import PRINTED_ROWS
+from fairgate.display import PRINTED_CELL
 
 DUMBBELL = """
 name = "wide"

@@ -7,12 +7,8 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from fairgate._core import ScenarioError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 SHOWN_CHARACTERS = 80
 """The longest text an error shows of a value; longer ones show their first 50 characters and
@@ -30,57 +26,6 @@ def clipped(text: str) -> str:
     if len(text) <= SHOWN_CHARACTERS:
         return text
     return f"{text[:50]}... ({len(text)} characters)"
-
-
-PRINTED_CELL = 40
-"""The widest cell of a table the CLI prints: a longer name or value ends in "..." there (a
-5,000-character flow name made every row of the table 5,000 columns wide); the files hold it
-whole."""
-
-
-def cell(text: object, width: int = PRINTED_CELL) -> str:
-    """``text`` in a printed table's cell or a figure's legend: at most ``width`` characters,
-    a longer one ending in "..." (as pandas clips a table's cells)."""
-    text = str(text)
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-class _Silent:
-    """A progress bar that shows nothing."""
-
-    n = 0
-
-    def update(self, count: float = 1) -> None:
-        self.n += count
-
-    def set_postfix(self, *args: object, **kwargs: object) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> _Silent:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def progress_bar(progress: bool, **options: Any) -> Any:
-    """A tqdm bar, or when ``progress`` is off one that shows nothing and, unlike
-    ``tqdm(disable=True)``, creates no multiprocessing lock: a pool's worker running
-    fairgate is terminated without cleanup, and the resource tracker then warned at exit of
-    the lock it had left."""
-    if not progress:
-        return _Silent()
-    from tqdm import tqdm
-
-    return tqdm(**options)
-
-
-def printed_table(table: pd.DataFrame) -> str:
-    """``table`` as the CLI prints it: no index, cells clipped at PRINTED_CELL characters."""
-    return table.to_string(index=False, max_colwidth=PRINTED_CELL)
 
 
 def number(

@@ -21,7 +21,8 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
-from fairgate.checks import clipped, printed_table, shown
+from fairgate.checks import clipped, shown
+from fairgate.display import printed_table
 from fairgate.results import Results
 from fairgate.runner import (
     ConservationError,

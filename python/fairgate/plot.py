@@ -12,7 +12,8 @@ from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
-from fairgate.checks import cell, shown
+from fairgate.checks import shown
+from fairgate.display import cell
 from fairgate.results import Results
 from fairgate.runner import check_out_file
 

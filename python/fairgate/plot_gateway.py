@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from fairgate.checks import cell
+from fairgate.display import cell
 from fairgate.plot import TITLE_WIDTH, save
 from fairgate.results import Results
 

@@ -19,7 +19,8 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
-from fairgate.checks import cell, shown, utf8_path
+from fairgate.checks import shown, utf8_path
+from fairgate.display import cell
 from fairgate.staging import staging_folder
 
 TABLES = (

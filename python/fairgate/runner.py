@@ -17,12 +17,12 @@ from typing import Any
 from fairgate import _core
 from fairgate.checks import (
     path_value,
-    progress_bar,
     shown,
     text_value,
     utf8_path,
     utf8_problem,
 )
+from fairgate.display import progress_bar
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200

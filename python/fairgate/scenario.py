@@ -14,7 +14,8 @@ import numpy as np
 import tomli_w
 
 from fairgate._core import ScenarioError
-from fairgate.checks import cell, clipped, shown
+from fairgate.checks import clipped, shown
+from fairgate.display import cell
 
 Value = int | float | str
 Table = dict[str, Any]

@@ -17,7 +17,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, printed_table, shown
+from fairgate.checks import clipped, shown
+from fairgate.display import printed_table
 from fairgate.runner import (
     check_out_file,
     path_argument,

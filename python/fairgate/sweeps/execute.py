@@ -35,7 +35,8 @@ from typing import Any
 from tqdm import tqdm
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, progress_bar, shown
+from fairgate.checks import clipped, shown
+from fairgate.display import progress_bar
 from fairgate.sweeps.dask_config import check_dask_config
 
 SCHEDULER_ENV = "FAIRGATE_SCHEDULER"

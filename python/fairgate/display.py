@@ -1,0 +1,59 @@
+"""What the CLI and the figures show of a run: cells of printed tables and legends clipped to a
+width, and progress bars that cost nothing when they are off."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PRINTED_CELL = 40
+"""The widest cell of a table the CLI prints: a longer name or value ends in "..." there (a
+5,000-character flow name made every row of the table 5,000 columns wide); the files hold it
+whole."""
+
+
+def cell(text: object, width: int = PRINTED_CELL) -> str:
+    """``text`` in a printed table's cell or a figure's legend: at most ``width`` characters,
+    a longer one ending in "..." (as pandas clips a table's cells)."""
+    text = str(text)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Silent:
+    """A progress bar that shows nothing."""
+
+    n = 0
+
+    def update(self, count: float = 1) -> None:
+        self.n += count
+
+    def set_postfix(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def progress_bar(progress: bool, **options: Any) -> Any:
+    """A tqdm bar, or when ``progress`` is off one that shows nothing and, unlike
+    ``tqdm(disable=True)``, creates no multiprocessing lock: a pool's worker running
+    fairgate is terminated without cleanup, and the resource tracker then warned at exit of
+    the lock it had left."""
+    if not progress:
+        return _Silent()
+    from tqdm import tqdm
+
+    return tqdm(**options)
+
+
+def printed_table(table: pd.DataFrame) -> str:
+    """``table`` as the CLI prints it: no index, cells clipped at PRINTED_CELL characters."""
+    return table.to_string(index=False, max_colwidth=PRINTED_CELL)
