@@ -117,18 +117,19 @@ def parse_cli_values(text: str, axis: str) -> list[Any]:
                 f"axis `{axis}`: value {index + 1} of {len(parts)} is empty; "
                 "expected VALUE1,VALUE2,... with no empty value"
             )
-    for part in parts:
-        if _too_large_a_whole_number(part.strip()):
+    values = [part.strip() for part in parts]
+    for value in values:
+        if _too_large_a_whole_number(value):
             raise ScenarioError(
-                f"axis `{axis}`: got {clipped(part.strip())}, expected a whole number from "
+                f"axis `{axis}`: got {clipped(value)}, expected a whole number from "
                 f"{-(2**63)} to {2**63 - 1} (a float such as 1e23 for larger values)"
             )
-        if _too_large_a_float(part.strip()):
+        if _too_large_a_float(value):
             raise ScenarioError(
-                f"axis `{axis}`: got {clipped(part.strip())}, expected a number a float holds "
+                f"axis `{axis}`: got {clipped(value)}, expected a number a float holds "
                 "(magnitude up to 1.8e308)"
             )
-    return [parse_cli_value(part.strip()) for part in parts]
+    return [parse_cli_value(value) for value in values]
 
 
 def _too_large_a_float(text: str) -> bool:

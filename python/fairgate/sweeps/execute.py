@@ -113,6 +113,15 @@ def _check_dask_can_start() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_local_in_child)
+
+
+def _in_threads() -> bool:
+    """Whether this process's local cluster runs in its threads: a daemonic process (a
+    ``multiprocessing`` pool's worker, a Dask worker) may not start processes, and the core
+    runs without the GIL."""
+    return multiprocessing.current_process().daemon
+
+
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     # A worker holds only the task it runs: a worker's death loses no other task.
@@ -174,9 +183,7 @@ def _local_client(workers: int | None) -> Any:
         return _LOCAL
     close_local()
     _DASK_STARTED = True
-    # A daemonic process may not start processes: its cluster runs in threads (the core runs
-    # without the GIL), without the workers' signal plugin, which a thread cannot set.
-    processes = not multiprocessing.current_process().daemon
+    processes = not _in_threads()  # in threads, no signal plugin: a thread cannot set one
     with children_deaf_to_stops() if processes else nullcontext(), main_left_behind():
         with dask.config.set(LOCAL_CONFIG), _cluster_start():
             cluster = LocalCluster(
@@ -236,7 +243,7 @@ def done_with(client: Any) -> None:
     Dask worker), whose local cluster runs in its threads, the cluster is closed: such a
     process ends without running ``atexit`` (a pool is terminated), and a cluster left open
     leaks its semaphores with a warning each. Elsewhere it is kept for the next sweep."""
-    if is_local(client) and multiprocessing.current_process().daemon:
+    if is_local(client) and _in_threads():
         close_local()
 
 
