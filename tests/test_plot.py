@@ -118,7 +118,7 @@ def test_the_overview_draws_ten_flows_in_ten_colours_and_says_how_many_it_left_o
 @pytest.mark.parametrize(
     ("where", "message"),
     [
-        ("", "a directory; expected a file path"),
+        ("", "an empty path, expected a file or directory"),
         (".", "a directory; expected a file path"),
         ("plot", "expected a file name ending in one of .avif"),
         ("plot.xyz", "expected a file name ending in one of"),

@@ -24,7 +24,10 @@ from fairgate.staging import (
 
 
 def previous_output(out: Path) -> None:
+    """An earlier command's output, with the lock file it leaves (an output directory holds
+    only fairgate's entries: ``tests/test_out_ownership.py``)."""
     (out / "figures").mkdir(parents=True)
+    (out / ".lock").write_text("", encoding="utf-8")
     (out / "table.csv").write_text("old", encoding="utf-8")
     (out / "other.csv").write_text("kept", encoding="utf-8")
     (out / "figures" / "old.png").write_text("kept", encoding="utf-8")
@@ -44,7 +47,7 @@ def test_a_finished_block_replaces_what_it_wrote_and_keeps_the_rest(tmp_path: Pa
     assert (out / "table.csv").read_text() == "new"
     assert (out / "other.csv").read_text() == "kept"
     assert (out / "figures" / "old.png").read_text() == "kept"
-    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "figures", "other.csv", "table.csv"]
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
@@ -55,7 +58,7 @@ def test_a_stopped_block_leaves_the_output_as_it_was(tmp_path: Path, stop: type[
         (staging / "table.csv").write_text("half", encoding="utf-8")
         raise stop
     assert (out / "table.csv").read_text() == "old"
-    assert sorted(p.name for p in out.iterdir()) == ["figures", "other.csv", "table.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "figures", "other.csv", "table.csv"]
 
 
 def test_a_stopped_block_removes_the_output_folder_it_created(tmp_path: Path):

@@ -73,8 +73,11 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
 
 def path_value(path: object, name: str) -> str | os.PathLike[str]:
     """``path`` when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming
-    ``name``. A number would be opened as a file descriptor, and closed after."""
+    ``name``. A number would be opened as a file descriptor, and closed after; an empty
+    path would be read as the current directory."""
     if isinstance(path, str | os.PathLike) and not isinstance(path, bytes):
+        if os.fspath(path) == "":
+            raise ScenarioError(f"{name}: got an empty path, expected a file or directory")
         return path
     raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
 

@@ -250,11 +250,11 @@ def _run_packets(args: argparse.Namespace, overrides: list[str], out: Path) -> i
     try:
         results = run_file(args.scenario, overrides, progress=not args.quiet)
     except ConservationError as err:
-        err.results.save(out)
+        err.results.write_into(out)
         print(f"error: {err}", file=sys.stderr)
         print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
         return EXIT_INTERNAL
-    results.save(out)
+    results.write_into(out)
     store_run(out, read_scenario(args.scenario), overrides, results)
     if args.plot:
         from fairgate.plot import overview, queue_over_time

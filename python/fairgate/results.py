@@ -230,25 +230,37 @@ class Results:
     def save(self, out_dir: str | Path) -> Path:
         """Writes summary.json and one Parquet file per table into ``out_dir``.
 
-        Files are written to a hidden folder inside ``out_dir`` first and moved into place only
-        when all of them are complete; ``summary.json`` is moved last. They replace an earlier
-        run's, and with them its one-point store (``fairgate run`` writes one), which would
-        otherwise still answer ``fairgate query``; a directory holding a sweep of several
-        points raises ScenarioError.
+        ``out_dir`` is checked first as ``fairgate run --out`` is (:func:`check_out_dir`): a
+        file, an unwritable place or a directory holding entries fairgate did not write raises
+        ScenarioError naming ``out_dir``. The directory's lock is held while it is written, so
+        a command writing the same directory is refused (:meth:`write_into` for the rest).
         """
+        from fairgate.runner import check_out_dir
+        from fairgate.sweeps.store import writing
+
+        out = check_out_dir(out_dir, "out_dir")
+        with writing(out, "out_dir"):
+            return self.write_into(out, "out_dir")
+
+    def write_into(self, out: Path, name: str = "--out") -> Path:
+        """Writes the results into ``out`` for a caller that has checked it and holds its lock
+        (:meth:`save` does both). Files are written to a hidden folder inside ``out`` first
+        and moved into place only when all of them are complete; ``summary.json`` is moved
+        last. They replace an earlier run's, and with them its one-point store (``fairgate
+        run`` writes one), which would otherwise still answer ``fairgate query``; a directory
+        holding a sweep of several points raises ScenarioError naming ``name``."""
         from fairgate.sweeps.store import replace_single_run
 
-        out = utf8_path(out_dir, "out_dir")
         if out.is_dir():
-            replace_single_run(out, "out_dir")
+            replace_single_run(out, name)
         with staging_folder(out) as staging:
-            for name in TABLES:
-                frame: pd.DataFrame = getattr(self, name)
-                frame.to_parquet(staging / f"{name}.parquet", index=False, compression="zstd")
+            for table in TABLES:
+                frame: pd.DataFrame = getattr(self, table)
+                frame.to_parquet(staging / f"{table}.parquet", index=False, compression="zstd")
             text = json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
             (staging / "summary.json").write_text(text, encoding="utf-8")
-            for name in [*(f"{t}.parquet" for t in TABLES), "summary.json"]:
-                os.replace(staging / name, out / name)
+            for file in [*(f"{t}.parquet" for t in TABLES), "summary.json"]:
+                os.replace(staging / file, out / file)
         return out
 
     @classmethod

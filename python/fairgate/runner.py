@@ -144,8 +144,9 @@ def check_out_dir(out: str | Path, option: str = "--out") -> Path:
     """Checks, before a run, that results can be written to directory ``out``.
 
     Raises ScenarioError naming ``option`` (``out`` in Python) when it is an existing file,
-    lies under a file, or its first existing ancestor refuses a new entry
-    (:func:`_probe_writable`).
+    lies under a file, its first existing ancestor refuses a new entry
+    (:func:`_probe_writable`), or it is a directory holding entries fairgate did not write
+    (:func:`_check_ours_or_empty`).
     """
     out = utf8_path(out, option)
     with _path_refused(option, out):
@@ -180,6 +181,42 @@ def _check_dir_target(out: Path, option: str) -> None:
             f"{option}: got {shown(str(out))}, but {shown(str(existing))} is not writable "
             f"({err.strerror}); expected a directory you can write to"
         ) from None
+    if existing == out:
+        _check_ours_or_empty(out, option)
+
+
+FAIRGATE_MARKS = (".lock", "sweep.json")
+"""Entries that mark a directory as a fairgate command's output: every command that writes
+one holds its lock file, ``.lock``, and a store has its manifest."""
+
+NOT_COUNTED = frozenset({".DS_Store", ".gitkeep", ".keep"})
+"""Entries a directory may hold and still be taken as empty (a file manager's or a
+repository's placeholders)."""
+
+
+def _check_ours_or_empty(out: Path, option: str) -> None:
+    """Refuses an existing directory that holds entries fairgate did not write: the results
+    would be mixed with them and entries of the same names replaced (``--out .`` in a
+    project, ``--out ~``, ``Results.save("/")`` as root)."""
+    entries = sorted(entry.name for entry in out.iterdir() if entry.name not in NOT_COUNTED)
+    if not entries or _written_by_fairgate(out, entries):
+        return
+    listed = ", ".join(shown(name) for name in entries[:3])
+    more = f" and {len(entries) - 3} more" if len(entries) > 3 else ""
+    raise _core.ScenarioError(
+        f"{option}: got {shown(str(out))}, a directory holding entries fairgate did not write "
+        f"({listed}{more}); expected a new or empty directory, or one a fairgate command "
+        "wrote (the results would be mixed with those entries, and any of the same names "
+        "replaced)"
+    )
+
+
+def _written_by_fairgate(out: Path, entries: list[str]) -> bool:
+    """Whether ``out`` holds a fairgate command's output: its lock or a store's manifest, or
+    the pair of files an earlier ``Results.save`` wrote before it took the lock."""
+    if any(mark in entries for mark in FAIRGATE_MARKS):
+        return True
+    return (out / "summary.json").is_file() and (out / "flows.parquet").is_file()
 
 
 MAX_FILE_BYTES = 64 << 20

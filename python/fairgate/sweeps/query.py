@@ -4,10 +4,15 @@ A store (``DIR/<table>/point=KEY/part-0.parquet``: a sweep's, or a single run's 
 gives each view a ``point`` column; the per-flow and per-port views hold only complete points.
 A single run's flat files (``DIR/queue_series.parquet``, ...) add a view each for the tables
 the store does not hold.
+
+A query reads the store and changes nothing: one statement that returns rows
+(:func:`check_query`), in a connection that may read and write no file outside the store,
+install no extension and change no setting (:func:`_sandbox`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,7 +77,7 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
         ) from None
     if not views:
         raise ScenarioError(f"{root}: no results here (expected summary/, flows/ or *.parquet)")
-    con = duckdb.connect()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
     for name, select in views.items():
         try:
             con.execute(f"CREATE VIEW {name} AS {select}")
@@ -84,7 +89,77 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
             ) from None
     if "summary" in views:
         _check_finished_points(con, root)
+    _sandbox(con, root)
     return con
+
+
+def _sandbox(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Lets ``con`` reach no file outside ``root`` (a ``COPY ... TO`` elsewhere, ``ATTACH``, an
+    extension's download, ``read_csv`` of another file) and change no setting: ``SET threads =
+    1000000`` hung the command. The views read ``root`` when a query runs, so it stays open."""
+    allowed = str(root.resolve()).rstrip(os.sep) + os.sep
+    con.execute("SET allowed_directories = $dirs", {"dirs": [allowed]})
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+QUERY_STATEMENTS = frozenset(
+    {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.MULTI}
+)
+"""Statements that return rows: SELECT (with WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE
+and UNPIVOT), EXPLAIN, and a PIVOT without ``IN``, which DuckDB runs as two parts."""
+
+WRITING_KEYWORDS = frozenset({"COPY", "EXPORT"})
+"""Keywords that write files from inside a statement of those kinds (``EXPLAIN ANALYZE COPY``
+runs the copy; so does a ``COPY`` of a PIVOT)."""
+
+EXPECTED_QUERY = (
+    "expected one query (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, or "
+    "EXPLAIN of one): a query reads the store and changes nothing; write its rows with --csv "
+    "or --parquet"
+)
+
+
+def check_query(sql: str) -> None:
+    """Raises ScenarioError unless ``sql`` is one statement that returns rows and writes no
+    file (:data:`QUERY_STATEMENTS`, :data:`WRITING_KEYWORDS`). A second statement was run
+    and its rows alone shown; settings and files changed by a query outlived it."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as err:
+        raise ScenarioError(f"query: {err}") from None
+    if not statements:
+        raise ScenarioError(f"query: {NO_ROWS}")
+    if len(statements) > 1:
+        raise ScenarioError(f"query: got {len(statements)} statements, {EXPECTED_QUERY}")
+    keywords = _keywords(sql)
+    writing = WRITING_KEYWORDS.intersection(keywords)
+    if statements[0].type not in QUERY_STATEMENTS or writing:
+        word = min(writing) if writing else (keywords[0] if keywords else "this")
+        raise ScenarioError(f"query: got {_article(word)} {word} statement, {EXPECTED_QUERY}")
+
+
+def _keywords(sql: str) -> list[str]:
+    """The SQL keywords of ``sql`` in upper case, in order (not words in strings, quoted
+    names or comments)."""
+    tokens = duckdb.tokenize(sql)
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    return [
+        sql[start:end].split()[0].upper()
+        for (start, kind), end in zip(tokens, ends, strict=True)
+        if kind == duckdb.token_type.keyword and sql[start:end].split()
+    ]
+
+
+def _outside_hint(err: BaseException) -> str:
+    """Why a file outside the store cannot be read (:func:`_sandbox`), after DuckDB's words."""
+    if "disabled by configuration" in str(err):
+        return "; a query reads only the store's files (read others with DuckDB itself)"
+    return ""
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "AEIOU" else "a"
 
 
 def _check_finished_points(con: duckdb.DuckDBPyConnection, root: Path) -> None:
@@ -119,6 +194,7 @@ def rows(
     of at most ``batch_rows``, so that a result larger than memory can still be written out.
     A bad query raises ScenarioError with DuckDB's message, here or while the batches are read.
     """
+    check_query(sql)
     con = connect(root)
     try:
         try:
@@ -127,7 +203,7 @@ def rows(
                 raise ScenarioError(f"query: {NO_ROWS}")
             reader = relation.to_arrow_reader(batch_rows)
         except duckdb.Error as err:
-            raise ScenarioError(f"query: {err}") from None
+            raise ScenarioError(f"query: {err}{_outside_hint(err)}") from None
         yield reader.schema, _read(reader)
     finally:
         con.close()
@@ -143,7 +219,7 @@ def _read(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
         except StopIteration:
             return
         except (duckdb.Error, pa.ArrowException, OSError) as err:
-            raise ScenarioError(f"query: {err}") from None
+            raise ScenarioError(f"query: {err}{_outside_hint(err)}") from None
         yield batch
 
 

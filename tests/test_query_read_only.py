@@ -1,0 +1,96 @@
+"""`fairgate query` reads the store and changes nothing.
+
+Before: ``SET threads = 1000000`` hung the command; ``COPY ... TO``, ``EXPORT DATABASE`` and
+``ATTACH`` wrote files anywhere, the store's tables included (past the check on ``--csv`` and
+``--parquet``); ``INSTALL`` and a remote file tried the network; a second statement ran and
+only its rows were shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fairgate as fg
+from fairgate.sweeps import query
+from test_cli import fairgate
+from test_hardening import LEAKY
+
+SCENARIO = LEAKY.replace('kind = "test_leak", every = 3', 'kind = "fifo"')
+EXPECTED = "expected one query (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fg.run_text(SCENARIO).save(tmp_path_factory.mktemp("q") / "run")
+
+
+def _entries(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("COPY (SELECT 1) TO 'STORE/flows.parquet'", f"got a COPY statement, {EXPECTED}"),
+        ("COPY (SELECT 1) TO 'elsewhere.csv'", "got a COPY statement"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'STORE/x.csv'", "got a COPY statement"),
+        ("COPY (PIVOT (SELECT 1 a, 2 b) ON a USING sum(b)) TO 'STORE/p.csv'", "got a COPY"),
+        ("EXPORT DATABASE 'STORE/exported'", "got an EXPORT statement"),
+        ("ATTACH 'STORE/x.db'", "got an ATTACH statement"),
+        ("SET threads = 1000000", "got a SET statement"),
+        ("PRAGMA threads = 4", "got a PRAGMA statement"),
+        ("INSTALL httpfs", "got an INSTALL statement"),
+        ("CALL dbgen(sf = 1)", "got a CALL statement"),
+        ("CREATE TABLE t AS SELECT 1", "got a CREATE statement"),
+        ("DROP VIEW flows", "got a DROP statement"),
+        ("SELECT * FROM flows; SELECT 2", f"got 2 statements, {EXPECTED}"),
+        ("SELECT * FROM read_csv('/etc/hostname')", "a query reads only the store's files"),
+        ("SELECT * FROM 'https://example.com/x.parquet'", "a query reads only the store's"),
+        ("SELEC 1", "syntax error"),
+    ],
+)
+def test_a_statement_that_would_change_something_is_refused(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sql: str, message: str
+):
+    monkeypatch.chdir(tmp_path)
+    before = _entries(store)
+    done = fairgate("query", store, sql.replace("STORE", str(store)))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: query: ") and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _entries(store) == before
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(fg.ScenarioError, match="^query: "):
+        query(store, sql.replace("STORE", str(store)))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(*) AS n FROM flows",
+        "WITH f AS (SELECT * FROM flows) SELECT count(*) AS n FROM f",
+        "FROM flows SELECT count(*) AS n",
+        "DESCRIBE flows",
+        "SHOW TABLES",
+        "SUMMARIZE flows",
+        "EXPLAIN SELECT * FROM flows",
+        "PIVOT flows ON role USING count(*)",
+        "UNPIVOT (SELECT 1 AS a, 2 AS b) ON a, b",
+        "SELECT 'copy' AS \"export\"",
+        "SELECT * FROM read_parquet('STORE/flows.parquet')",
+    ],
+)
+def test_queries_that_only_read_still_run(store: Path, sql: str):
+    rows = query(store, sql.replace("STORE", str(store)))
+    assert len(rows) > 0
+
+
+def test_a_store_reached_through_a_link_or_a_relative_path_is_read(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    (tmp_path / "link").symlink_to(store)
+    monkeypatch.chdir(store.parent)
+    for root in (tmp_path / "link", Path(store.name), Path(".") / store.name / ".." / store.name):
+        assert query(root, "SELECT count(*) AS n FROM queue_series")["n"][0] > 0
