@@ -480,6 +480,19 @@ def test_a_seed_outside_what_a_scenario_holds_names_the_option(tmp_path: Path, s
     assert done.stderr == f"error: --seed: got {seed}, {expected}\n"
 
 
+@pytest.mark.parametrize(
+    ("seed", "got"),
+    [(True, "bool True"), (2.0, "float 2.0"), (-1, "-1"), (2**63, str(2**63)), ("3", "str '3'")],
+)
+def test_a_python_seed_is_checked_as_a_seed_naming_the_argument(seed: object, got: str):
+    """``Scenario.run(seed=True)`` was refused as `simulation.seed`: got string "True", and
+    2**63 as an error about ``--set``, an option the program never used."""
+    scenario = fg.Scenario("s", duration=1).node("a")
+    expected = f"seed: got {got}, expected a whole number from 0 to {2**63 - 1}"
+    with pytest.raises(fg.ScenarioError, match=f"^{re.escape(expected)}$"):
+        scenario.run(seed=seed)
+
+
 def test_a_whole_number_too_large_for_toml_is_refused_not_read_as_a_word():
     """An override's bare word is a string, but 23 digits were a string too (a seed of
     10^23 was refused as `got string "1e23"`)."""

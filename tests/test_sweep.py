@@ -101,7 +101,7 @@ def test_ambiguous_endings_zip_lengths_and_seeds_are_rejected():
         prepare(sc, grid={"queue.limit": [1]})
     with pytest.raises(fg.ScenarioError, match="zipped axes need equal lengths"):
         prepare(sc, zip=[{"bottleneck.queue.limit": [1, 2], "access.queue.limit": [3]}])
-    with pytest.raises(fg.ScenarioError, match="seeds: got -1"):
+    with pytest.raises(fg.ScenarioError, match=r"seeds\[0\]: got -1"):
         prepare(sc, seeds=[-1])
     with pytest.raises(fg.ScenarioError, match="seeds: got 0, expected at least 1"):
         prepare(sc, seeds=0)
@@ -276,8 +276,10 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
         ),
         ({"zip": [{}]}, "zip: a group with no axes"),
         ({"seeds": [3, 4, 3]}, "seeds: 3 is given twice"),
-        ({"seeds": [-1]}, r"expected integers from 0 to 2\^63 - 1"),
-        ({"seeds": [2**63]}, r"`seeds\[0\]`: got 9223372036854775808, expected a whole number"),
+        ({"seeds": [-1]}, r"seeds\[0\]: got -1, expected a whole number from 0 to"),
+        ({"seeds": [2**63]}, r"seeds\[0\]: got 9223372036854775808, expected a whole number"),
+        ({"seeds": [True]}, r"seeds\[0\]: got bool True, expected a whole number from 0"),
+        ({"seeds": "12"}, r"seeds: got '12', expected a count or a list of seeds"),
         ({"seeds": []}, "seeds: empty"),
         (
             {"grid": {LIMIT: [5, 6], "links[0].queue.limit": [7, 8]}},

@@ -71,6 +71,22 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
     return f"{kind} in {left}{low:g}, {high:g}{right}"
 
 
+MAX_SEED = 2**63 - 1
+"""The largest seed: a TOML integer (and the store's seed column) is a signed 64-bit one."""
+
+
+def seed_value(seed: object, name: str) -> int:
+    """``seed`` as an int when it is a whole number (numpy's too, never a bool) from 0 to
+    MAX_SEED; otherwise ScenarioError naming ``name``, the CLI option or Python argument."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if 0 <= int(seed) <= MAX_SEED:
+            return int(seed)
+        got = clipped(str(int(seed)))
+    else:
+        got = _typed(seed)
+    raise ScenarioError(f"{name}: got {got}, expected a whole number from 0 to {MAX_SEED}")
+
+
 def path_value(path: object, name: str) -> str | os.PathLike[str]:
     """``path`` when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming
     ``name``. A number would be opened as a file descriptor, and closed after; an empty

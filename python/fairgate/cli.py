@@ -21,7 +21,7 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, seed_value, shown
 from fairgate.display import printed_table
 from fairgate.results import Results
 from fairgate.runner import (
@@ -209,10 +209,8 @@ def _print_more(rows: int, table: str, shown: str) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     _check_not_a_sweep_file(args.scenario)
-    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
-        raise ScenarioError(
-            f"--seed: got {clipped(str(args.seed))}, expected a whole number from 0 to {MAX_SEED}"
-        )
+    if args.seed is not None:
+        seed_value(args.seed, "--seed")
     if args.seeds is not None:
         return sweep_cli.run_seeds(args)
     for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
@@ -230,10 +228,6 @@ def _run(args: argparse.Namespace) -> int:
         if atm.is_atm(scenario):
             return _run_atm(args, overrides, out)
         return _run_packets(args, overrides, out)
-
-
-MAX_SEED = 2**63 - 1
-"""The largest seed a scenario file can hold (TOML's integers are 64-bit signed)."""
 
 
 def _check_not_a_sweep_file(path: Path) -> None:

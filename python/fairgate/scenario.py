@@ -14,7 +14,7 @@ import numpy as np
 import tomli_w
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, seed_value, shown
 from fairgate.display import cell
 
 Value = int | float | str
@@ -292,5 +292,5 @@ class Scenario:
         """Builds and runs the scenario; returns :class:`fairgate.Results`."""
         from fairgate.runner import run_text
 
-        overrides = [] if seed is None else [f"simulation.seed={seed}"]
+        overrides = [] if seed is None else [f"simulation.seed={seed_value(seed, 'seed')}"]
         return run_text(self.to_toml(), overrides=overrides, progress=progress)

@@ -24,7 +24,7 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
-from fairgate.checks import shown
+from fairgate.checks import seed_value, shown
 from fairgate.runner import check_out_dir, override_list, run_text, validate_text
 from fairgate.runner import read_scenario_file as read_scenario
 from fairgate.scenario import Scenario, plain, toml_text
@@ -120,11 +120,13 @@ def _axes(
 
 def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
     """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
-    if isinstance(seeds, bool) or not isinstance(seeds, int | Sequence | np.integer | np.ndarray):
+    if isinstance(seeds, bool | str | bytes) or not isinstance(
+        seeds, int | Sequence | np.integer | np.ndarray
+    ):
         raise ScenarioError(f"seeds: got {shown(seeds)}, expected a count or a list of seeds")
-    seeds = plain(seeds, "seeds")
-    if isinstance(seeds, list):
-        return seeds
+    if isinstance(seeds, Sequence | np.ndarray):
+        return [seed_value(seed, f"seeds[{index}]") for index, seed in enumerate(seeds)]
+    seeds = int(seeds)
     if seeds < 1:
         raise ScenarioError(f"seeds: got {seeds}, expected at least 1")
     if seeds > MAX_POINTS:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, seed_value, shown
 from fairgate.runner import toml_document, validate_text
 
 RESERVED_COLUMNS = frozenset(
@@ -300,9 +300,6 @@ def _validate_values(text: str, base: Sequence[str], group: Sequence[Axis], opti
         seen[digest] = index
 
 
-MAX_SEED = 2**63 - 1
-"""The largest seed: a TOML integer (and the store's seed column) is a signed 64-bit one."""
-
 MAX_POINTS = 1_000_000
 """The most points (runs) one sweep may have: a million runs of even a second each keep two
 cores busy for six days, and the list of points alone would grow past memory long before a
@@ -358,9 +355,8 @@ def build_grid(
     doc = toml_document(text)
     if not seeds:
         raise ScenarioError("seeds: empty, expected at least one seed")
-    for seed in seeds:
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise ScenarioError(f"seeds: got {shown(seed)}, expected integers from 0 to 2^63 - 1")
+    for index, seed in enumerate(seeds):
+        seed_value(seed, f"seeds[{index}]")
     seen: set[int] = set()
     for seed in seeds:
         if seed in seen:
