@@ -90,3 +90,26 @@ def test_a_bad_schedule_is_a_scenario_error_naming_the_field():
     text = toml_form().replace('length = "2s"', "length = 0")
     with pytest.raises(fg.ScenarioError, match=r"flows\[1\]\.phases\.length"):
         fg.run_text(text)
+
+
+@pytest.mark.parametrize(
+    ("edges", "message"),
+    [
+        ([12], r"`simulation.phase_edges\[0\]`: got 12 s, expected a time after 0 s and before"),
+        ([float("nan")], r"`simulation.phase_edges\[0\]`: got NaN, expected a finite number"),
+        ("2,4", r"`simulation.phase_edges`: got '2,4', expected a list of times"),
+        (None, r"`simulation.phase_edges`: got None, expected a list of times"),
+    ],
+)
+def test_phase_edges_from_python_are_checked_never_dropped(edges: object, message: str):
+    """An edge past a numeric duration, and NaN, were dropped without a word; a string ended
+    in a TypeError traceback."""
+    with pytest.raises(fg.ScenarioError, match=message):
+        base().phase_edges(edges).validate()  # type: ignore[arg-type]
+
+
+def test_phase_edges_merge_over_calls_and_take_strings():
+    sc = base().phase_edges([6, 2]).phase_edges((4, 2))
+    assert sc.validate()["simulation"]["phase_edges"] == [2.0, 4.0, 6.0]
+    timed = base().phase_edges(["2s", "4s"])
+    assert timed.validate()["simulation"]["phase_edges"] == [2.0, 4.0]

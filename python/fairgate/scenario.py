@@ -7,6 +7,7 @@ or strings with units ("10ms"); rates are bits per second or strings ("10Mbps").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,6 +79,10 @@ def _clean(table: Table) -> Table:
 def queue(kind: str = "fifo", **params: Any) -> Table:
     """A queue discipline: ``queue("fifo", limit=100)``, ``queue("red", min_th=5, ...)``."""
     return _clean({"kind": kind, **params})
+
+
+def _is_finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def source(kind: str, **params: Any) -> Table:
@@ -263,16 +268,22 @@ class Scenario:
         return self
 
     def phase_edges(self, edges: list[float]) -> Scenario:
-        """Cuts the run at ``edges`` (``simulation.phase_edges``) for the per-phase summary."""
-        self._add_phase_edges(edges)
-        return self
-
-    def _add_phase_edges(self, edges: list[float]) -> None:
+        """Cuts the run at ``edges`` (``simulation.phase_edges``, times in seconds or strings
+        such as ``"200s"``) for the per-phase summary. Edges given in several calls are
+        merged, and sorted when all are numbers; the core checks each, naming its index (an
+        edge at or past the duration, or not a time, is refused, never dropped)."""
+        if isinstance(edges, str | bytes | Mapping) or not isinstance(
+            edges, list | tuple | range | np.ndarray
+        ):
+            raise ScenarioError(
+                f"`simulation.phase_edges`: got {shown(edges)}, expected a list of times"
+            )
         sim = self._doc["simulation"]
-        duration = plain(sim["duration"], "simulation.duration")
-        if isinstance(duration, int | float):
-            edges = [e for e in edges if e < duration]
-        sim["phase_edges"] = sorted({*sim.get("phase_edges", []), *edges})
+        merged = [*sim.get("phase_edges", []), *plain(list(edges), "simulation.phase_edges")]
+        if all(_is_finite_number(edge) for edge in merged):
+            merged = sorted(set(merged))
+        sim["phase_edges"] = merged
+        return self
 
     def to_dict(self) -> Table:
         """The scenario as plain Python values (a deep copy)."""
