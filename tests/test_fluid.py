@@ -52,10 +52,19 @@ def test_series_with_unequal_terms_is_refused() -> None:
 
 
 def test_fit_rejects_short_or_broken_series() -> None:
-    with pytest.raises(fg.ScenarioError, match="at least 17 samples"):
+    with pytest.raises(fg.ScenarioError, match="has 10: expected at most 4 harmonics"):
         fluid.fit_fourier(np.ones(10))
     with pytest.raises(fg.ScenarioError, match="NaN"):
         fluid.fit_fourier(np.array([1.0, np.nan] * 20))
+    # Each of these ended in a numpy or LinAlgError traceback, or a 300-digit message.
+    for args, message in [
+        (("x",), "`series`: got 'x', expected a 1-D series of numbers"),
+        ((np.ones((4, 4)),), r"`series`: got an array of shape \(4, 4\)"),
+        ((np.ones(100), 1e308), r"`harmonics`: got 1e\+308, which needs"),
+        ((np.ones(100), 8, 1e308), "`step`: got 1e[+]308, so the span of 100 samples overflows"),
+    ]:
+        with pytest.raises(fg.ScenarioError, match=message):
+            fluid.fit_fourier(*args)
 
 
 def test_no_aqm_limit_matches_the_closed_form() -> None:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 
 from fairgate import checks
@@ -88,9 +89,16 @@ def _whole(minimum: int | None = None, **values: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _approximate(count: int) -> str:
+    """``count`` to three digits; an integer past a float's range through Decimal (formatting
+    it as a float raised OverflowError inside the error message)."""
+    return f"{count:.3g}" if count < 1e300 else f"{decimal.Decimal(count):.3g}"
+
+
 def _exact(work: int, what: str) -> None:
     if work > EXACT_WORK:
         raise ScenarioError(
-            f"got {what} = {work:.3g}, expected at most {EXACT_WORK:.0e} for the exact onto-map "
-            "form (about 10 s); false_positive_probability_closed gives the same value at once"
+            f"got {what} = {_approximate(work)}, expected at most {EXACT_WORK:.0e} for "
+            "the exact onto-map form (about 10 s); false_positive_probability_closed gives the "
+            "same value at once"
         )

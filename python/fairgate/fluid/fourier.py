@@ -9,6 +9,7 @@ source used (its ``fourier8`` model). Decisions and validation: ``docs/models/fl
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,16 +77,33 @@ def fit_fourier(
 
     The period is the span of the samples (len · step), so the fitted input repeats with it.
     """
+    given = harmonics
     harmonics = int(checks.number("harmonics", harmonics, 0, integer=True))
     checks.number("step", step, 0, low_open=True)
-    values = np.asarray(series, dtype=float)
-    if values.ndim != 1 or len(values) < 2 * harmonics + 1:
+    try:
+        values = np.asarray(series, dtype=float)
+    except (TypeError, ValueError):
         raise ScenarioError(
-            f"need a 1-D series of at least {2 * harmonics + 1} samples, got {values.shape}"
+            f"`series`: got {checks.shown(series)}, expected a 1-D series of numbers"
+        ) from None
+    if values.ndim != 1:
+        raise ScenarioError(
+            f"`series`: got an array of shape {values.shape}, expected a 1-D series of numbers"
+        )
+    if len(values) < 2 * harmonics + 1:
+        raise ScenarioError(
+            f"`harmonics`: got {checks.shown(given)}, which needs at least "
+            f"2 x harmonics + 1 samples; the series has {len(values)}: expected at most "
+            f"{max(len(values) - 1, 0) // 2} harmonics, or a longer series"
         )
     if not np.all(np.isfinite(values)):
         raise ScenarioError("the series to fit holds NaN or infinite values")
     period = len(values) * step
+    if not math.isfinite(period):
+        raise ScenarioError(
+            f"`step`: got {checks.shown(step)}, so the span of {len(values)} samples overflows; "
+            "expected a step whose span (samples x step) a float holds"
+        )
     times = np.arange(len(values)) * step
     orders = np.arange(1, harmonics + 1)
     phase = np.multiply.outer(times, orders) * (2.0 * np.pi / period)

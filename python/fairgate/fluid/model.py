@@ -158,7 +158,7 @@ def delayed_clock(times: np.ndarray, delay: np.ndarray) -> np.ndarray:
 
 
 def _check(scheme: str, chapter: int, prm: FluidParams) -> None:
-    if scheme not in SCHEMES:
+    if not isinstance(scheme, str) or scheme not in SCHEMES:
         raise ScenarioError(
             f"`fluid.scheme`: got {checks.shown(scheme)}, expected one of {', '.join(SCHEMES)}"
         )

@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped
+from fairgate.checks import clipped, path_value, text_value
 from fairgate.sweeps import store
 
 HIVE = "hive_partitioning = true, hive_types = {'point': VARCHAR}"
@@ -194,8 +194,8 @@ def rows(
     of at most ``batch_rows``, so that a result larger than memory can still be written out.
     A bad query raises ScenarioError with DuckDB's message, here or while the batches are read.
     """
-    check_query(sql)
-    con = connect(root)
+    check_query(text_value(sql, "sql", "SQL text (str)"))
+    con = connect(path_value(root, "root"))
     try:
         try:
             relation = con.sql(sql)

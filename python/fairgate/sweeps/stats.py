@@ -8,6 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from fairgate import checks
+from fairgate._core import ScenarioError
+from fairgate.checks import shown
+
 NOT_METRICS = frozenset({"seed", "attempts"})
 
 
@@ -23,6 +27,25 @@ def metric_columns(frame: pd.DataFrame, by: Sequence[str]) -> list[str]:
     ]
 
 
+def _columns(frame: pd.DataFrame, names: object, argument: str, numeric: bool = False) -> list[str]:
+    """``names`` (one column's name or a list of them) as a list, each a column of ``frame``
+    (and numeric when ``numeric``); otherwise ScenarioError naming ``argument``."""
+    listed = [names] if isinstance(names, str) else names
+    if not isinstance(listed, list | tuple | pd.Index | np.ndarray):
+        raise ScenarioError(
+            f"{argument}: got {shown(names)}, expected a column name or a list of them"
+        )
+    for name in listed:
+        if not isinstance(name, str) or name not in frame.columns:
+            known = ", ".join(shown(c) for c in frame.columns[:12])
+            raise ScenarioError(
+                f"{argument}: got {shown(name)}, expected a column of the frame ({known})"
+            )
+        if numeric and not pd.api.types.is_numeric_dtype(frame[name]):
+            raise ScenarioError(f"{argument}: column {shown(name)} is not numeric")
+    return list(listed)
+
+
 def repetitions(
     frame: pd.DataFrame,
     by: Sequence[str],
@@ -31,9 +54,18 @@ def repetitions(
 ) -> pd.DataFrame:
     """Per group of ``by``: ``runs``, then ``M_mean``, ``M_std`` (n - 1), ``M_ci_low`` and
     ``M_ci_high`` for every metric M. The interval is mean +- t(1 - a/2, n - 1) std / sqrt(n)
-    over the runs with a value; with fewer than two it is NaN. Groups keep first-seen order."""
-    by = list(by)
-    metrics = list(metrics) if metrics is not None else metric_columns(frame, by)
+    over the runs with a value; with fewer than two it is NaN. Groups keep first-seen order.
+    ``by`` and ``metrics`` name columns of ``frame`` (one name or a list), ``confidence`` lies
+    in (0, 1); anything else raises ScenarioError naming the argument."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ScenarioError(f"frame: got {shown(frame)}, expected a pandas DataFrame")
+    by = _columns(frame, by, "by")
+    metrics = (
+        _columns(frame, metrics, "metrics", numeric=True)
+        if metrics is not None
+        else metric_columns(frame, by)
+    )
+    checks.number("confidence", confidence, 0, 1, low_open=True, high_open=True)
     if by:
         grouped = frame.groupby(by, sort=False, dropna=False, observed=True)
     else:

@@ -1,0 +1,77 @@
+"""Arguments of the documented Python functions: a wrong kind or size is a ScenarioError naming
+the argument, never a TypeError, KeyError or OverflowError from deep inside pandas, numpy or
+DuckDB (found by calling each with None, bools, NaN, 1e308, strings, bytes, lists and arrays).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairgate as fg
+from fairgate import fluid
+from fairgate.analysis import sfg
+from fairgate.sweeps import query, repetitions
+
+FRAME = pd.DataFrame({"limit": [5, 5, 9, 9], "label": list("aabb"), "goodput": [1.0, 2, 3, 4]})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"by": None}, "by: got None, expected a column name or a list of them"),
+        ({"by": 3}, "by: got 3, expected a column name or a list of them"),
+        ({"by": "x"}, r"by: got 'x', expected a column of the frame \('limit', 'label', "),
+        ({"by": ["limit", 1]}, "by: got 1, expected a column of the frame"),
+        ({"by": ["limit"], "metrics": "label"}, "metrics: column 'label' is not numeric"),
+        ({"by": ["limit"], "metrics": ["nope"]}, "metrics: got 'nope', expected a column"),
+        ({"by": ["limit"], "confidence": 1.0}, r"`confidence`: got 1.0, expected .* in \(0, 1\)"),
+        ({"by": ["limit"], "confidence": "95%"}, "`confidence`: got '95%'"),
+    ],
+)
+def test_repetitions_names_a_bad_argument(kwargs: dict, message: str):
+    with pytest.raises(fg.ScenarioError, match=message):
+        repetitions(FRAME, **kwargs)
+
+
+def test_repetitions_takes_one_column_name_as_a_list_of_one():
+    one = repetitions(FRAME, by="limit", metrics="goodput")
+    assert one.equals(repetitions(FRAME, by=["limit"], metrics=["goodput"]))
+    assert list(one["runs"]) == [2, 2]
+    with pytest.raises(fg.ScenarioError, match="frame: got"):
+        repetitions(FRAME.to_dict(), by="limit")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("sql", [None, 3, b"SELECT 1", ["SELECT 1"]])
+def test_query_names_sql_that_is_not_text(tmp_path, sql: object):
+    store = fg.run_text(SMALL).save(tmp_path / "run")
+    with pytest.raises(fg.ScenarioError, match="^sql: got .*, expected SQL text"):
+        query(store, sql)  # type: ignore[arg-type]
+    with pytest.raises(fg.ScenarioError, match="^root: got .*, expected a path"):
+        query(sql, "SELECT 1")  # type: ignore[arg-type]
+
+
+SMALL = """
+[simulation]
+duration = "1s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+"""
+
+
+def test_a_huge_exact_false_positive_request_is_refused_not_an_overflow():
+    """`{work:.3g}` of an integer past a float's range raised OverflowError in the message."""
+    with pytest.raises(fg.ScenarioError, match=r"bins\^2 x flows = 1\.00e\+616, expected at most"):
+        sfg.expected_polluted_bins(10**308, 1)
+
+
+def test_a_fluid_scheme_that_is_not_a_name_is_refused():
+    with pytest.raises(fg.ScenarioError, match="`fluid.scheme`: got .*, expected one of"):
+        fluid.solve(np.array(["red", "avq"]))  # type: ignore[arg-type]
