@@ -75,3 +75,20 @@ def test_a_huge_exact_false_positive_request_is_refused_not_an_overflow():
 def test_a_fluid_scheme_that_is_not_a_name_is_refused():
     with pytest.raises(fg.ScenarioError, match="`fluid.scheme`: got .*, expected one of"):
         fluid.solve(np.array(["red", "avq"]))  # type: ignore[arg-type]
+
+
+def test_a_figure_of_something_the_run_does_not_have_is_refused():
+    """``gateway_figure(results, "nope")`` drew three empty panels; ``ports="a->b"`` was read
+    letter by letter."""
+    from fairgate.plot import queue_over_time
+    from fairgate.plot_gateway import gateway_figure
+
+    results = fg.run_text(SMALL)
+    with pytest.raises(fg.ScenarioError, match="`gateway`: got 'a', expected a gateway of the"):
+        gateway_figure(results, "a")
+    assert queue_over_time(results, ports="a->b").axes[0].get_legend_handles_labels()[1] == ["a->b"]
+    with pytest.raises(fg.ScenarioError, match="`ports`: got 3, expected a port's name or a"):
+        queue_over_time(results, ports=3)  # type: ignore[arg-type]
+    alone = fg.run_text('[simulation]\nduration = "1s"\n[[nodes]]\nname = "a"\n')
+    with pytest.raises(fg.ScenarioError, match=r"expected a port of the run: \(it has none\)"):
+        queue_over_time(alone, ports=["a->b"])

@@ -99,14 +99,19 @@ def queue_over_time(
     return _finish(fig, results, path, title)
 
 
-def _known_ports(results: Results, ports: list[str]) -> list[str]:
-    """``ports``, each checked to be a port of the run (a misspelt one would plot nothing)."""
+def _known_ports(results: Results, ports: str | list[str]) -> list[str]:
+    """``ports`` (one name or a list), each checked to be a port of the run (a misspelt one
+    would plot nothing; a name given alone was read letter by letter)."""
+    ports = [ports] if isinstance(ports, str) else ports
+    if not isinstance(ports, list | tuple):
+        raise ScenarioError(f"`ports`: got {shown(ports)}, expected a port's name or a list")
     known = [str(p) for p in results.ports["port"]]
     unknown = [p for p in ports if p not in known]
     if unknown:
         listed = ", ".join(known[:8]) + (f", ... ({len(known)} in all)" if len(known) > 8 else "")
         raise ScenarioError(
-            f"`ports`: got {shown(unknown[0])}, expected a port of the run: {listed}"
+            f"`ports`: got {shown(unknown[0])}, expected a port of the run: "
+            f"{listed or '(it has none)'}"
         )
     return list(ports)
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from fairgate._core import ScenarioError
+from fairgate.checks import shown
 from fairgate.display import cell
-from fairgate.plot import TITLE_WIDTH, save
+from fairgate.plot import TITLE_WIDTH, image_path, save
 from fairgate.results import Results
 
 MAX_CONNECTIONS = 6
@@ -32,7 +34,16 @@ def _var(results: Results, gateway: str, var: str):
 def gateway_figure(results: Results, gateway: str, path: str | Path | None = None) -> Figure:
     """The three panels of `gateway`: goodput per flow, buffered bytes summed over its
     connections, and the RHS congestion and advertised windows of its first connections.
-    Returns the Figure; writes it to `path` (PNG) only when one is given."""
+    Returns the Figure; writes it to `path` (PNG) only when one is given. A name that is not
+    a gateway of the run raises ScenarioError (it drew three empty panels)."""
+    if path is not None:
+        image_path(path)  # before the work, as for the other figures
+    known = gateways(results)
+    if gateway not in known:
+        raise ScenarioError(
+            f"`gateway`: got {shown(gateway)}, expected a gateway of the run: "
+            f"{', '.join(known) or '(it has none)'}"
+        )
     fig = Figure(figsize=(9, 8), layout="constrained")
     ax_t, ax_b, ax_w = fig.subplots(3, 1, sharex=True)
     rates = results.throughput()
