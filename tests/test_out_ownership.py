@@ -121,3 +121,22 @@ def test_save_is_refused_while_a_command_writes_the_directory(tmp_path: Path):
     out = tmp_path / "busy"
     with writing(out), pytest.raises(fg.ScenarioError, match="^out_dir: .* is in use by"):
         _results().save(out)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"), [("not json", "cannot be read"), ("[]", "got list")]
+)
+def test_a_damaged_store_manifest_is_put_on_the_output_option(
+    tmp_path: Path, manifest: str, problem: str
+):
+    """It was put on the scenario file: `error: s.toml: o/sweep.json: cannot be read`."""
+    scenario = write(tmp_path, SCENARIO)
+    out = tmp_path / "o"
+    assert fairgate("run", scenario, "--out", out).returncode == 0
+    (out / "sweep.json").write_text(manifest, encoding="utf-8")
+    for command in (["run", scenario], ["run", scenario, "--seeds", "2", "--workers", "1"]):
+        done = fairgate(*command, "--out", out)
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: --out: ") and problem in done.stderr, done.stderr
+    with pytest.raises(fg.ScenarioError, match=f"^out_dir: .*sweep.json.*{problem}"):
+        _results().save(out)

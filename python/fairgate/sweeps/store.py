@@ -260,8 +260,9 @@ def damaged(path: Path, err: BaseException) -> str:
     )
 
 
-def read_manifest(root: Path) -> dict[str, Any] | None:
-    """The store's ``sweep.json``, or None when it has none; a damaged one is named."""
+def read_manifest(root: Path, name: str = "--out") -> dict[str, Any] | None:
+    """The store's ``sweep.json``, or None when it has none; a damaged one is named, after
+    ``name``, the option or argument that gave ``root`` (not the scenario file)."""
     path = Path(root) / MANIFEST
     if not path.exists():
         return None
@@ -269,17 +270,21 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
         held = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ScenarioError(
-            f"{path}: cannot be read ({err}); expected the JSON fairgate writes for a sweep"
+            f"{name}: {path} cannot be read ({err}); expected the JSON fairgate writes for a "
+            "sweep (remove the directory, or choose another)"
         ) from None
     if not isinstance(held, dict):
-        raise ScenarioError(f"{path}: got {type(held).__name__}, expected a JSON object")
+        raise ScenarioError(
+            f"{name}: {path}: got {type(held).__name__}, expected the JSON object fairgate "
+            "writes for a sweep (remove the directory, or choose another)"
+        )
     return held
 
 
 def check_single_run_target(root: Path, name: str = "--out") -> None:
     """Refuses ``root`` (given as ``name``) for a single run when it holds a sweep (axes or
     several seeds)."""
-    held = read_manifest(root)
+    held = read_manifest(root, name)
     if held is None:
         return
     if held.get("axes") or len(held.get("seeds", [])) != 1:
@@ -306,7 +311,7 @@ def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") ->
     """A store holds one sweep: the same scenario, axis names and fairgate version on every
     rerun; another is refused naming ``name``, the option or argument that gave ``root``."""
     path = root / MANIFEST
-    held = read_manifest(root)
+    held = read_manifest(root, name)
     if held is not None:
         for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
