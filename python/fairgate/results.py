@@ -75,13 +75,30 @@ written now; 1 held them in each port's entry."""
 
 
 @cache
-def written_columns() -> dict[str, list[str]]:
-    """The columns this version writes in each table: those of a run of one node for 1 ms
-    (the core gives every table its columns whatever the run holds)."""
+def written_columns() -> dict[str, dict[str, str]]:
+    """The columns this version writes in each table, with the kind of each
+    (:func:`column_kind`): those of a run of one node for 1 ms (the core gives every table its
+    columns whatever the run holds)."""
     sim = _core.load(NO_TRAFFIC, [])
     sim.run_until(sim.end_s)
     raw = sim.results()
-    return {name: [column for column, _ in raw[name]] for name in TABLES}
+    return {name: {column: _raw_kind(values) for column, values in raw[name]} for name in TABLES}
+
+
+def _raw_kind(values: Any) -> str:
+    """The kind of a column as the core hands it over: an array of numbers or booleans, or
+    names (a list, or codes and names); an empty table's dtypes say nothing once in pandas."""
+    return column_kind(values.dtype) if isinstance(values, np.ndarray) else "text"
+
+
+def column_kind(dtype: Any) -> str:
+    """``number``, ``true/false`` or ``text``: what a reader of the column relies on (an
+    integer column read back as float, NaN for a missing value, is still a number)."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "true/false"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "number"
+    return "text"
 
 
 def _check_saved(out: Path, summary: object, frames: dict[str, pd.DataFrame]) -> None:
@@ -105,6 +122,14 @@ def _check_saved(out: Path, summary: object, frames: dict[str, pd.DataFrame]) ->
                 f"{out / (name + '.parquet')}: missing column(s) {', '.join(missing[:5])}; "
                 f"expected the `{name}` table Results.save writes"
             )
+        for column, kind in columns.items():
+            held = column_kind(frames[name][column].dtype)
+            if held != kind and not frames[name][column].isna().all():
+                raise _core.ScenarioError(
+                    f"{out / (name + '.parquet')}: column `{column}` holds {held} "
+                    f"({frames[name][column].dtype}), expected {kind}s as Results.save writes "
+                    "them (a table changed by another program?)"
+                )
 
 
 ROLES = ("data", "ack")
@@ -266,8 +291,8 @@ class Results:
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
         """Reads results saved by :meth:`save`; a directory that does not hold them (a missing
-        or unreadable summary or table, a table without the columns this version writes)
-        raises ScenarioError naming the file."""
+        or unreadable summary or table, a table without the columns this version writes, or with
+        text where it writes numbers or the reverse) raises ScenarioError naming the file."""
         out = utf8_path(out_dir, "out_dir")
         try:
             summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
