@@ -291,7 +291,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{args.scenario}: valid (cell network: {len(vcs)} VCs, {tcps} TCPs)")
     else:
         flows = len(scenario.get("flows", []))
-        print(f"{args.scenario}: valid ({flows} flow entries)")
+        print(f"{args.scenario}: valid ({flows} flow {'entry' if flows == 1 else 'entries'})")
     return 0
 
 
