@@ -92,3 +92,25 @@ def test_a_figure_of_something_the_run_does_not_have_is_refused():
     alone = fg.run_text('[simulation]\nduration = "1s"\n[[nodes]]\nname = "a"\n')
     with pytest.raises(fg.ScenarioError, match=r"expected a port of the run: \(it has none\)"):
         queue_over_time(alone, ports=["a->b"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"grid": 3}, "grid: got 3, expected a mapping of a path to its values"),
+        ({"zip": 3}, r"zip: got 3, expected a list of groups"),
+        ({"zip": [3]}, r"zip\[0\]: got 3, expected a mapping of a path to its values"),
+        ({"overrides": 3}, "overrides: got 3, expected a list of key.path=value strings"),
+        ({"overrides": None}, "overrides: got None, expected a list of key.path=value"),
+        ({"overrides": b"x=1"}, "overrides: got b'x=1', expected a list of key.path=value"),
+    ],
+)
+def test_sweep_arguments_of_the_wrong_kind_are_named(kwargs: dict, message: str):
+    """Each was a TypeError ('int' object is not iterable); bytes were read as numbers."""
+    from fairgate.sweeps import prepare
+
+    with pytest.raises(fg.ScenarioError, match=f"^{message}"):
+        prepare(SMALL, **kwargs)
+    if "overrides" in kwargs:
+        with pytest.raises(fg.ScenarioError, match=f"^{message}"):
+            fg.run_text(SMALL, kwargs["overrides"])

@@ -262,7 +262,13 @@ def _encoding_hint(data: bytes) -> str:
 def override_list(overrides: str | Sequence[str]) -> list[str]:
     """The overrides as a list: one ``key.path=value`` string is one override (not one per
     character); anything but strings raises ScenarioError."""
-    listed = [overrides] if isinstance(overrides, str) else list(overrides)
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, bytes) or not isinstance(overrides, Sequence):
+        raise _core.ScenarioError(
+            f"overrides: got {shown(overrides)}, expected a list of key.path=value strings"
+        )
+    listed = list(overrides)
     for item in listed:
         if not isinstance(item, str):
             raise _core.ScenarioError(

@@ -95,6 +95,11 @@ def run_point_into(
     return tables["summary"]
 
 
+def _is_list(value: object) -> bool:
+    """A list-like of items: a sequence or an array, not text or bytes (a sequence of letters)."""
+    return isinstance(value, Sequence | np.ndarray) and not isinstance(value, str | bytes)
+
+
 def _axes(
     spec: Mapping[str, Sequence[Any]] | Sequence[Axis] | None, where: str = "grid"
 ) -> list[Axis]:
@@ -102,7 +107,7 @@ def _axes(
     if spec is None:
         return []
     if not isinstance(spec, Mapping):
-        if isinstance(spec, str) or not all(isinstance(axis, Axis) for axis in spec):
+        if not _is_list(spec) or not all(isinstance(axis, Axis) for axis in spec):
             raise ScenarioError(
                 f"{where}: got {shown(spec)}, expected a mapping of a path to its values "
                 "(or a list of Axis)"
@@ -345,9 +350,13 @@ def prepare(
             "packet networks (run cell networks with `fairgate run` or fairgate.atm.run_atm)"
         )
     seed_list = _seeds(seeds, text, overrides)
-    if isinstance(zip, Mapping | str):
+    if isinstance(zip, Mapping):
         raise ScenarioError(
             "zip: got a single group, expected a list of groups: zip=[{path: values, ...}]"
+        )
+    if not _is_list(zip):
+        raise ScenarioError(
+            f"zip: got {shown(zip)}, expected a list of groups: zip=[{{path: values, ...}}]"
         )
     zipped = [_axes(group, f"zip[{i}]") for i, group in enumerate(zip)]
     checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)

@@ -270,7 +270,7 @@ def read_manifest(root: Path, name: str = "--out") -> dict[str, Any] | None:
         held = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ScenarioError(
-            f"{name}: {path} cannot be read ({err}); expected the JSON fairgate writes for a "
+            f"{name}: {path}: cannot be read ({err}); expected the JSON fairgate writes for a "
             "sweep (remove the directory, or choose another)"
         ) from None
     if not isinstance(held, dict):
