@@ -281,6 +281,7 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
         ({"seeds": [True]}, r"seeds\[0\]: got bool True, expected a whole number from 0"),
         ({"seeds": "12"}, r"seeds: got '12', expected a count or a list of seeds"),
         ({"seeds": []}, "seeds: empty"),
+        ({"seeds": 3, "overrides": [f"simulation.seed={2**63 - 2}"]}, r"expected at most 2, or a"),
         (
             {"grid": {LIMIT: [5, 6], "links[0].queue.limit": [7, 8]}},
             r"sets `links\[0\].queue.limit`, as axis `queue.limit` does",

@@ -24,7 +24,7 @@ import pandas as pd
 from fairgate import __version__
 from fairgate._core import ScenarioError
 from fairgate.atm import is_atm
-from fairgate.checks import seed_value, shown
+from fairgate.checks import MAX_SEED, seed_value, shown
 from fairgate.runner import check_out_dir, override_list, run_text, validate_text
 from fairgate.runner import read_scenario_file as read_scenario
 from fairgate.scenario import Scenario, plain, toml_text
@@ -137,6 +137,11 @@ def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> l
     if seeds > MAX_POINTS:
         raise ScenarioError(f"seeds: got {seeds}, expected at most {MAX_POINTS:,}")
     first = int(validate_text(text, overrides)["simulation"]["seed"])
+    if first + seeds - 1 > MAX_SEED:
+        raise ScenarioError(
+            f"seeds: {seeds} seeds from the scenario's seed {first} pass the largest seed "
+            f"({MAX_SEED}); expected at most {MAX_SEED - first + 1}, or a smaller seed"
+        )
     return list(range(first, first + seeds))
 
 
