@@ -125,11 +125,18 @@ fn parse_path(path: &str) -> Option<Vec<Step>> {
 /// cannot hold is refused rather than taken for a word (a seed of 10^23 was read as the string
 /// "99999999999999999999999").
 fn parse_value(text: &str) -> Result<toml::Value, String> {
-    let parsed = format!("v = {text}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"));
-    match parsed {
+    let parsed = format!("v = {text}").parse::<toml::Table>();
+    if let Err(err) = &parsed {
+        if is_meant_as_a_table_or_array(text) {
+            return Err(format!(
+                "got {}, which is not a TOML table or array ({}); expected TOML value syntax \
+                 such as {{ kind = \"red\", limit = 60 }} or [1, 2]",
+                clipped(text),
+                err.message()
+            ));
+        }
+    }
+    match parsed.ok().and_then(|mut t| t.remove("v")) {
         Some(value) => Ok(value),
         None if is_too_large_a_whole_number(text) => Err(format!(
             "got {}, expected a whole number from {} to {} (a float such as 1e23 for larger values)",
@@ -143,6 +150,12 @@ fn parse_value(text: &str) -> Result<toml::Value, String> {
         )),
         None => Ok(toml::Value::String(text.to_string())),
     }
+}
+
+/// A value opening an inline table or an array: a syntax error in it is one, not a word (a
+/// word would be refused later as "got '{kind = ...', expected a table", hiding the typo).
+fn is_meant_as_a_table_or_array(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
 }
 
 /// A decimal number past a float's range (1e400), which TOML refuses and a float reads as
@@ -273,6 +286,26 @@ mod tests {
             t["flows"][0]["src"].as_str(),
             Some("0123"),
             "a word, as TOML refuses it"
+        );
+    }
+
+    #[test]
+    fn a_broken_inline_table_or_array_is_a_syntax_error_not_a_word() {
+        let mut t: toml::Table = "[[flows]]\nsrc = \"a\"\n".parse().unwrap();
+        for value in ["{kind=\"cbr\", rate=", " [1, 2", "{ kind = red }"] {
+            let e = apply_override(&mut t, &format!("flows[0].source={value}")).unwrap_err();
+            assert!(
+                e.message.contains("which is not a TOML table or array"),
+                "{e}"
+            );
+            assert!(e.path.starts_with("--set flows[0].source="), "{e}");
+        }
+        apply_override(&mut t, "flows[0].source={ kind = \"red\" }").unwrap();
+        apply_override(&mut t, "flows[0].src=a[1]").unwrap();
+        assert_eq!(
+            t["flows"][0]["src"].as_str(),
+            Some("a[1]"),
+            "a word that holds a bracket"
         );
     }
 
