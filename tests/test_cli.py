@@ -130,3 +130,21 @@ def test_validate_says_what_it_read(capsys) -> None:
     assert capsys.readouterr().out.endswith("valid (4 flow entries)\n")
     assert main(["validate", str(SHOWCASE.parent / "dfba_e3.toml")]) == 0
     assert capsys.readouterr().out.endswith("valid (cell network: 5 VCs, 100 TCPs)\n")
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "run --seeds 2 --workers 1", "sweep"])
+def test_a_scenario_or_sweep_read_from_a_pipe_is_read_once(tmp_path: Path, command: str):
+    """Each command reads its file several times (a sweep file? then validate, run, store):
+    from /dev/stdin or a shell's <(...) the second read found nothing ("missing field
+    `simulation`")."""
+    text = SHOWCASE.read_text(encoding="utf-8")
+    if command == "sweep":
+        text = f'scenario = "{SHOWCASE}"\nseeds = 2\n'
+    words = command.split()
+    cmd = [sys.executable, "-m", "fairgate.cli", words[0], "/dev/stdin", *words[1:]]
+    if command != "validate":
+        cmd += ["--out", str(tmp_path / "o"), "--set", "simulation.duration=12s", "--quiet"]
+    done = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    dash = fairgate("validate", "-")
+    assert "does not exist (standard input is read as /dev/stdin)" in dash.stderr

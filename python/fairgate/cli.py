@@ -29,6 +29,7 @@ from fairgate.runner import (
     check_out_dir,
     path_argument,
     run_file,
+    streams_read_once,
     validate_file,
 )
 from fairgate.runner import read_text_file as read_scenario
@@ -457,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _printable_output()
     _no_event_loop_tracebacks()
     args = _parser().parse_args(argv)
-    with _stderr_or_nothing():
+    with _stderr_or_nothing(), streams_read_once():
         return _run_command(args)
 
 

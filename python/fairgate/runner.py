@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -224,14 +225,51 @@ MAX_FILE_BYTES = 64 << 20
 ``/dev/zero`` whole was killed for memory."""
 
 
+_READ_ONCE: dict[str, str] | None = None
+"""Within :func:`streams_read_once`, the text of each file read that is not a regular one."""
+
+
+@contextlib.contextmanager
+def streams_read_once() -> Iterator[None]:
+    """Within the block, a file that is not a regular one (``/dev/stdin``, a shell's
+    ``<(...)``, a named pipe) is read once and its text kept: a command reads its scenario
+    several times (is it a sweep file? then to validate, run and store it), and a pipe gives
+    its text to the first read only (the second saw an empty file: "missing field
+    `simulation`")."""
+    global _READ_ONCE
+    _READ_ONCE = {}
+    try:
+        yield
+    finally:
+        _READ_ONCE = None
+
+
 def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     """The UTF-8 text of ``path``, at most MAX_FILE_BYTES; raises ScenarioError naming it."""
     path_value(path, what)
+    kept = None if _READ_ONCE is None else _READ_ONCE.get(os.fspath(path))
+    if kept is not None:
+        return kept
+    text = _read_text_file(path, what)
+    if _READ_ONCE is not None and not _is_regular_file(path):
+        _READ_ONCE[os.fspath(path)] = text
+    return text
+
+
+def _is_regular_file(path: str | Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_text_file(path: str | Path, what: str) -> str:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise _core.ScenarioError(f"{what} {shown(str(path))} does not exist") from None
+        stdin = " (standard input is read as /dev/stdin)" if os.fspath(path) == "-" else ""
+        raise _core.ScenarioError(f"{what} {shown(str(path))} does not exist{stdin}") from None
     except OSError as err:
         raise _core.ScenarioError(
             f"cannot read {what} {shown(str(path))}: {err.strerror or err}"
