@@ -138,13 +138,16 @@ def test_a_scenario_or_sweep_read_from_a_pipe_is_read_once(tmp_path: Path, comma
     from /dev/stdin or a shell's <(...) the second read found nothing ("missing field
     `simulation`")."""
     text = SHOWCASE.read_text(encoding="utf-8")
-    if command == "sweep":
-        text = f'scenario = "{SHOWCASE}"\nseeds = 2\n'
+    if command == "sweep":  # its scenario relative to the current directory, not to /dev
+        (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+        text = 'scenario = "s.toml"\nseeds = 2\n'
     words = command.split()
     cmd = [sys.executable, "-m", "fairgate.cli", words[0], "/dev/stdin", *words[1:]]
     if command != "validate":
         cmd += ["--out", str(tmp_path / "o"), "--set", "simulation.duration=12s", "--quiet"]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        cmd, input=text, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     dash = fairgate("validate", "-")
     assert "does not exist (standard input is read as /dev/stdin)" in dash.stderr

@@ -251,12 +251,13 @@ def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     if kept is not None:
         return kept
     text = _read_text_file(path, what)
-    if _READ_ONCE is not None and not _is_regular_file(path):
+    if _READ_ONCE is not None and not is_regular_file(path):
         _READ_ONCE[os.fspath(path)] = text
     return text
 
 
-def _is_regular_file(path: str | Path) -> bool:
+def is_regular_file(path: str | Path) -> bool:
+    """Whether ``path`` is a regular file (not a pipe, a device or missing)."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:

@@ -106,7 +106,7 @@ def _load_file(path: Path) -> tuple[Path, sweepfile.SweepFile | None]:
     doc = _sweep_document(path)
     if doc is None:
         return path, None
-    spec = sweepfile.from_doc(doc, path.parent)
+    spec = sweepfile.from_doc(doc, sweepfile.base_of(path))
     _check_named_scenario(spec.scenario)
     return spec.scenario, spec
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from fairgate._core import ScenarioError
 from fairgate.checks import clipped, shown
-from fairgate.runner import read_text_file, toml_document
+from fairgate.runner import is_regular_file, read_text_file, toml_document
 from fairgate.sweeps.axes import Axis
 
 KEYS = {"scenario", "seeds", "set", "grid", "zip"}
@@ -93,7 +93,14 @@ def _check_not_a_sweep_file(path: Path, given: str) -> None:
 
 def load(path: Path) -> SweepFile:
     """Reads a sweep file; raises ScenarioError naming the bad key."""
-    return from_doc(toml_document(read_text_file(path, "sweep file")), path.parent)
+    return from_doc(toml_document(read_text_file(path, "sweep file")), base_of(path))
+
+
+def base_of(path: Path) -> Path:
+    """Where the paths a sweep file names are relative to: its folder, or the current
+    directory for a file that is a pipe (``/dev/stdin``, a shell's ``<(...)``), whose
+    folder (``/dev``, ``/proc/self/fd``) says nothing of where the user is."""
+    return path.parent if is_regular_file(path) else Path(".")
 
 
 def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
