@@ -15,7 +15,7 @@ import pytest
 import fairgate as fg
 from fairgate.sweeps import query
 from test_cli import fairgate
-from test_hardening import LEAKY
+from test_hardening import LEAKY, write
 
 SCENARIO = LEAKY.replace('kind = "test_leak", every = 3', 'kind = "fifo"')
 EXPECTED = "expected one query (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT"
@@ -94,3 +94,16 @@ def test_a_store_reached_through_a_link_or_a_relative_path_is_read(
     monkeypatch.chdir(store.parent)
     for root in (tmp_path / "link", Path(store.name), Path(".") / store.name / ".." / store.name):
         assert query(root, "SELECT count(*) AS n FROM queue_series")["n"][0] > 0
+
+
+@pytest.mark.parametrize("name", ["runs[1]", "s*", "what?", "it's [a]*"])
+def test_a_store_whose_path_holds_glob_characters_is_read_as_written(tmp_path: Path, name: str):
+    """DuckDB reads every path as a glob: `runs[1]/summary/*/*.parquet` matched no file, and
+    the error blamed a damaged point."""
+    out = tmp_path / name / "o"
+    done = fairgate("run", write(tmp_path, SCENARIO), "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert query(out, "SELECT count(*) AS n FROM summary")["n"][0] == 1
+    assert query(out, "SELECT count(*) AS n FROM queue_series")["n"][0] > 0
+    blocked = fairgate("query", out, "SELECT * FROM read_csv('/etc/hostname')")
+    assert "a query reads only the store's files" in blocked.stderr

@@ -13,6 +13,7 @@ install no extension and change no setting (:func:`_sandbox`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,8 +30,12 @@ HIVE = "hive_partitioning = true, hive_types = {'point': VARCHAR}"
 """A point's key is text: DuckDB would read a key of 16 digits as a number."""
 
 
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
+def _literal(path: Path, pattern: str = "") -> str:
+    """``path`` as an SQL string for ``read_parquet``, then ``pattern`` (a glob below it).
+    DuckDB reads every path as a glob: the characters of one in ``path`` (a store named
+    ``runs[1]`` or ``s*``) are each put in a class of their own to be taken as written."""
+    literal = re.sub(r"([*?\[])", r"[\1]", str(path)) + pattern
+    return "'" + literal.replace("'", "''") + "'"
 
 
 def _views(root: Path) -> dict[str, str]:
@@ -38,11 +43,11 @@ def _views(root: Path) -> dict[str, str]:
     views: dict[str, str] = {}
     if (root / "summary").is_dir() and any((root / "summary").glob("point=*/*.parquet")):
         views["summary"] = (
-            f"SELECT * FROM read_parquet({_literal(root / 'summary' / '*' / '*.parquet')}, {HIVE})"
+            f"SELECT * FROM read_parquet({_literal(root, '/summary/*/*.parquet')}, {HIVE})"
         )
         for table in ("flows", "ports"):
             if any((root / table).glob("point=*/*.parquet")):
-                files = _literal(root / table / "*" / "*.parquet")
+                files = _literal(root, f"/{table}/*/*.parquet")
                 views[table] = (
                     f"SELECT * FROM read_parquet({files}, {HIVE}) "
                     "WHERE point IN (SELECT point FROM summary)"
@@ -69,7 +74,7 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with one view per table of the store at ``root``."""
     root = Path(root)
     try:
-        views = _views(root)
+        views = _views(root.resolve())  # the paths _sandbox allows, as DuckDB compares them
     except OSError as err:
         raise ScenarioError(
             f"{clipped(str(root))}: the system refuses this folder ({err.strerror}); "
@@ -97,8 +102,9 @@ def _sandbox(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Lets ``con`` reach no file outside ``root`` (a ``COPY ... TO`` elsewhere, ``ATTACH``, an
     extension's download, ``read_csv`` of another file) and change no setting: ``SET threads =
     1000000`` hung the command. The views read ``root`` when a query runs, so it stays open."""
-    allowed = str(root.resolve()).rstrip(os.sep) + os.sep
-    con.execute("SET allowed_directories = $dirs", {"dirs": [allowed]})
+    folder = str(root.resolve()).rstrip(os.sep) + os.sep
+    as_read = _literal(Path(folder))[1:-1].replace("''", "'")  # the views' glob of it
+    con.execute("SET allowed_directories = $dirs", {"dirs": sorted({folder, as_read})})
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
 
