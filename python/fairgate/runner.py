@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import contextvars
 import json
 import os
 import re
@@ -225,8 +226,11 @@ MAX_FILE_BYTES = 64 << 20
 ``/dev/zero`` whole was killed for memory."""
 
 
-_READ_ONCE: dict[str, str] | None = None
-"""Within :func:`streams_read_once`, the text of each file read that is not a regular one."""
+_READ_ONCE: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "fairgate_read_once", default=None
+)
+"""Within :func:`streams_read_once`, the text of each file read that is not a regular one
+(a context variable: two commands run in two threads keep their own)."""
 
 
 @contextlib.contextmanager
@@ -236,23 +240,23 @@ def streams_read_once() -> Iterator[None]:
     several times (is it a sweep file? then to validate, run and store it), and a pipe gives
     its text to the first read only (the second saw an empty file: "missing field
     `simulation`")."""
-    global _READ_ONCE
-    _READ_ONCE = {}
+    token = _READ_ONCE.set({})
     try:
         yield
     finally:
-        _READ_ONCE = None
+        _READ_ONCE.reset(token)
 
 
 def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     """The UTF-8 text of ``path``, at most MAX_FILE_BYTES; raises ScenarioError naming it."""
     path_value(path, what)
-    kept = None if _READ_ONCE is None else _READ_ONCE.get(os.fspath(path))
+    read_once = _READ_ONCE.get()
+    kept = None if read_once is None else read_once.get(os.fspath(path))
     if kept is not None:
         return kept
     text = _read_text_file(path, what)
-    if _READ_ONCE is not None and not is_regular_file(path):
-        _READ_ONCE[os.fspath(path)] = text
+    if read_once is not None and not is_regular_file(path):
+        read_once[os.fspath(path)] = text
     return text
 
 
