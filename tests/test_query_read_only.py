@@ -8,6 +8,10 @@ only its rows were shown.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +111,38 @@ def test_a_store_whose_path_holds_glob_characters_is_read_as_written(tmp_path: P
     assert query(out, "SELECT count(*) AS n FROM queue_series")["n"][0] > 0
     blocked = fairgate("query", out, "SELECT * FROM read_csv('/etc/hostname')")
     assert "a query reads only the store's files" in blocked.stderr
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "line"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "stopped by SIGTERM"),
+    ],
+)
+def test_a_long_query_stops_at_a_signal_with_the_usual_line(
+    store: Path, stop: signal.Signals, status: int, line: str
+):
+    """DuckDB turned Ctrl-C into a `RuntimeError: Query interrupted` traceback, and missed
+    about one Ctrl-C in eight, running on for minutes (three Ctrl-C here)."""
+    cmd = [sys.executable, "-m", "fairgate.cli", "query", str(store)]
+    query_of_minutes = "SELECT sum(range) AS s FROM range(1000000000000)"
+    running = subprocess.Popen(
+        [*cmd, query_of_minutes],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(2.0)
+    running.send_signal(stop)
+    try:
+        _, err = running.communicate(timeout=20)
+    finally:
+        running.kill()
+    assert running.returncode == status, err
+    assert err.strip() == (
+        f"{line}: `fairgate query` stopped before it finished; its results were not written"
+    )

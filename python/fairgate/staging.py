@@ -33,8 +33,21 @@ STOP_SIGNALS = (signal.SIGINT, *TERMINATING)
 """Every signal a command stops on: Ctrl-C, and those it treats as Ctrl-C."""
 
 
+_RECEIVED: list[Terminated] = []
+"""The last SIGTERM or SIGHUP turned into :class:`Terminated` by the CLI's handler."""
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated(signum)
+    stop = Terminated(signum)
+    _RECEIVED[:] = [stop]
+    raise stop
+
+
+def stop_received() -> KeyboardInterrupt:
+    """The stop to raise where a library turned it into its own error (DuckDB answers a
+    KeyboardInterrupt during a query with "Query interrupted"): the last SIGTERM or SIGHUP
+    the CLI received, else Ctrl-C's KeyboardInterrupt."""
+    return _RECEIVED[-1] if _RECEIVED else KeyboardInterrupt()
 
 
 @contextmanager
@@ -44,6 +57,7 @@ def termination_like_ctrl_c() -> Iterator[None]:
     fairgate keeps its own handlers), where the main thread can set handlers. A signal the
     process was started ignoring stays ignored (``nohup`` ignores SIGHUP)."""
     previous = {}
+    _RECEIVED.clear()
     with suppress(ValueError):  # not the main thread: no handler can be set
         for signum in TERMINATING:
             if signal.getsignal(signum) is signal.SIG_DFL:
