@@ -110,6 +110,10 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
             f"axis `bottleneck.queue.limit`: got {'9' * 23}, expected a whole number from",
         ),
         (["--workers", "1000000"], "--workers: got 1000000, expected at most"),
+        (  # a typo in an inline table: a syntax error, not a word refused as "expected a table"
+            ["--grid", 'bottleneck.queue={kind="red", limit='],
+            'axis `bottleneck.queue`: got {kind="red", limit=, which is not a TOML table',
+        ),
         # Each point's seed comes from the seeds, after the axes: each seed would run twice.
         (
             ["--grid", "simulation.seed=1,2", "--seeds", "2"],

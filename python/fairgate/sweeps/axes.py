@@ -129,7 +129,7 @@ def parse_cli_values(text: str, axis: str) -> list[Any]:
                 f"axis `{axis}`: got {clipped(value)}, expected a number a float holds "
                 "(magnitude up to 1.8e308)"
             )
-    return [parse_cli_value(value) for value in values]
+    return [parse_cli_value(value, axis) for value in values]
 
 
 def _too_large_a_float(text: str) -> bool:
@@ -168,10 +168,19 @@ def split_top_level(text: str) -> list[str]:
     return [*parts, text[start:]]
 
 
-def parse_cli_value(text: str) -> Any:
+def parse_cli_value(text: str, axis: str = "") -> Any:
+    """A TOML value, or the text as a word; a value that opens an inline table or an array
+    and does not parse is refused with TOML's message (as the core's ``--set`` does), not
+    taken for a word that the scenario would refuse as "expected a table"."""
     try:
         return toml_document(f"v = {text}")["v"]
-    except ScenarioError:
+    except ScenarioError as err:
+        if text.lstrip().startswith(("{", "[")):
+            raise ScenarioError(
+                f"axis `{axis}`: got {clipped(text)}, which is not a TOML table or array "
+                f"({err.args[0]}); expected TOML value syntax such as "
+                '{ kind = "red", limit = 60 } or [1, 2]'
+            ) from None
         return text
 
 
