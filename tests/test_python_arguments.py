@@ -114,3 +114,20 @@ def test_sweep_arguments_of_the_wrong_kind_are_named(kwargs: dict, message: str)
     if "overrides" in kwargs:
         with pytest.raises(fg.ScenarioError, match=f"^{message}"):
             fg.run_text(SMALL, kwargs["overrides"])
+
+
+def test_vc_names_that_print_alike_are_refused_as_one():
+    """Two VCs, or flows, named "café" (precomposed é, and e + U+0301) were two rows that
+    looked the same in every table; a repeated VC name had no test."""
+    from conftest import SCENARIOS
+
+    text = (SCENARIOS / "dfba_e3.toml").read_text(encoding="utf-8")
+    lookalike = text.replace('name = "vc1"', 'name = "caf\\u00e9"').replace(
+        'name = "vc2"', 'name = "cafe\\u0301"'
+    )
+    with pytest.raises(fg.ScenarioError, match=r"prints as another VC's name") as caught:
+        fg.validate_text(lookalike)
+    assert caught.value.path == "atm.vcs[1].name"
+    repeated = text.replace('name = "vc2"', 'name = "vc1"')
+    with pytest.raises(fg.ScenarioError, match="which names another VC already"):
+        fg.validate_text(repeated)

@@ -289,6 +289,30 @@ fn a_flow_name_that_labels_nothing_is_refused_like_a_node_name() {
 }
 
 #[test]
+fn names_that_print_alike_but_are_encoded_differently_are_refused_as_one() {
+    // "café" with a precomposed é (U+00E9) and with e + U+0301; the Kelvin sign and K.
+    let flows = two_hosts("{ kind = \"fifo\" }", CBR).replace("name = \"c0\"", "name = \"caf\\u00e9\"")
+        + "[[flows]]\nname = \"cafe\\u0301\"\nsrc = \"a\"\ndst = \"b\"\nsource = { kind = \"cbr\", rate = \"1Mbps\" }\n";
+    let e = parse(&flows, &[]).unwrap_err();
+    assert_eq!(e.path, "flows[1].name");
+    assert!(e.message.contains("prints as another flow's name"), "{e}");
+    let nodes = two_hosts("{ kind = \"fifo\" }", CBR)
+        .replace("name = \"r\"", "name = \"\\u212a\"")
+        .replace("to = \"r\"", "to = \"\\u212a\"")
+        .replace("from = \"r\"", "from = \"\\u212a\"")
+        + "[[nodes]]\nname = \"K\"\n";
+    let e = parse(&nodes, &[]).unwrap_err();
+    assert_eq!(e.path, "nodes[3].name");
+    assert!(e.message.contains("prints as another node's name"), "{e}");
+    let same = two_hosts("{ kind = \"fifo\" }", CBR) + "[[nodes]]\nname = \"a\"\n";
+    let e = parse(&same, &[]).unwrap_err();
+    assert!(
+        e.message.contains("which names another node already"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_scenario_name_that_would_print_otherwise_is_refused() {
     let text = two_hosts("{ kind = \"fifo\" }", CBR);
     for bad in ["show\\u001b[2Jcase", "a\\u202e", " a"] {

@@ -19,7 +19,7 @@ use crate::qdisc::QdiscConfig;
 use crate::traffic::SourceConfig;
 use crate::transport::tcp::config::{CcKind, TcpConfig};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// The discipline of the backbone switch's output buffer. Read by its `kind` with the path of
 /// an error inside kept (`atm.buffer.z`), as queue disciplines are.
@@ -239,7 +239,7 @@ impl AtmSpec {
                 "got none, expected at least one VC",
             ));
         }
-        let mut names = HashSet::new();
+        let mut names = HashMap::new();
         for (i, vc) in self.vcs.iter().enumerate() {
             let path = format!("{}[{i}]", join(path, "vcs"));
             if let Some(expected) = check::label_problem(&vc.name) {
@@ -248,10 +248,10 @@ impl AtmSpec {
                     format!("got {:?}, expected {expected}", vc.name),
                 ));
             }
-            if !names.insert(vc.name.as_str()) {
+            if let Some(taken) = names.insert(check::look(&vc.name), i) {
                 return Err(ScenarioError::new(
                     join(&path, "name"),
-                    format!("got {:?} twice, expected unique VC names", vc.name),
+                    check::taken_message(&vc.name, &self.vcs[taken].name, "VC"),
                 ));
             }
             check::positive(&path, "mcr", vc.mcr)?;

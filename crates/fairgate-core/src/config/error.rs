@@ -391,7 +391,7 @@ pub fn join(path: &str, field: &str) -> String {
 
 /// Parameter checks used by every config's `validate`.
 pub mod check {
-    use super::{join, ScenarioError};
+    use super::{clipped, join, ScenarioError};
 
     pub fn positive_int(path: &str, field: &str, value: u64) -> Result<(), ScenarioError> {
         if value == 0 {
@@ -488,6 +488,37 @@ pub mod check {
             )
         } else {
             None
+        }
+    }
+
+    /// How a name looks: its canonical composition (NFC), so that two names that print alike
+    /// but are encoded differently ("café" with a precomposed é, and with e + U+0301; the
+    /// Kelvin sign U+212A and K) have one key. An ASCII name is its own.
+    pub fn look(name: &str) -> std::borrow::Cow<'_, str> {
+        use unicode_normalization::UnicodeNormalization;
+        if name.is_ascii() {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            std::borrow::Cow::Owned(name.nfc().collect())
+        }
+    }
+
+    /// The end of the error for a name that looks like one taken before (`taken`), or that is
+    /// the same: what a reader of the tables would see.
+    pub fn taken_message(name: &str, taken: &str, what: &str) -> String {
+        if name == taken {
+            format!(
+                "got {:?}, which names another {what} already; expected a unique name",
+                clipped(name)
+            )
+        } else {
+            format!(
+                "got {:?}, which prints as another {what}'s name, {:?}, differing only in how \
+                 its characters are encoded (Unicode composition: NFC against NFD, or a \
+                 compatibility sign such as U+212A for K); expected a name that looks different",
+                clipped(name),
+                clipped(taken)
+            )
         }
     }
 

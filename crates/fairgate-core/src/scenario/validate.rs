@@ -181,7 +181,11 @@ fn gather(s: &Scenario) -> Result<(Vec<NodeSpec>, PathedLinks), ScenarioError> {
 }
 
 fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError> {
-    let mut names = HashMap::new();
+    let mut names = HashMap::with_capacity(nodes.len());
+    // Only a name with a character past ASCII can print as another: without one, the exact
+    // names are the looks, and a second table is not built (200,000 hosts of a dumbbell).
+    let alike_possible = nodes.iter().any(|n| !n.name.is_ascii());
+    let mut looks: HashMap<std::borrow::Cow<str>, usize> = HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
         if let Some(expected) = name_problem(&n.name) {
             return Err(ScenarioError::new(
@@ -189,15 +193,18 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
                 format!("got {:?}, expected {expected}", clipped(&n.name)),
             ));
         }
-        if names.insert(n.name.clone(), i as u32).is_some() {
+        let taken = if alike_possible {
+            looks.insert(check::look(&n.name), i)
+        } else {
+            names.get(&n.name).map(|&j| j as usize)
+        };
+        if let Some(taken) = taken {
             return Err(ScenarioError::new(
                 format!("nodes[{i}].name"),
-                format!(
-                    "got {:?}, which names another node already; expected a unique name",
-                    n.name
-                ),
+                check::taken_message(&n.name, &nodes[taken].name, "node"),
             ));
         }
+        names.insert(n.name.clone(), i as u32);
     }
     Ok(names)
 }
@@ -372,7 +379,7 @@ fn expand_name(template: &str, i: u32) -> String {
 fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
     let total: u64 = flows.iter().map(|f| f.count.unwrap_or(1) as u64).sum();
     let mut names: Vec<String> = Vec::with_capacity(total as usize);
-    let mut seen: HashSet<String> = HashSet::with_capacity(total as usize);
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(total as usize);
     for (i, f) in flows.iter().enumerate() {
         let count = f.count.unwrap_or(1);
         if count == 0 {
@@ -394,12 +401,10 @@ fn flow_names(flows: &[FlowSpec]) -> Result<Vec<String>, ScenarioError> {
                     format!("got {:?}, expected {expected}", clipped(&name)),
                 ));
             }
-            if !seen.insert(name.clone()) {
+            if let Some(taken) = seen.insert(check::look(&name).into_owned(), names.len()) {
                 return Err(ScenarioError::new(
                     format!("flows[{i}].name"),
-                    format!(
-                        "got {name:?}, which names another flow already; expected a unique name"
-                    ),
+                    check::taken_message(&name, &names[taken], "flow"),
                 ));
             }
             names.push(name);
