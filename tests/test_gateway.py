@@ -1,7 +1,11 @@
 """Split-connection gateways from Python: the builder, the per-connection traces and the
 T1 spoofing result (satellite link full, gateway 1's send buffer growing)."""
 
+from pathlib import Path
+
 import fairgate as fg
+from conftest import SCENARIOS
+from test_cli import fairgate
 
 
 def _spoofing(rate: str = "1.544Mbps") -> fg.Scenario:
@@ -67,3 +71,24 @@ def test_two_server_study_sweeps_mu_beside_the_vanilla_gateway(tmp_path):
     assert slow["throughput_mbps"] < fast["throughput_mbps"]
     assert slow["total_buffer_kb"] * 10 < fast["total_buffer_kb"]
     assert two_server.optimum(table) is None or two_server.optimum(table) == 20000.0
+
+
+def test_a_gateway_name_with_a_slash_gets_a_figure_file_of_its_own(tmp_path: Path):
+    """`--plot` wrote `gateway-{name}.png`: a gateway named `a/b` failed after the run, with
+    exit 2 and an error about a missing folder `gateway-a`, and `..` in a name pointed above."""
+    from fairgate.plot_gateway import figure_files
+
+    assert figure_files(["a/b", "a_b", "../up", "gw1"]) == {
+        "a/b": "gateway-a_b.png",
+        "a_b": "gateway-a_b-2.png",
+        "../up": "gateway-_up.png",
+        "gw1": "gateway-gw1.png",
+    }
+    text = (SCENARIOS / "spoofing_gateway.toml").read_text(encoding="utf-8")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text.replace('"gw1"', '"edge/gw"'), encoding="utf-8")
+    out = tmp_path / "o"
+    short = ["--set", "simulation.duration=5s"]
+    done = fairgate("run", scenario, "--plot", "--quiet", "--out", out, *short)
+    assert done.returncode == 0, done.stderr
+    assert (out / "gateway-edge_gw.png").stat().st_size > 0

@@ -253,12 +253,12 @@ def _run_packets(args: argparse.Namespace, overrides: list[str], out: Path) -> i
     store_run(out, read_scenario(args.scenario), overrides, results)
     if args.plot:
         from fairgate.plot import overview, queue_over_time
-        from fairgate.plot_gateway import gateway_figure, gateways
+        from fairgate.plot_gateway import figure_files, gateway_figure, gateways
 
         overview(results, out / "plot.png")
         queue_over_time(results, out / "queue.png")
-        for gateway in gateways(results):
-            gateway_figure(results, gateway, out / f"gateway-{gateway}.png")
+        for gateway, file in figure_files(gateways(results)).items():
+            gateway_figure(results, gateway, out / file)
     if not args.quiet:
         _print_tables(results)
         print(f"\nwrote {out}/summary.json, {out}/*.parquet and the one-point store ", end="")

@@ -3,6 +3,7 @@ windows over time (the panels of [Vaidyanathan99, Figs. 4.5-4.7] and [Byun07, §
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -24,6 +25,24 @@ def gateways(results: Results) -> list[str]:
     names = results.traces["var"].astype(str)
     found = names[names.str.endswith(".splits_opened")].str.removesuffix(".splits_opened")
     return sorted(found.unique())
+
+
+def figure_files(names: list[str]) -> dict[str, str]:
+    """A file name for each gateway's figure, ``gateway-NAME.png``: a node's name may hold
+    ``/`` (``a/b`` made ``--plot`` fail after the run, naming a missing folder) or ``..``, so
+    only its letters, digits, ``.``, ``-`` and ``_`` are kept (others become ``_``), and a
+    name met twice so gets ``-2``, ``-3``."""
+    files: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        stem = re.sub(r"[^\w.-]+", "_", name).lstrip(".") or "_"
+        file, n = f"gateway-{stem}.png", 1
+        while file in taken:
+            n += 1
+            file = f"gateway-{stem}-{n}.png"
+        taken.add(file)
+        files[name] = file
+    return files
 
 
 def _var(results: Results, gateway: str, var: str):
