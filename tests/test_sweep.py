@@ -281,6 +281,14 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
         ({"seeds": [True]}, r"seeds\[0\]: got bool True, expected a whole number from 0"),
         ({"seeds": "12"}, r"seeds: got '12', expected a count or a list of seeds"),
         ({"seeds": []}, "seeds: empty"),
+        # An axis is a column beside the store's own, whose names SQL reads without case.
+        ({"grid": [Axis("goodput_bps", LIMIT, (5, 6))]}, "`goodput_bps`: the name is a column"),
+        ({"grid": [Axis("Seed", LIMIT, (5, 6))]}, r"axis `Seed`: the name is reserved \(attempts"),
+        ({"grid": [Axis("Loss_Rate", LIMIT, (5, 6))]}, "`Loss_Rate`: the name is a column"),
+        (
+            {"grid": [Axis("limit", LIMIT, (5, 6)), Axis("Limit", "links[0].delay", (1, 2))]},
+            "axis `Limit`: named as axis `limit` but for the case of its letters",
+        ),
         ({"seeds": 3, "overrides": [f"simulation.seed={2**63 - 2}"]}, r"expected at most 2, or a"),
         (
             {"grid": {LIMIT: [5, 6], "links[0].queue.limit": [7, 8]}},

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from fairgate._core import ScenarioError
@@ -24,6 +25,19 @@ RESERVED_COLUMNS = frozenset(
     {"point", "seed", "status", "error", "attempts", "scenario", "flow", "port"}
 )
 """Column names the results store uses itself; an axis may not take one of them."""
+
+
+@cache
+def column_tables() -> dict[str, str]:
+    """Every column of the store's summary, flows and ports tables, with its table's name:
+    an axis is a column beside them (``goodput_bps`` as an axis name failed every point)."""
+    from fairgate.results import written_columns
+    from fairgate.sweeps.store import METRICS
+
+    tables = {name: "summary" for name in METRICS}
+    for table in ("ports", "flows"):
+        tables.update({name: table for name in written_columns()[table]})
+    return tables
 
 
 @dataclass(frozen=True)
@@ -252,9 +266,17 @@ def _uniform(axis: Axis) -> Axis:
 def _check_axis(axis: Axis) -> Axis:
     if not axis.values:
         raise ScenarioError(f"axis `{axis.name}`: empty, expected at least one value")
-    if axis.name in RESERVED_COLUMNS:
+    if axis.name.lower() in RESERVED_COLUMNS:  # SQL reads column names without case
         listed = ", ".join(sorted(RESERVED_COLUMNS))
         raise ScenarioError(f"axis `{axis.name}`: the name is reserved ({listed})")
+    table = column_tables().get(axis.name.lower())
+    if table is not None:
+        raise ScenarioError(
+            f"axis `{axis.name}`: the name is a column of the store's `{table}` table (SQL "
+            "reads names without case), beside which each axis is a column of its own; "
+            "expected another name (the same name failed every point with 'Duplicate column "
+            "names', and one differing in case was renamed by `fairgate query`)"
+        )
     try:
         return _uniform(axis)
     except ScenarioError as err:
@@ -385,6 +407,15 @@ def build_grid(
         _validate_values(text, base_overrides, checked, option)
         groups.append(checked)
     check_point_count(groups, len(seeds))
+    first_named: dict[str, str] = {}
+    for name in (a.name for g in groups for a in g):
+        other = first_named.setdefault(name.lower(), name)
+        if other != name:
+            raise ScenarioError(
+                f"axis `{name}`: named as axis `{other}` but for the case of its letters; "
+                "expected names that differ otherwise (SQL reads column names without case: "
+                "`fairgate query` would show one of them renamed)"
+            )
     names = [a.name for g in groups for a in g]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
