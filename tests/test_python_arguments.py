@@ -13,6 +13,7 @@ import fairgate as fg
 from fairgate import fluid
 from fairgate.analysis import sfg
 from fairgate.sweeps import query, repetitions
+from test_hardening import NO_FLOWS as SMALL
 
 FRAME = pd.DataFrame({"limit": [5, 5, 9, 9], "label": list("aabb"), "goodput": [1.0, 2, 3, 4]})
 
@@ -50,20 +51,6 @@ def test_query_names_sql_that_is_not_text(tmp_path, sql: object):
         query(store, sql)  # type: ignore[arg-type]
     with pytest.raises(fg.ScenarioError, match="^root: got .*, expected a path"):
         query(sql, "SELECT 1")  # type: ignore[arg-type]
-
-
-SMALL = """
-[simulation]
-duration = "1s"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-from = "a"
-to = "b"
-rate = "10Mbps"
-"""
 
 
 def test_a_huge_exact_false_positive_request_is_refused_not_an_overflow():
