@@ -56,7 +56,7 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
     Returns the Figure; writes it to `path` (PNG) only when one is given. A name that is not
     a gateway of the run raises ScenarioError (it drew three empty panels)."""
     if path is not None:
-        image_path(path)  # before the work, as for the other figures
+        image_path(path)  # a bad path is named before a bad gateway, and before the work
     known = gateways(results)
     if gateway not in known:
         raise ScenarioError(

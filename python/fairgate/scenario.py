@@ -81,10 +81,6 @@ def queue(kind: str = "fifo", **params: Any) -> Table:
     return _clean({"kind": kind, **params})
 
 
-def _is_finite_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def source(kind: str, **params: Any) -> Table:
     """A flow's source: ``source("cbr", rate="1Mbps", size=1000)``."""
     return _clean({"kind": kind, **params})
@@ -101,6 +97,10 @@ def link_params(
     return _clean(
         {"rate": rate, "delay": delay, "queue": queue, "loss": loss, "reverse_queue": reverse_queue}
     )
+
+
+def _is_finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class Scenario:
@@ -272,9 +272,7 @@ class Scenario:
         such as ``"200s"``) for the per-phase summary. Edges given in several calls are
         merged, and sorted when all are numbers; the core checks each, naming its index (an
         edge at or past the duration, or not a time, is refused, never dropped)."""
-        if isinstance(edges, str | bytes | Mapping) or not isinstance(
-            edges, list | tuple | range | np.ndarray
-        ):
+        if not isinstance(edges, list | tuple | range | np.ndarray):
             raise ScenarioError(
                 f"`simulation.phase_edges`: got {shown(edges)}, expected a list of times"
             )

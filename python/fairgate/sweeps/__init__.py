@@ -117,7 +117,7 @@ def _axes(
     for name, values in spec.items():
         if not isinstance(name, str):
             raise ScenarioError(f"{where}: got the axis name {shown(name)}, expected a path string")
-        if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        if not _is_list(values):
             raise ScenarioError(f"axis `{name}`: got {shown(values)}, expected a list of values")
         axes.append(Axis(name, name, tuple(plain(values, f"axis {name}"))))
     return axes
@@ -125,12 +125,10 @@ def _axes(
 
 def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
     """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
-    if isinstance(seeds, bool | str | bytes) or not isinstance(
-        seeds, int | Sequence | np.integer | np.ndarray
-    ):
-        raise ScenarioError(f"seeds: got {shown(seeds)}, expected a count or a list of seeds")
-    if isinstance(seeds, Sequence | np.ndarray):
+    if _is_list(seeds):
         return [seed_value(seed, f"seeds[{index}]") for index, seed in enumerate(seeds)]
+    if isinstance(seeds, bool) or not isinstance(seeds, int | np.integer):
+        raise ScenarioError(f"seeds: got {shown(seeds)}, expected a count or a list of seeds")
     seeds = int(seeds)
     if seeds < 1:
         raise ScenarioError(f"seeds: got {seeds}, expected at least 1")

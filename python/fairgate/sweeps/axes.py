@@ -374,6 +374,22 @@ def _check_varies_the_run(axis: Axis) -> None:
         )
 
 
+def _check_names_distinct(names: list[str]) -> None:
+    """Refuses an axis name given twice, or two that differ only in the case of their letters
+    (SQL reads column names without case: `fairgate query` would show one of them renamed)."""
+    first_named: dict[str, str] = {}
+    for name in names:
+        other = first_named.setdefault(name.lower(), name)
+        if other == name and names.count(name) > 1:
+            raise ScenarioError(f"axis `{name}`: given more than once")
+        if other != name:
+            raise ScenarioError(
+                f"axis `{name}`: named as axis `{other}` but for the case of its letters; "
+                "expected names that differ otherwise (SQL reads column names without case: "
+                "`fairgate query` would show one of them renamed)"
+            )
+
+
 def build_grid(
     text: str,
     product: Sequence[Axis],
@@ -407,19 +423,7 @@ def build_grid(
         _validate_values(text, base_overrides, checked, option)
         groups.append(checked)
     check_point_count(groups, len(seeds))
-    first_named: dict[str, str] = {}
-    for name in (a.name for g in groups for a in g):
-        other = first_named.setdefault(name.lower(), name)
-        if other != name:
-            raise ScenarioError(
-                f"axis `{name}`: named as axis `{other}` but for the case of its letters; "
-                "expected names that differ otherwise (SQL reads column names without case: "
-                "`fairgate query` would show one of them renamed)"
-            )
-    names = [a.name for g in groups for a in g]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ScenarioError(f"axis `{twice[0]}`: given more than once")
+    _check_names_distinct([a.name for g in groups for a in g])
     by_path: dict[str, str] = {}
     for axis in (a for g in groups for a in g):
         if axis.path in by_path:
