@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -108,6 +109,52 @@ def test_an_unusable_out_is_refused_before_the_run(tmp_path: Path, where: str):
     assert done.returncode == 2, done.stderr
     assert "--out" in done.stderr and "conservation" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "where"),
+    [
+        ("DIR", "link-loop"),
+        ("--csv", "link-loop"),
+        ("--parquet", "link-loop"),
+        ("--csv", "socket"),
+        ("--parquet", "link-to-missing-folder"),
+    ],
+)
+def test_query_paths_that_cannot_be_used_are_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, where: str
+):
+    """A loop of links reached Python's ``resolve`` (a RuntimeError traceback); a socket and a
+    link into a missing folder failed only when the rows were written."""
+    monkeypatch.chdir(tmp_path)  # a socket's path must be short
+    assert fairgate("run", write(tmp_path, NO_FLOWS), "--out", "store").returncode == 0
+    Path("link-loop").symlink_to("link-loop")
+    Path("link-to-missing-folder").symlink_to("missing/x")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("socket")
+        args = [where, "SELECT 1"] if option == "DIR" else ["store", "SELECT 1", option, where]
+        done = fairgate("query", *args)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{where}" in done.stderr and (option == "DIR" or option in done.stderr)
+
+
+@pytest.mark.parametrize("reader", ["Results.load", "sweep.json", "load_inputs"])
+def test_a_json_file_without_end_is_refused_not_read_whole(tmp_path: Path, reader: str):
+    """A saved summary, a store's manifest or Fourier inputs that lead to ``/dev/zero`` were
+    read whole until the memory ran out."""
+    from fairgate.fluid.fourier import load_inputs
+
+    (tmp_path / "o").mkdir()
+    endless = tmp_path / "o" / ("sweep.json" if reader == "sweep.json" else "summary.json")
+    endless.symlink_to("/dev/zero")
+    calls = {
+        "Results.load": lambda: fg.Results.load(tmp_path / "o"),
+        "sweep.json": lambda: fg.run_text(NO_FLOWS).save(tmp_path / "o"),
+        "load_inputs": lambda: load_inputs(endless),
+    }
+    with pytest.raises(fg.ScenarioError, match="larger than 64 MiB"):
+        calls[reader]()
 
 
 LONG = "a" * 100_000

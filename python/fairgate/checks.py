@@ -98,6 +98,23 @@ def path_value(path: object, name: str) -> str | os.PathLike[str]:
     raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
 
 
+MAX_FILE_BYTES = 64 << 20
+"""The largest text file fairgate reads (a scenario, a sweep file, a saved summary, a sweep's
+manifest, Fourier inputs): the largest shipped is 5 KB, and reading ``/dev/zero`` whole was
+killed for memory."""
+
+
+def small_text(path: str | os.PathLike[str]) -> str:
+    """The UTF-8 text of ``path``; ValueError when it holds more than MAX_FILE_BYTES (or is
+    not UTF-8), OSError when it cannot be read: the callers name the file and what it
+    should hold."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB")
+    return data.decode("utf-8")
+
+
 def text_value(text: object, name: str, expected: str = "TOML text (str)") -> str:
     """``text`` when it is a str; otherwise ScenarioError naming ``name``."""
     if isinstance(text, str):

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate import _core
-from fairgate.checks import shown, utf8_path
+from fairgate.checks import shown, small_text, utf8_path
 from fairgate.display import cell
 from fairgate.staging import staging_folder
 
@@ -295,7 +295,7 @@ class Results:
         text where it writes numbers or the reverse) raises ScenarioError naming the file."""
         out = utf8_path(out_dir, "out_dir")
         try:
-            summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+            summary = json.loads(small_text(out / "summary.json"))
             frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
         except (OSError, ValueError, pa.ArrowException) as err:
             store = (

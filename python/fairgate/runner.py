@@ -18,6 +18,7 @@ from typing import Any
 
 from fairgate import _core
 from fairgate.checks import (
+    MAX_FILE_BYTES,
     path_value,
     shown,
     text_value,
@@ -94,11 +95,16 @@ def _check_file_target(path: Path, option: str) -> None:
         raise _core.ScenarioError(
             f"{option}: got {shown(str(path))}, a directory; expected a file path"
         )
-    parent = path.parent
+    parent = _written_path(path, option).parent
     if not parent.is_dir():
         raise _core.ScenarioError(
             f"{option}: got {shown(str(path))}, but {shown(str(parent))} is not a directory; "
             "expected a file in an existing directory"
+        )
+    if path.is_socket():
+        raise _core.ScenarioError(
+            f"{option}: got {shown(str(path))}, a socket, which cannot be opened as a file; "
+            "expected a file path"
         )
     try:
         if path.exists() and not path.is_file():
@@ -112,6 +118,21 @@ def _check_file_target(path: Path, option: str) -> None:
         raise _core.ScenarioError(
             f"{option}: got {shown(str(path))}, which is not writable ({err.strerror}); "
             "expected a file you can write"
+        ) from None
+
+
+def _written_path(path: Path, option: str) -> Path:
+    """The file a write to ``path`` creates: ``path``, or where a symbolic link there that
+    leads to no file yet points; ScenarioError naming ``option`` when links go round in a loop
+    (Python's ``resolve`` raised RuntimeError, a traceback)."""
+    if not path.is_symlink() or path.exists():
+        return path
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        raise _core.ScenarioError(
+            f"{option}: got {shown(str(path))}, a symbolic link that goes round in a loop; "
+            "expected a file path"
         ) from None
 
 
@@ -219,11 +240,6 @@ def _written_by_fairgate(out: Path, entries: list[str]) -> bool:
     if any(mark in entries for mark in FAIRGATE_MARKS):
         return True
     return (out / "summary.json").is_file() and (out / "flows.parquet").is_file()
-
-
-MAX_FILE_BYTES = 64 << 20
-"""The largest scenario or sweep file read: the largest shipped is 5 KB, and reading
-``/dev/zero`` whole was killed for memory."""
 
 
 _READ_ONCE: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(

@@ -130,7 +130,7 @@ def load_inputs(path: str | Path) -> dict[str, FourierSeries]:
     ScenarioError naming it and what is wrong."""
     expected = "expected a JSON object of series {period, a0, cos, sin} written by save_inputs"
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(checks.small_text(checks.path_value(path, "path")))
         return {name: FourierSeries.from_dict(entry) for name, entry in data.items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise ScenarioError(

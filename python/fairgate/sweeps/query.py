@@ -79,9 +79,10 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     root = Path(root)
     try:
         views = _views(root.resolve())  # the paths _sandbox allows, as DuckDB compares them
-    except OSError as err:
+    except (OSError, RuntimeError) as err:  # RuntimeError: symbolic links in a loop
+        reason = getattr(err, "strerror", None) or "symbolic links that go round in a loop"
         raise ScenarioError(
-            f"{clipped(str(root))}: the system refuses this folder ({err.strerror}); "
+            f"{clipped(str(root))}: the system refuses this folder ({reason}); "
             "expected a folder of fairgate results"
         ) from None
     if not views:

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import shown, small_text
 from fairgate.staging import ctrl_c_held
 
 TABLES = ("flows", "ports", "summary")
@@ -267,7 +267,7 @@ def read_manifest(root: Path, name: str = "--out") -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        held = json.loads(path.read_text(encoding="utf-8"))
+        held = json.loads(small_text(path))
     except (OSError, ValueError) as err:
         raise ScenarioError(
             f"{name}: {path}: cannot be read ({err}); expected the JSON fairgate writes for a "
