@@ -76,11 +76,12 @@ def test_gateways_without_flows_run_and_trace_nothing_for_a_flow_that_does_not_e
     assert results.flows.empty and results.traces.empty and results.conserved
 
 
-def test_an_unknown_study_is_bad_input():
-    done = fairgate("study", "no-such-study")
+@pytest.mark.parametrize(("command", "known"), [("study", "keshav-buffers"), ("reproduce", "sfg")])
+def test_an_unknown_study_or_reproduction_is_bad_input_naming_the_argument(command, known):
+    done = fairgate(command, "no-such-name")
     assert done.returncode == 2
-    assert "expected one of:" in done.stderr and "keshav-buffers" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert "`name`: got 'no-such-name', expected one of:" in done.stderr
+    assert known in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("command", ["run", "validate", "sweep"])

@@ -95,9 +95,12 @@ def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: s
     ("args", "message"),
     [
         (["trace-fq"], "--trace: got none, expected a packet trace"),
-        (["trace-fq", "--trace", "/nonexistent.pcap"], "cannot open it"),
-        (["trace-fq", "--trace", "TRACE", "--rate", "0"], "`rate`: got 0.0"),
-        (["trace-fq", "--trace", "TRACE", "--trace-format", "wav"], '`format`: got "wav"'),
+        (
+            ["trace-fq", "--trace", "/nonexistent.pcap"],
+            "--trace: /nonexistent.pcap: cannot open it",
+        ),
+        (["trace-fq", "--trace", "TRACE", "--rate", "0"], "--rate: got 0.0"),
+        (["trace-fq", "--trace", "TRACE", "--trace-format", "wav"], '--trace-format: got "wav"'),
         (["fq-cost", "--trace", "TRACE"], "--trace: the study fq-cost takes no trace options"),
         # 10 packets at 400/s: no sample of N(t), where the study's tables failed with a
         # KeyError (the shipped 100-packet libtrace traces span 28 ms).

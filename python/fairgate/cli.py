@@ -129,7 +129,13 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument(
         "--trace-format", help="the trace's format when its name does not say it (e.g. erf)"
     )
-    study.add_argument("--rate", type=float, help="trace-fq's output line in bit/s (1.544e6)")
+    study.add_argument(
+        "--rate",
+        dest="rate_bps",
+        metavar="RATE",
+        type=float,
+        help="trace-fq's output line in bit/s (1.544e6)",
+    )
 
     sweep_cli.add_parsers(sub)
 
@@ -309,7 +315,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         module = repro.load(args.name)
     except KeyError:
         known = ", ".join(repro.available())
-        raise ScenarioError(f"got {shown(args.name)}, expected one of: {known}") from None
+        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {known}") from None
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
         listed = ", ".join(map(str, module.EXPERIMENTS))
         raise ScenarioError(f"`--scenario`: got {shown(args.scenario)}, expected one of {listed}")
@@ -339,6 +345,29 @@ def _scope(args: argparse.Namespace, experiments: Sequence[object]) -> str:
     return "; ".join(parts) + ("; not the full reproduction" if parts else "")
 
 
+TRACE_OPTIONS = (
+    ("--trace", "trace", "trace"),
+    ("--trace-format", "trace_format", "format"),
+    ("--rate", "rate_bps", "rate"),
+)
+"""A study's trace options: the flag, the study's parameter (the flag's ``dest``) and the
+field the core's trace reader names in its errors."""
+
+
+@contextlib.contextmanager
+def _fields_as_options() -> Iterator[None]:
+    """Names a trace option's error after its flag (``--rate: got 0.0``), where the trace
+    reader names its own field (`` `rate`: got 0.0 ``), a name the command line does not have."""
+    try:
+        yield
+    except ScenarioError as err:
+        text = str(err)
+        for flag, _, field in TRACE_OPTIONS:
+            if text.startswith(f"`{field}`: "):
+                raise ScenarioError(f"{flag}: {text[len(field) + 4 :]}") from None
+        raise
+
+
 def _study(args: argparse.Namespace) -> int:
     from fairgate import studies
 
@@ -350,21 +379,17 @@ def _study(args: argparse.Namespace) -> int:
         module = studies.load(args.name)
     except KeyError:
         known = ", ".join(studies.available())
-        raise ScenarioError(f"got {shown(args.name)}, expected one of: {known}") from None
-    given = [
-        ("--trace", "trace", args.trace),
-        ("--trace-format", "trace_format", args.trace_format),
-        ("--rate", "rate_bps", args.rate),
-    ]
+        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {known}") from None
     accepted = inspect.signature(module.run).parameters
     options = {}
-    for flag, name, value in given:
+    for flag, name, _ in TRACE_OPTIONS:
+        value = getattr(args, name)
         if value is not None and name not in accepted:
             raise ScenarioError(f"{flag}: the study {args.name} takes no trace options")
         if value is not None:
             options[name] = value
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
-    with writing(out), staged_output(out) as staging:
+    with writing(out), staged_output(out) as staging, _fields_as_options():
         text = module.run(staging, quick=args.quick, **options)
     print(text)
     print(f"wrote {out}")

@@ -215,7 +215,7 @@ def run(
     """Runs E2.1-E2.4 on ``trace``; writes CSV tables, Markdown and figures into ``out_dir``."""
     if trace is None:
         raise _core.ScenarioError(
-            "--trace: got none, expected a packet trace (pcap, pcapng, ERF, TSH, ITA .tcp or "
+            "`trace`: got none, expected a packet trace (pcap, pcapng, ERF, TSH, ITA .tcp or "
             "CSV; see docs/studies/trace_fq.md)"
         )
     number("rate", rate_bps, low=1.0, high=1e13)
