@@ -469,6 +469,24 @@ def test_builders_refuse_nan_and_infinity(field: str, value: float, path: str):
         sc.validate()
 
 
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ('name = "b"', "`nodes[1].name`: got date-time `2024-01-01`"),
+        ('rate = "10Mbps"', "`links[0].rate`: got date-time `2024-01-01`"),
+        ('kind = "cbr"', "`flows[0].source.kind`: got date-time `2024-01-01`"),
+        ('rate = "5Mbps"', "`flows[0].source.rate`: got date-time `2024-01-01`"),
+    ],
+)
+def test_a_toml_date_is_refused_not_taken_as_text(edit: str, field: str):
+    """toml hands a date on as its text: ``name = 2024-01-01`` named a node "2024-01-01"
+    while ``name = 5`` is refused."""
+    cbr = '[[flows]]\nsrc = "a"\ndst = "b"\nsource = { kind = "cbr", rate = "5Mbps" }\n'
+    text = (NO_FLOWS + cbr).replace(edit, edit.split("=")[0] + "= 2024-01-01")
+    with pytest.raises(fg.ScenarioError, match=re.escape(field)):
+        fg.validate_text(text)
+
+
 def test_builders_refuse_integers_past_64_bits_and_tables_inside_themselves():
     """Both reached the core's TOML parser as "got integer as i128, expected any valid TOML
     value", or recursed until Python's RecursionError."""

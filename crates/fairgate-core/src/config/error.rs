@@ -21,7 +21,7 @@ impl ScenarioError {
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
 /// them: `invalid type: string "x", expected u64` becomes `got string "x", expected a whole
 /// number >= 0`, and `expected struct RedConfig` becomes `expected a table`.
-const PLAIN_WORDS: [(&str, &str); 21] = [
+const PLAIN_WORDS: [(&str, &str); 22] = [
     ("invalid type: ", "got "),
     ("invalid value: ", "got "),
     ("unknown variant ", "got "),
@@ -48,6 +48,10 @@ const PLAIN_WORDS: [(&str, &str); 21] = [
         "expected a table with a `kind`",
     ),
     ("expected struct ", "expected a table"),
+    (
+        "date or time), expected any valid TOML value",
+        "date or time; quote it to make it text)",
+    ),
     (
         " as i128, expected any valid TOML value",
         ", expected a whole number from -9223372036854775808 to 9223372036854775807",

@@ -16,6 +16,9 @@ pub struct Strict(pub Value);
 
 type Error = toml::de::Error;
 
+/// Said of a date or time wherever one is given.
+pub const NO_DATES: &str = "no field takes a date or time";
+
 impl<'de> de::Deserializer<'de> for Strict {
     type Error = Error;
 
@@ -26,6 +29,12 @@ impl<'de> de::Deserializer<'de> for Strict {
                 entries: table.into_iter(),
                 value: None,
             }),
+            // toml hands a date or time on as its text, so `name = 2024-01-01` was the name
+            // "2024-01-01" while `name = 5` is refused; no field of the schema is a date.
+            Value::Datetime(when) => Err(de::Error::invalid_type(
+                de::Unexpected::Other(&format!("date-time `{when}` ({NO_DATES})")),
+                &visitor,
+            )),
             scalar => scalar.deserialize_any(visitor),
         }
     }
@@ -175,6 +184,24 @@ mod tests {
         }
         let unknown = read("inner = { rate = 1, rat = 2 }\nlist = []").unwrap_err();
         assert!(unknown.contains("unknown field `rat`"), "{unknown}");
+    }
+
+    #[test]
+    fn a_date_or_time_is_refused_not_taken_as_its_text() {
+        for (text, shown) in [
+            ("inner = { rate = 1, queue = 2024-01-01 }", "2024-01-01"),
+            ("inner = { rate = 07:32:00 }", "07:32:00"),
+            (
+                "inner = { rate = 1979-05-27T07:32:00Z }",
+                "1979-05-27T07:32:00Z",
+            ),
+        ] {
+            let err = read(&format!("{text}\nlist = []")).unwrap_err();
+            assert!(
+                err.contains(&format!("date-time `{shown}`")),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
