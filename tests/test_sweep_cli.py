@@ -152,6 +152,12 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (f'scenario = "{SHOWCASE}"\nseeds = []\n', "seeds: empty"),
         (f'scenario = "{SHOWCASE}"\n[[zip]]\n', "zip: a group with no axes"),
         (f'scenario = "{SHOWCASE}"\nseeds = [18446744073709551615]\n', "value was too large"),
+        # a date reached Python as toml's private table {"$__toml_private_datetime": ...}
+        ("scenario = 2020-01-01\n", "`scenario`: got date-time `2020-01-01` (no field takes"),
+        (
+            f'scenario = "{SHOWCASE}"\n[grid]\n"bottleneck.queue.limit" = [20, 07:00:00]\n',
+            "`grid.bottleneck.queue.limit[1]`: got date-time `07:00:00`",
+        ),
     ]
     for text, message in bad_files:
         bad.write_text(text, encoding="utf-8")

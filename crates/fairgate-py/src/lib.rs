@@ -220,7 +220,8 @@ fn validate(text: &str, overrides: Vec<String>) -> PyResult<String> {
 /// Parses TOML text with the core's parser, reading no field; returns the document as JSON.
 #[pyfunction]
 fn toml_document(text: &str) -> PyResult<String> {
-    let table = guarded("parsing", || scenario::parse_document(text))?.map_err(scenario_err)?;
+    let table =
+        guarded("parsing", || scenario::parse_plain_document(text))?.map_err(scenario_err)?;
     Ok(serde_json::to_string(&table).expect("TOML tables serialise"))
 }
 

@@ -3,6 +3,7 @@
 
 use super::schema::Scenario;
 use crate::config::error::{clipped, ScenarioError};
+use crate::config::strict::NO_DATES;
 
 /// Parses TOML text, applies overrides, deserializes and validates.
 pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
@@ -32,6 +33,35 @@ pub fn parse_document(text: &str) -> Result<toml::Table, ScenarioError> {
             format!("TOML syntax error: {}", e.message().trim()) + &location(text, e.span()),
         )
     })
+}
+
+/// TOML text as a table of plain values, for a reader other than the schema (a sweep file):
+/// [`parse_document`], refusing a date or time, which no field takes and which would reach
+/// the reader as toml's private table `{"$__toml_private_datetime": ...}`.
+pub fn parse_plain_document(text: &str) -> Result<toml::Table, ScenarioError> {
+    let table = parse_document(text)?;
+    for (key, value) in &table {
+        if let Some((path, when)) = first_date(value, key.clone()) {
+            let shown = format!("got date-time `{when}` ({NO_DATES}; quote it to make it text)");
+            return Err(ScenarioError::new(path, shown));
+        }
+    }
+    Ok(table)
+}
+
+/// The path and value of the first date or time in `value`, found at `path`.
+fn first_date(value: &toml::Value, path: String) -> Option<(String, toml::value::Datetime)> {
+    match value {
+        toml::Value::Datetime(when) => Some((path, *when)),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| first_date(item, format!("{path}[{i}]"))),
+        toml::Value::Table(table) => table
+            .iter()
+            .find_map(|(key, item)| first_date(item, format!("{path}.{key}"))),
+        _ => None,
+    }
 }
 
 fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
@@ -232,6 +262,20 @@ fn set_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_document_refuses_a_date_naming_where_it_is() {
+        let e = parse_plain_document("seeds = 2\n[grid]\nlimit = [20, 1979-05-27]\n").unwrap_err();
+        assert_eq!(e.path, "grid.limit[1]");
+        assert!(
+            e.message
+                .starts_with("got date-time `1979-05-27` (no field"),
+            "{e}"
+        );
+        let e = parse_plain_document("[[zip]]\nrate = { values = [07:00:00] }\n").unwrap_err();
+        assert_eq!(e.path, "zip[0].rate.values[0]");
+        assert!(parse_plain_document("seeds = [1, 2]\nscenario = \"s.toml\"\n").is_ok());
+    }
 
     #[test]
     fn nan_and_infinity_are_refused_with_their_path() {

@@ -16,5 +16,5 @@ pub mod validate;
 // The configuration primitives moved to the ground layer; these names keep working.
 pub use crate::config::{check, dist, error, tagged, units, ScenarioError};
 pub use build::build;
-pub use load::{parse, parse_document, parse_for_build};
+pub use load::{parse, parse_document, parse_for_build, parse_plain_document};
 pub use schema::Scenario;
