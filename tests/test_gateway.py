@@ -84,6 +84,9 @@ def test_a_gateway_name_with_a_slash_gets_a_figure_file_of_its_own(tmp_path: Pat
         "../up": "gateway-_up.png",
         "gw1": "gateway-gw1.png",
     }
+    long_names = figure_files(["g" * 300, "g" * 301, "é" * 300])  # one file name: 255 bytes
+    assert long_names["g" * 301] == f"gateway-{'g' * 200}-2.png"
+    assert all(len(file.encode()) <= 255 for file in long_names.values())
     text = (SCENARIOS / "spoofing_gateway.toml").read_text(encoding="utf-8")
     scenario = tmp_path / "s.toml"
     scenario.write_text(text.replace('"gw1"', '"edge/gw"'), encoding="utf-8")

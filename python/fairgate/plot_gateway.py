@@ -27,15 +27,22 @@ def gateways(results: Results) -> list[str]:
     return sorted(found.unique())
 
 
+STEM_BYTES = 200
+"""The most of a gateway's name a figure's file name keeps: file systems take 255 bytes,
+and ``gateway-`` and ``-NNN.png`` need some."""
+
+
 def figure_files(names: list[str]) -> dict[str, str]:
     """A file name for each gateway's figure, ``gateway-NAME.png``: a node's name may hold
     ``/`` (``a/b`` made ``--plot`` fail after the run, naming a missing folder) or ``..``, so
     only its letters, digits, ``.``, ``-`` and ``_`` are kept (others become ``_``), and a
-    name met twice so gets ``-2``, ``-3``."""
+    name met twice so gets ``-2``, ``-3``. A long name is cut to STEM_BYTES of UTF-8 (a
+    300-letter name failed after the run: "File name too long")."""
     files: dict[str, str] = {}
     taken: set[str] = set()
     for name in names:
         stem = re.sub(r"[^\w.-]+", "_", name).lstrip(".") or "_"
+        stem = stem.encode()[:STEM_BYTES].decode(errors="ignore")
         file, n = f"gateway-{stem}.png", 1
         while file in taken:
             n += 1
