@@ -118,3 +118,22 @@ def test_vc_names_that_print_alike_are_refused_as_one():
     repeated = text.replace('name = "vc2"', 'name = "vc1"')
     with pytest.raises(fg.ScenarioError, match="which names another VC already"):
         fg.validate_text(repeated)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "where", "message"),
+    [
+        ({}, "missing/x.json", "path: got .*, but .* is not a directory; expected a file in an"),
+        ({}, ".", "path: got '.', a directory; expected a file path"),
+        ({"omega": 1.0}, "x.json", "inputs: got {'omega': 1.0}, expected a dict of FourierSeries"),
+        (None, "x.json", "inputs: got None, expected a dict of FourierSeries"),
+    ],
+)
+def test_save_inputs_names_a_path_or_inputs_it_cannot_write(
+    tmp_path, monkeypatch, inputs: object, where: str, message: str
+):
+    """A path in a missing folder was a FileNotFoundError traceback (the fluid page's own
+    example wrote into `out/`, which nothing had made)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(fg.ScenarioError, match=message):
+        fluid.save_inputs(inputs, where)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import pandas as pd
 
 from fairgate import checks
 from fairgate._core import ScenarioError
+from fairgate.runner import check_out_file
 
 HARMONICS = 8
 SAMPLE_UNITS = 1.0  # one sample per model time unit (100 ms)
@@ -118,8 +119,17 @@ def fit_fourier(
 
 
 def save_inputs(inputs: dict[str, FourierSeries], path: str | Path) -> Path:
-    """Writes named input series (e.g. ``omega``, ``delay``, ``upsilon``) as JSON."""
-    out = Path(path)
+    """Writes named input series (e.g. ``omega``, ``delay``, ``upsilon``) as JSON; a path
+    that cannot take the file (a folder, in a missing folder) raises ScenarioError naming
+    ``path`` (it was a FileNotFoundError traceback)."""
+    if not isinstance(inputs, dict) or not all(
+        isinstance(s, FourierSeries) for s in inputs.values()
+    ):
+        raise ScenarioError(
+            f"inputs: got {checks.shown(inputs)}, expected a dict of FourierSeries by name "
+            "(as measure_inputs returns)"
+        )
+    out = check_out_file(path, "path")
     text = json.dumps({name: s.to_dict() for name, s in inputs.items()}, indent=2, sort_keys=True)
     out.write_text(text + "\n", encoding="utf-8")
     return out
