@@ -14,9 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import fairgate as fg
+from conftest import SCENARIOS
 from fairgate.sweeps import query
 from test_cli import fairgate
 from test_hardening import LEAKY, write
@@ -98,6 +100,20 @@ def test_a_store_reached_through_a_link_or_a_relative_path_is_read(
     monkeypatch.chdir(store.parent)
     for root in (tmp_path / "link", Path(store.name), Path(".") / store.name / ".." / store.name):
         assert query(root, "SELECT count(*) AS n FROM queue_series")["n"][0] > 0
+
+
+def test_a_cell_networks_tables_are_views_of_their_own(tmp_path: Path):
+    """A cell network's run writes `vcs`, `occupancy` and `refused` only; the query found "no
+    results here (expected summary/, flows/ or *.parquet)" in a folder of Parquet files."""
+    out = tmp_path / "atm"
+    short = ["--set", "simulation.duration=1s", "--set", "simulation.warmup=0.2s"]
+    done = fairgate("run", SCENARIOS / "dfba_e3.toml", "--out", out, "--quiet", *short)
+    assert done.returncode == 0, done.stderr
+    for table in ("vcs", "occupancy", "refused"):
+        assert len(query(out, f"SELECT * FROM {table}")) == len(
+            pd.read_parquet(out / f"{table}.parquet")
+        )
+    assert list(query(out, "SELECT name FROM vcs")["name"])[:3] == ["vc1", "vc2", "vc3"]
 
 
 @pytest.mark.parametrize("name", ["runs[1]", "s*", "what?", "it's [a]*"])

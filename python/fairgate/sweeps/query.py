@@ -56,22 +56,16 @@ def _views(root: Path) -> dict[str, str]:
                     f"SELECT * FROM read_parquet({files}, {HIVE}) "
                     "WHERE point IN (SELECT point FROM summary)"
                 )
-    for table in (
-        "flows",
-        "ports",
-        "queue_series",
-        "flow_series",
-        "qdisc_state",
-        "traces",
-        "transfers",
-        "drops",
-        "class_series",
-        "phase_classes",
-        "phase_ports",
-    ):
-        if table not in views and (root / f"{table}.parquet").is_file():
-            views[table] = f"SELECT * FROM read_parquet({_literal(root / f'{table}.parquet')})"
+    for file in sorted(root.glob("*.parquet")):
+        if VIEW_NAME.fullmatch(file.stem) and file.stem not in views and file.is_file():
+            views[file.stem] = f"SELECT * FROM read_parquet({_literal(file)})"
     return views
+
+
+VIEW_NAME = re.compile(r"[A-Za-z_]\w*")
+"""A flat table file named so that SQL takes its name unquoted: a single run's tables
+(``queue_series``, ``traces``, ...), a cell network's (``vcs``, ``occupancy``, ``refused``:
+``fairgate query`` found "no results here" in a folder of them)."""
 
 
 def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
