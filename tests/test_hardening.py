@@ -581,9 +581,27 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     (tmp_path / "bad" / "summary.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "summary.json").write_text("{}", encoding="utf-8")
-    for where in ["missing", "bad", "half"]:
-        with pytest.raises(fg.ScenarioError, match="cannot read saved results"):
+    for where, reason in [
+        ("missing", "no such directory"),
+        ("bad", "Expecting property name"),
+        ("half", "no flows.parquet"),
+    ]:
+        with pytest.raises(fg.ScenarioError, match=rf"cannot read saved results \({reason}"):
             fg.Results.load(tmp_path / where)
+    done = fairgate(
+        "run",
+        SCENARIOS / "dfba_e3.toml",
+        "--out",
+        tmp_path / "atm",
+        "--quiet",
+        "--set",
+        "simulation.duration=1s",
+        "--set",
+        "simulation.warmup=0.2s",
+    )
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(fg.ScenarioError, match=r"it holds a cell network's run \(vcs, "):
+        fg.Results.load(tmp_path / "atm")
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / "sweep.json").write_text("{}", encoding="utf-8")
     with pytest.raises(fg.ScenarioError, match=r"sweep's store: read it with fairgate\.sweeps"):

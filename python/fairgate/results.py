@@ -298,14 +298,25 @@ class Results:
             summary = json.loads(small_text(out / "summary.json"))
             frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
         except (OSError, ValueError, pa.ArrowException) as err:
-            store = (
-                "; it holds a sweep's store: read it with fairgate.sweeps.query(DIR, SQL)"
-                if (out / "sweep.json").is_file()
-                else ""
-            )
+            missing = isinstance(err, FileNotFoundError)  # pyarrow's names only the path
+            reason = f"no {Path(str(err.filename or err)).name}" if missing else err
+            if not out.is_dir():
+                reason = "not a directory" if out.exists() else "no such directory"
             raise _core.ScenarioError(
-                f"{out}: cannot read saved results ({err}); expected a directory written by "
-                f"Results.save or `fairgate run --out`{store}"
+                f"{out}: cannot read saved results ({reason}); expected a directory written by "
+                f"Results.save or `fairgate run --out`{_other_output(out)}"
             ) from None
         _check_saved(out, summary, frames)
         return cls(summary=summary, **frames)
+
+
+def _other_output(out: Path) -> str:
+    """What else ``out`` holds that fairgate wrote, and what reads it."""
+    if (out / "sweep.json").is_file():
+        return "; it holds a sweep's store: read it with fairgate.sweeps.query(DIR, SQL)"
+    if (out / "vcs.parquet").is_file():
+        return (
+            "; it holds a cell network's run (vcs, occupancy, refused): read them with "
+            "fairgate.sweeps.query(DIR, SQL) or pandas.read_parquet"
+        )
+    return ""
