@@ -303,6 +303,32 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
     assert len(zipped.points) == 2
 
 
+def test_an_axis_inside_another_refines_it_in_either_order_and_a_clash_is_refused():
+    """An inner axis given first was replaced by the outer axis's table at every point: its
+    points ran with the default limit under a column showing 1 and 2."""
+    queues = [{"kind": "fifo"}, {"kind": "red"}]
+    for grid in (
+        {LIMIT: [3, 4], "links[0].queue": queues},
+        {"links[0].queue": queues, LIMIT: [3, 4]},
+    ):
+        run = prepare(poisson_queue(), grid=grid)
+        for point in run.points:
+            limit = dict(point.params)[LIMIT]
+            assert point.overrides[-1] == f"links[0].queue.limit={limit}", point.overrides
+    results = fg.sweep(
+        poisson_queue(), grid={LIMIT: [3, 4], "links[0].queue": queues}, table="ports"
+    )
+    held = results[results["port"] == "a->b"].groupby(LIMIT)["max_queue_pkts"].max()
+    assert list(held) == [3, 4]
+    clash = [{"kind": "fifo", "limit": 9}, {"kind": "red"}]
+    with pytest.raises(fg.ScenarioError, match=r"which value 1 of axis `links\[0\].queue` \("):
+        prepare(poisson_queue(), grid={LIMIT: [3, 4], "links[0].queue": clash})
+    with pytest.raises(fg.ScenarioError, match=r"an earlier override, `--set links\[0\].queue.li"):
+        prepare(
+            poisson_queue(), grid={"links[0].queue": queues}, overrides=["links[0].queue.limit=5"]
+        )
+
+
 def test_a_scenario_the_core_reads_also_sweeps_in_its_document_order(tmp_path: Path):
     table = '[links.queue]\nkind = "fifo"\nlimit = 20\n'
     over_lines = 'queue = {\n  kind = "fifo",\n  limit = 20,\n}\n'  # TOML 1.1

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -80,15 +81,14 @@ class Grid:
 
     def points(self) -> list[Point]:
         rows = [list(zip(*(a.values for a in group), strict=True)) for group in self.groups]
+        axes = self.axes
+        enclosing = [sum(_steps_inside(a.path, b.path) is not None for b in axes) for a in axes]
+        order = sorted(range(len(axes)), key=enclosing.__getitem__)  # a table before its fields
         points = []
         for combination in itertools.product(*rows):
             values = [v for group_values in combination for v in group_values]
-            params = tuple(
-                (a.name, column_value(v)) for a, v in zip(self.axes, values, strict=True)
-            )
-            overrides = tuple(
-                f"{a.path}={toml_literal(v)}" for a, v in zip(self.axes, values, strict=True)
-            )
+            params = tuple((a.name, column_value(v)) for a, v in zip(axes, values, strict=True))
+            overrides = tuple(f"{axes[i].path}={toml_literal(values[i])}" for i in order)
             points.extend(Point(params, overrides, seed) for seed in self.seeds)
         return points
 
@@ -432,4 +432,49 @@ def build_grid(
                 "expected one axis per field"
             )
         by_path[axis.path] = axis.name
+    _check_nested_axes([a for g in groups for a in g])
     return Grid(tuple(groups), tuple(seeds))
+
+
+def _check_nested_axes(axes: Sequence[Axis]) -> None:
+    """An axis inside another's table (``bottleneck.queue.limit`` inside ``bottleneck.queue``)
+    is applied after it, at each point, and so refines each of its values; a value of the
+    outer axis that sets the same field is refused: the point would run the inner axis's
+    value while the outer axis's column showed its own."""
+    for inner in axes:
+        for outer in axes:
+            inside = _steps_inside(inner.path, outer.path)
+            if inside is None:
+                continue
+            for index, value in enumerate(outer.values, 1):
+                if _holds(value, inside):
+                    raise ScenarioError(
+                        f"axis `{inner.name}`: sets `{inner.path}`, which value {index} of axis "
+                        f"`{outer.name}` ({clipped(toml_literal(value))}) sets too; expected one "
+                        "axis to set it (the point would run this axis's value, and the other "
+                        "axis's column would show its own)"
+                    )
+
+
+PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+"""One step of an override path after its first key: ``.key`` or ``[index]``."""
+
+
+def _steps_inside(path: str, outer: str) -> list[str | int] | None:
+    """The steps from ``outer`` down to ``path`` when ``path`` lies inside it, else None."""
+    if not path.startswith(outer) or path[len(outer) : len(outer) + 1] not in (".", "["):
+        return None
+    rest = path[len(outer) :]
+    return [key.strip() if key else int(index) for key, index in PATH_STEP.findall(rest)]
+
+
+def _holds(value: Any, steps: Sequence[str | int]) -> bool:
+    """Whether ``value`` (a table or array an axis sets) holds something at ``steps``."""
+    for step in steps:
+        if isinstance(step, int) and isinstance(value, list | tuple) and step < len(value):
+            value = value[step]
+        elif isinstance(step, str) and isinstance(value, dict) and step in value:
+            value = value[step]
+        else:
+            return False
+    return True

@@ -18,10 +18,42 @@ pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError
 /// errors are the same as [`parse`]'s.
 pub fn parse_for_build(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let mut table = parse_document(text)?;
-    for o in overrides {
-        apply_override(&mut table, o)?;
-    }
+    apply_overrides(&mut table, overrides)?;
     deserialize(table)
+}
+
+/// Applies `overrides` in order. One that replaces a table or array inside which an earlier
+/// one set a value is refused: that value would be lost without a word (`--set
+/// bottleneck.queue.limit=5` then a whole `bottleneck.queue`, or a sweep's fixed override
+/// inside an axis's table).
+pub fn apply_overrides(table: &mut toml::Table, overrides: &[String]) -> Result<(), ScenarioError> {
+    let mut applied: Vec<(Vec<Step>, &String)> = Vec::new();
+    for assignment in overrides {
+        apply_override(table, assignment)?;
+        let Some(steps) = override_steps(assignment) else {
+            continue;
+        };
+        if let Some((_, inside)) = applied
+            .iter()
+            .find(|(earlier, _)| earlier.len() > steps.len() && earlier.starts_with(&steps))
+        {
+            return Err(ScenarioError::new(
+                format!("--set {}", clipped(assignment)),
+                format!(
+                    "replaces the whole of what an earlier override, `--set {}`, set a value \
+                     inside (that value would be lost); expected the whole first, then what is \
+                     inside it",
+                    clipped(inside)
+                ),
+            ));
+        }
+        applied.push((steps, assignment));
+    }
+    Ok(())
+}
+
+fn override_steps(assignment: &str) -> Option<Vec<Step>> {
+    parse_path(assignment.split_once('=')?.0.trim())
 }
 
 /// TOML text as a table, before any field is read: the one TOML parser of the project, which
@@ -114,6 +146,7 @@ fn refuse_non_finite(value: &toml::Value, path: &str) -> Result<(), ScenarioErro
 }
 
 /// One step of an override path: a key or an array index.
+#[derive(PartialEq)]
 enum Step {
     Key(String),
     Index(usize),
@@ -262,6 +295,36 @@ fn set_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_override_that_would_drop_an_earlier_one_is_refused() {
+        let text = "[[flows]]\nsrc = \"a\"\nsource = { kind = \"cbr\" }\n";
+        let apply = |overrides: &[&str]| {
+            let mut t: toml::Table = text.parse().unwrap();
+            let owned: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+            apply_overrides(&mut t, &owned).map(|()| t)
+        };
+        let e = apply(&[
+            "flows[0].source.rate=1Mbps",
+            "flows[0].source={kind=\"poisson\"}",
+        ])
+        .unwrap_err();
+        assert_eq!(e.path, "--set flows[0].source={kind=\"poisson\"}");
+        assert!(
+            e.message.contains("`--set flows[0].source.rate=1Mbps`"),
+            "{e}"
+        );
+        assert!(apply(&["flows[0].start=1", "flows=[]"]).is_err());
+        let t = apply(&[
+            "flows[0].source={kind=\"poisson\"}",
+            "flows[0].source.rate=1Mbps",
+        ]);
+        assert_eq!(
+            t.unwrap()["flows"][0]["source"]["rate"].as_str(),
+            Some("1Mbps")
+        );
+        assert!(apply(&["flows[0].src=b", "flows[0].src=c", "flows[0].dst=d"]).is_ok());
+    }
 
     #[test]
     fn a_plain_document_refuses_a_date_naming_where_it_is() {
