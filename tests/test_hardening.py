@@ -140,6 +140,31 @@ def test_query_paths_that_cannot_be_used_are_bad_input(
     assert f"{where}" in done.stderr and (option == "DIR" or option in done.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "file_text"),
+    [
+        (["validate", "s.toml"], '"key\\u001b[2J" = 1\n'),
+        (["validate", "s.toml"], '[simulation]\n"x\\u001b]0;title\\u0007" = 1\n'),
+        (["validate", "s\x1b[2J.toml"], None),
+        (["sweep", "w.toml"], 'scenario = "s.toml"\n[grid]\n"a\\u202e\\u001b[31m" = [1, 2]\n'),
+        (["sweep", "w.toml"], 'scenario = "s.toml"\nset = ["x\\u001b[31m=1"]\n'),
+    ],
+)
+def test_errors_escape_what_a_terminal_would_act_on(tmp_path: Path, args, file_text):
+    """Keys, names and paths are echoed in errors: an escape sequence in a scenario's key
+    reached the terminal raw (``"\\u001b[2J" = 1`` cleared the screen)."""
+    write(tmp_path, NO_FLOWS)
+    if file_text is not None:
+        write(tmp_path, file_text, args[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "fairgate.cli", *args], cwd=tmp_path, capture_output=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"\x1b" not in done.stderr and b"\x07" not in done.stderr, done.stderr
+    assert "\u202e" not in done.stderr.decode() and b"Traceback" not in done.stderr
+    assert b"1b" in done.stderr, done.stderr  # the escape, written out
+
+
 @pytest.mark.parametrize("reader", ["Results.load", "sweep.json", "load_inputs"])
 def test_a_json_file_without_end_is_refused_not_read_whole(tmp_path: Path, reader: str):
     """A saved summary, a store's manifest or Fourier inputs that lead to ``/dev/zero`` were

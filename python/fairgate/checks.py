@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import unicodedata
 from pathlib import Path
 
 from fairgate._core import ScenarioError
@@ -13,6 +14,23 @@ from fairgate._core import ScenarioError
 SHOWN_CHARACTERS = 80
 """The longest text an error shows of a value; longer ones show their first 50 characters and
 their length, as the core's errors do."""
+
+
+ACTING_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+"""Unicode categories a terminal acts on or does not show: controls, formats (a
+bidirectional override), line and paragraph separators."""
+
+
+def printable(text: str) -> str:
+    """``text`` with each character of ACTING_CATEGORIES but a line break written as its
+    escape (``\\x1b``): a path, an axis name or a key is echoed in errors, and an escape
+    sequence in it would reach the terminal raw (``\\x1b[2J`` cleared the screen)."""
+    if all(c == "\n" or unicodedata.category(c) not in ACTING_CATEGORIES for c in text):
+        return text
+    return "".join(
+        c if c == "\n" or unicodedata.category(c) not in ACTING_CATEGORIES else ascii(c)[1:-1]
+        for c in text
+    )
 
 
 def shown(value: object) -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
-from fairgate.checks import clipped, seed_value, shown
+from fairgate.checks import clipped, printable, seed_value, shown
 from fairgate.display import printed_table
 from fairgate.results import Results
 from fairgate.runner import (
@@ -252,7 +252,7 @@ def _run_packets(args: argparse.Namespace, overrides: list[str], out: Path) -> i
         results = run_file(args.scenario, overrides, progress=not args.quiet)
     except ConservationError as err:
         err.results.write_into(out)
-        print(f"error: {err}", file=sys.stderr)
+        print(printable(f"error: {err}"), file=sys.stderr)
         print(f"wrote {out}/summary.json (marked invalid) and {out}/*.parquet", file=sys.stderr)
         return EXIT_INTERNAL
     results.write_into(out)
@@ -509,10 +509,10 @@ def _run_command(args: argparse.Namespace) -> int:
         where = (
             f"{clipped(str(source))}: " if isinstance(source, Path) and not about_an_option else ""
         )
-        print(f"error: {where}{message}", file=sys.stderr)
+        print(printable(f"error: {where}{message}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except SimulationError as err:
-        print(f"internal error: {err}", file=sys.stderr)
+        print(printable(f"internal error: {err}"), file=sys.stderr)
         return EXIT_INTERNAL
     except BrokenPipeError:
         # The reader (e.g. `head`) closed stdout, which is written after the results are
@@ -523,7 +523,7 @@ def _run_command(args: argparse.Namespace) -> int:
         # The system refused what the checks before the run could not foresee (a full disk, a
         # quota, a file system gone read-only). Result files are staged, so none is left half
         # written; what went to stdout before the error stays there.
-        print(f"error: `fairgate {args.command}` stopped: {err}", file=sys.stderr)
+        print(printable(f"error: `fairgate {args.command}` stopped: {err}"), file=sys.stderr)
         return EXIT_INTERNAL
     except MemoryError:
         # Python ran out (a limit such as `ulimit -v`, or a table larger than memory); files

@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,10 @@ RESERVED_COLUMNS = frozenset(
     {"point", "seed", "status", "error", "attempts", "scenario", "flow", "port"}
 )
 """Column names the results store uses itself; an axis may not take one of them."""
+
+UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Characters a name may not hold (the core's rule for a flow's name): controls, formats,
+surrogates, private or unassigned code points, line and paragraph separators."""
 
 
 @cache
@@ -266,6 +271,12 @@ def _uniform(axis: Axis) -> Axis:
 def _check_axis(axis: Axis) -> Axis:
     if not axis.values:
         raise ScenarioError(f"axis `{axis.name}`: empty, expected at least one value")
+    if any(unicodedata.category(c) in UNSEEN_CATEGORIES for c in axis.name):
+        raise ScenarioError(
+            f"axis {shown(axis.name)}: expected a name without control characters or invisible "
+            "ones (formatting such as U+200B or U+202E, line separators, private or "
+            "unassigned), as a flow's name: it names a column of every table"
+        )
     if axis.name.lower() in RESERVED_COLUMNS:  # SQL reads column names without case
         listed = ", ".join(sorted(RESERVED_COLUMNS))
         raise ScenarioError(f"axis `{axis.name}`: the name is reserved ({listed})")

@@ -12,10 +12,39 @@ pub struct ScenarioError {
 impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
-            path: clipped_path(&path.into()),
-            message: clipped_quotes(&compact_numbers(&plain_words(&message.into()))),
+            path: printable(&clipped_path(&path.into())),
+            message: printable(&clipped_quotes(&compact_numbers(&plain_words(
+                &message.into(),
+            )))),
         }
     }
+}
+
+/// `text` with each character a terminal acts on or does not show written as its escape
+/// (`\u{1b}`): a control character other than a line break, a format character (a
+/// bidirectional override reverses what follows), a line or paragraph separator. Keys and
+/// values of a file are echoed in errors, and `"\u001b[2J" = 1` cleared the screen.
+pub fn printable(text: &str) -> String {
+    use unicode_properties::{GeneralCategory as G, UnicodeGeneralCategory};
+    let acts = |c: char| {
+        c != '\n'
+            && matches!(
+                c.general_category(),
+                G::Control | G::Format | G::LineSeparator | G::ParagraphSeparator
+            )
+    };
+    if !text.chars().any(acts) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if acts(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// serde's words for Rust types, and the phrases around them, as a scenario's author reads
@@ -225,6 +254,14 @@ mod tests {
             plain("got 3, expected u64s or f64_x, a sequence"),
             "got 3, expected u64s or f64_x, a sequence"
         );
+    }
+
+    #[test]
+    fn characters_a_terminal_acts_on_are_escaped_in_paths_and_messages() {
+        let e = ScenarioError::new("x\u{1b}[2J", "unknown field `a\rb\u{202e}c`, \nnext line");
+        assert_eq!(e.path, "x\\u{1b}[2J");
+        assert_eq!(e.message, "unknown field `a\\u{d}b\\u{202e}c`, \nnext line");
+        assert_eq!(printable("café, 10 Mb/s"), "café, 10 Mb/s");
     }
 
     #[test]
