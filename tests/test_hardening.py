@@ -63,7 +63,8 @@ def test_a_scenario_without_flows_runs_and_prints_its_tables(tmp_path: Path):
     done = fairgate("run", write(tmp_path, NO_FLOWS), "--out", tmp_path / "o")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert (tmp_path / "o" / "summary.json").exists()
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["fairness"]["jain_goodput_data_flows"] is None  # 0/0, not a fair 1
     assert "flows\n(none)\n" in done.stdout and "Empty DataFrame" not in done.stdout
 
 

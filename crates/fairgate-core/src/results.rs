@@ -500,7 +500,10 @@ fn summary(sim: &Simulation, delta: &Snapshot, name: &str, seed: u64) -> Value {
             "dropped_pkts": dropped,
             "in_network_pkts": sim.in_network_by_flow().iter().sum::<u64>(),
         },
-        "fairness": { "jain_goodput_data_flows": jain_index(&data_goodput) },
+        // Jain's index has no value over no flows (0/0): null, not a "perfectly fair" 1.
+        "fairness": {
+            "jain_goodput_data_flows": (!data_goodput.is_empty()).then(|| jain_index(&data_goodput))
+        },
         "valid": violations.is_empty() && sim.failure().is_none(),
         "failure": sim.failure(),
         "conservation": { "ok": violations.is_empty(), "violations": violations },
