@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 import fairgate as fg
+from conftest import SCENARIOS
+from fairgate import atm
+from fairgate.sweeps import query
 from fairgate.sweeps.store import writing
 from test_cli import fairgate
 from test_hardening import LEAKY, write
@@ -140,3 +143,33 @@ def test_a_damaged_store_manifest_is_put_on_the_output_option(
         assert done.stderr.startswith("error: --out: ") and problem in done.stderr, done.stderr
     with pytest.raises(fg.ScenarioError, match=f"^out_dir: .*sweep.json.*{problem}"):
         _results().save(out)
+
+
+def test_a_run_replaces_the_run_before_it_whole_whatever_its_kind(tmp_path: Path):
+    """A cell network's run over a packet run left that run's tables and one-point store, and
+    `fairgate query` answered with them; a run without `--plot` left the figures before."""
+    out, scenario = tmp_path / "o", write(tmp_path, SCENARIO)
+    cell = ["simulation.duration=1s", "simulation.warmup=0.2s"]
+    packet_files = {"flows.parquet", "summary", "sweep.json", "plot.png", ".staging"}
+    runs = [
+        (["run", scenario, "--plot"], {"plot.png", "flows.parquet", "summary"}, {"vcs.parquet"}),
+        (
+            ["run", SCENARIOS / "dfba_e3.toml", *(f"--set={o}" for o in cell)],
+            {"vcs.parquet", "summary.json"},
+            packet_files,
+        ),
+        (["run", scenario], {"flows.parquet", "summary"}, {"vcs.parquet", "plot.png"}),
+    ]
+    for args, expected, gone in runs:
+        done = fairgate(*args, "--out", out, "--quiet")
+        assert done.returncode == 0, done.stderr
+        (out / "notes.txt").write_text("mine", encoding="utf-8")  # not a run's: kept
+        entries = {entry.name for entry in out.iterdir()}
+        assert expected <= entries and not gone & entries, entries
+    assert query(out, "SELECT count(*) AS n FROM summary")["n"][0] == 1
+    cell_run = atm.run_atm((SCENARIOS / "dfba_e3.toml").read_text(encoding="utf-8"), cell)
+    written = {path.name for path in cell_run.save(out)}
+    assert written == {"vcs.parquet", "refused.parquet", "occupancy.parquet", "summary.json"}
+    assert not (out / "flows.parquet").exists() and (out / "notes.txt").exists()
+    fg.run_text(SCENARIO).save(out)
+    assert not (out / "vcs.parquet").exists() and (out / "flows.parquet").exists()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import fairgate as fg
-from fairgate import fluid
+from fairgate import atm, fluid
 from fairgate.analysis import sfg
 from fairgate.sweeps import query, repetitions
 from test_hardening import NO_FLOWS as SMALL
@@ -137,3 +137,26 @@ def test_save_inputs_names_a_path_or_inputs_it_cannot_write(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(fg.ScenarioError, match=message):
         fluid.save_inputs(inputs, where)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda path: fg.run_text(path),
+        lambda path: fg.validate_text(path),
+        lambda path: atm.run_atm(path),
+    ],
+    ids=["run_text", "validate_text", "run_atm"],
+)
+def test_a_files_path_given_as_toml_text_is_named_as_one(call):
+    """TOML reads `scenarios/x.toml` as a key without a value: "TOML syntax error: key with
+    no value, expected `=` (line 1)" said nothing of the mix-up."""
+    with pytest.raises(fg.ScenarioError, match=r"got 'scenarios/x\.toml', a file's path; expected"):
+        call("scenarios/x.toml")
+
+
+def test_the_cell_network_helpers_name_an_argument_of_the_wrong_kind():
+    with pytest.raises(fg.ScenarioError, match="run: got None, expected an AtmRun"):
+        atm.summary(None)  # type: ignore[arg-type]
+    with pytest.raises(fg.ScenarioError, match="scenario: got None, expected a validated"):
+        atm.is_atm(None)  # type: ignore[arg-type]

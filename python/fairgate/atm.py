@@ -6,6 +6,7 @@ documented in docs/models/gfr.md."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,14 +15,20 @@ from typing import Any
 import pandas as pd
 
 from fairgate import _core
-from fairgate.checks import text_value
+from fairgate._core import ScenarioError
+from fairgate.checks import shown, text_value
 from fairgate.runner import override_list
 from fairgate.scenario import toml_text
+from fairgate.staging import ctrl_c_held, staging_folder
 
 PAPER_VCS_A = [12_000, 24_000, 36_000, 48_000, 60_000]
 """MCR set A of [Goyal98, §4], cells/s (51% of the OC-3c cell rate)."""
 PAPER_VCS_B = [20_000, 40_000, 60_000, 80_000, 100_000]
 """MCR set B of [Goyal98, §4], cells/s (85%)."""
+
+
+TABLES = ("vcs", "refused", "occupancy")
+"""The tables a cell network's run writes, one Parquet file each."""
 
 
 @dataclass
@@ -38,6 +45,39 @@ class AtmRun:
     window_s: float
     backbone_cells: int
     events: int
+
+    def save(self, out_dir: str | Path) -> list[Path]:
+        """Writes ``summary.json`` and the vcs, refused and occupancy tables (Parquet) into
+        ``out_dir``, checked as ``fairgate run --out`` is and locked while written, as
+        :meth:`fairgate.Results.save` does; returns the paths written."""
+        from fairgate.runner import check_out_dir
+        from fairgate.sweeps.store import writing
+
+        out = check_out_dir(out_dir, "out_dir")
+        with writing(out, "out_dir"):
+            return self.write_into(out, "out_dir")
+
+    def write_into(self, out: Path, name: str = "--out") -> list[Path]:
+        """Writes the run into ``out`` for a caller that has checked it and holds its lock:
+        staged in a hidden folder and moved in, the summary last, when all are complete,
+        replacing an earlier single run of either kind (its tables, store and figures); a
+        directory holding a sweep raises ScenarioError naming ``name``."""
+        from fairgate.sweeps.store import check_single_run_target, clear_earlier_run
+
+        if out.is_dir():
+            check_single_run_target(out, name)
+        files = [f"{table}.parquet" for table in TABLES] + ["summary.json"]
+        with staging_folder(out) as staging:
+            for table in TABLES:
+                frame = getattr(self, table)
+                frame.to_parquet(staging / f"{table}.parquet", index=False, compression="zstd")
+            text = json.dumps(summary(self), indent=2, sort_keys=True) + "\n"
+            (staging / "summary.json").write_text(text, encoding="utf-8")
+            with ctrl_c_held():
+                clear_earlier_run(out)
+                for file in files:
+                    os.replace(staging / file, out / file)
+        return [out / file for file in files]
 
 
 def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
@@ -69,11 +109,15 @@ def run_atm(scenario: dict[str, Any] | str, overrides: Sequence[str] = ()) -> At
 
 def is_atm(scenario: dict[str, Any]) -> bool:
     """Whether a validated scenario describes a cell network (it has an ``[atm]`` section)."""
+    if not isinstance(scenario, dict):
+        raise ScenarioError(f"scenario: got {shown(scenario)}, expected a validated scenario")
     return scenario.get("atm") is not None
 
 
 def summary(run: AtmRun) -> dict[str, Any]:
     """The run's totals, as ``fairgate run`` writes them to ``summary.json``."""
+    if not isinstance(run, AtmRun):
+        raise ScenarioError(f"run: got {shown(run)}, expected an AtmRun (as run_atm returns)")
     return {
         "kind": "atm",
         "total_goodput_mbps": run.total_goodput_mbps,
@@ -81,17 +125,3 @@ def summary(run: AtmRun) -> dict[str, Any]:
         "backbone_cells": run.backbone_cells,
         "events": run.events,
     }
-
-
-def save(run: AtmRun, out: Path) -> list[Path]:
-    """Writes ``summary.json`` and the vcs, refused and occupancy tables (Parquet) into
-    ``out``; returns the paths written."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in ("vcs", "refused", "occupancy"):
-        path = out / f"{name}.parquet"
-        getattr(run, name).to_parquet(path, index=False, compression="zstd")
-        written.append(path)
-    path = out / "summary.json"
-    path.write_text(json.dumps(summary(run), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return [*written, path]

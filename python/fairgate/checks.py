@@ -134,10 +134,26 @@ def small_text(path: str | os.PathLike[str]) -> str:
 
 
 def text_value(text: object, name: str, expected: str = "TOML text (str)") -> str:
-    """``text`` when it is a str; otherwise ScenarioError naming ``name``."""
-    if isinstance(text, str):
-        return text
-    raise ScenarioError(f"{name}: got {_typed(text)}, expected {expected}")
+    """``text`` when it is a str; otherwise ScenarioError naming ``name``. TOML text that is
+    a file's path (``run_text("s.toml")``, which TOML reads as a key without a value) is
+    named as one."""
+    if not isinstance(text, str):
+        raise ScenarioError(f"{name}: got {_typed(text)}, expected {expected}")
+    if expected.startswith("TOML") and _looks_like_a_path(text):
+        raise ScenarioError(
+            f"{name}: got {shown(text)}, a file's path; expected {expected}, such as "
+            f"pathlib.Path({shown(text)}).read_text() (fairgate.run_file runs a file)"
+        )
+    return text
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """One line with neither a key's ``=`` nor a table's ``[``, that ends in ``.toml`` or
+    names a file: not TOML, so the path reading takes nothing away."""
+    line = text.strip()
+    if not line or any(c in line for c in "=[\n"):
+        return False
+    return line.endswith(".toml") or os.path.isfile(line)
 
 
 def _typed(value: object) -> str:

@@ -277,7 +277,7 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
     if args.plot:
         raise ScenarioError("--plot: expected none for an [atm] scenario (no overview plot)")
     run = atm.run_atm(read_scenario(args.scenario), overrides)
-    written = atm.save(run, out)
+    written = run.write_into(out)
     if not args.quiet:
         goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"
         print(f"cell network {args.scenario}: {goodput}, {run.backbone_cells:,} backbone cells\n")

@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -298,13 +298,36 @@ def replace_single_run(root: Path, name: str = "--out") -> None:
     """Clears the one-point store of an earlier single run in ``root`` (a plain ``fairgate
     run`` overwrites its output directory); refuses to touch a sweep of several points."""
     check_single_run_target(root, name)
-    path = root / MANIFEST
-    if not path.exists():
-        return
     with ctrl_c_held():
-        for table in TABLES[::-1]:  # the summary first: a half-cleared store has no points
-            shutil.rmtree(root / table, ignore_errors=True)
-        path.unlink()
+        _remove_store(root)
+
+
+def _remove_store(root: Path) -> None:
+    if not (root / MANIFEST).exists():
+        return
+    for table in TABLES[::-1]:  # the summary first: a half-cleared store has no points
+        shutil.rmtree(root / table, ignore_errors=True)
+    (root / MANIFEST).unlink()
+    with suppress(OSError):  # the points' staging folder, when empty
+        (root / ".staging").rmdir()
+
+
+def clear_earlier_run(root: Path) -> None:
+    """Removes what an earlier single run wrote in ``root``, of either kind: a packet
+    network's tables and one-point store, a cell network's tables, the summary and the
+    figures of ``--plot``. A run replaces the one before it whole: a cell network's run over
+    a packet run left that run's tables, which ``fairgate query`` then answered with, and a
+    run without ``--plot`` left the figures of the run before. Other entries stay. The
+    caller has checked ``root`` (:func:`check_single_run_target`) and holds Ctrl-C."""
+    from fairgate.atm import TABLES as CELL_TABLES
+    from fairgate.results import TABLES as PACKET_TABLES
+
+    _remove_store(root)
+    files = [f"{table}.parquet" for table in (*PACKET_TABLES, *CELL_TABLES)]
+    for file in [*files, "summary.json", "plot.png", "queue.png"]:
+        (root / file).unlink(missing_ok=True)
+    for figure in root.glob("gateway-*.png"):
+        figure.unlink(missing_ok=True)
 
 
 def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") -> None:
