@@ -819,3 +819,18 @@ def test_a_reader_of_stderr_that_leaves_does_not_stop_the_run(tmp_path: Path):
     process.stderr.close()
     assert process.wait(timeout=300) == 0
     assert json.loads((out / "summary.json").read_text())["conservation"]["ok"]
+
+
+@pytest.mark.parametrize("option", ["--csv", "--parquet"])
+def test_a_dash_as_a_query_output_is_named_not_written_as_a_file(tmp_path: Path, option: str):
+    """`--csv -` wrote a file named `-` in the current folder, where many tools write to
+    standard output."""
+    store = fg.run_text(NO_FLOWS).save(tmp_path / "run")
+    done = subprocess.run(
+        [sys.executable, "-m", "fairgate.cli", "query", str(store), "SELECT 1", option, "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "standard output is written as /dev/stdout" in done.stderr
+    assert not (tmp_path / "-").exists()

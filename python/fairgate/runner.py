@@ -67,6 +67,18 @@ def path_argument(text: str) -> Path:
     return Path(text)
 
 
+def output_argument(text: str) -> Path:
+    """A command-line path to write a file at: :func:`path_argument`, but ``-`` is refused
+    with the name of standard output (it wrote a file named ``-``, where many tools write
+    to standard output)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "got '-', which would name a file '-'; expected a file path (standard output is "
+            "written as /dev/stdout)"
+        )
+    return path_argument(text)
+
+
 def check_out_file(path: str | Path, option: str) -> Path:
     """Checks, before any work, that a file can be written at ``path``; raises ScenarioError
     naming ``option`` when it is a directory, or its directory is missing, a file or not

@@ -21,6 +21,7 @@ from fairgate.checks import clipped, shown
 from fairgate.display import printed_table
 from fairgate.runner import (
     check_out_file,
+    output_argument,
     path_argument,
     read_text_file,
     toml_document,
@@ -85,9 +86,12 @@ def add_parsers(sub: Any) -> None:
     )
     q.add_argument("dir", type=path_argument, help="results directory")
     q.add_argument("sql", help='e.g. "SELECT flow, avg(goodput_bps) FROM flows GROUP BY flow"')
-    q.add_argument("--csv", type=path_argument, metavar="FILE", help="write the result as CSV")
+    q.add_argument("--csv", type=output_argument, metavar="FILE", help="write the result as CSV")
     q.add_argument(
-        "--parquet", type=path_argument, metavar="FILE", help="write the result as Parquet"
+        "--parquet",
+        type=output_argument,
+        metavar="FILE",
+        help="write the result as Parquet",
     )
 
 
