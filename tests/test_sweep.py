@@ -369,3 +369,12 @@ def test_sweep_arguments_of_the_wrong_kind_are_named(tmp_path: Path):
     with pytest.raises(fg.ScenarioError, match="scenario: got int"):
         prepare(7)
     assert len(prepare(poisson_queue().to_dict(), grid={LIMIT: [1, 2]}).points) == 2
+
+
+def test_a_closed_client_is_named_not_an_attribute_error():
+    """A Client closed by its `with` block failed deep inside Dask: "'NoneType' object has no
+    attribute 'ncores'"."""
+    closed = local_client(1)
+    closed.close()
+    with pytest.raises(fg.ScenarioError, match="client: got a Client that is closed"):
+        fg.sweep(poisson_queue(), grid={LIMIT: [5, 6]}, client=closed)

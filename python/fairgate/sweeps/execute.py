@@ -317,6 +317,11 @@ def resolve(client: Any = None, scheduler: str | None = None, workers: int | Non
                 f"client: got {type(client).__name__}, expected a dask.distributed.Client "
                 "or None (a local cluster)"
             )
+        if client.status != "running":  # closed: its first call failed deep inside Dask
+            raise ScenarioError(
+                f"client: got a Client that is {client.status}, expected a running one (a "
+                "Client is closed with its `with` block or .close()), or None (a local cluster)"
+            )
         return client
     check_dask_config()
     address = scheduler or os.environ.get(SCHEDULER_ENV)
