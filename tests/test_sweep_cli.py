@@ -120,6 +120,10 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
             "axis `simulation.seed`: sets `simulation.seed`, which each point takes from the seeds",
         ),
         (["--grid", "name=a,b"], "axis `name`: sets the scenario's `name`, a label"),
+        (  # a date inside a table: its place named, not "not a TOML table" (and no `v`)
+            ["--grid", 'bottleneck.queue={kind="fifo", limit=2020-01-01},{kind="red"}'],
+            'axis `bottleneck.queue`: `limit` of {kind="fifo", limit=2020-01-01}: got date-',
+        ),
         (
             ["--grid", "bottleneck.rate=2Mbps,2000kbps"],
             "value 2 gives the same scenario as value 1",

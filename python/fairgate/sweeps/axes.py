@@ -194,6 +194,11 @@ def parse_cli_value(text: str, axis: str = "") -> Any:
     try:
         return toml_document(f"v = {text}")["v"]
     except ScenarioError as err:
+        inside = re.match(r"`v([.\[][^`]*)`: (.*)", err.args[0], re.DOTALL)
+        if inside:  # a date inside a table or array: TOML, but no field takes one
+            where = inside.group(1).removeprefix(".")
+            message = f"axis `{axis}`: `{where}` of {clipped(text)}: {inside.group(2)}"
+            raise ScenarioError(message) from None
         if text.lstrip().startswith(("{", "[")):
             raise ScenarioError(
                 f"axis `{axis}`: got {clipped(text)}, which is not a TOML table or array "
