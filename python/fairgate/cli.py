@@ -480,6 +480,7 @@ environment, not about the scenario file: it is not prefixed with the file's pat
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``fairgate`` command; returns its exit status (0, 1, 2, or 128 + a signal)."""
     _printable_output()
     _no_event_loop_tracebacks()
     args = _parser().parse_args(argv)

@@ -162,6 +162,7 @@ class Results:
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:
+        """The results of a finished core simulation (``Simulation.results()``)."""
         categories = _Categories()
         frames = {name: _frame(raw[name], categories) for name in TABLES}
         return cls(summary=json.loads(raw["summary"]), **frames)
@@ -180,6 +181,7 @@ class Results:
 
     @property
     def conserved(self) -> bool:
+        """Whether every conservation law held (``summary.json``'s ``conservation.ok``)."""
         return bool(self.summary["conservation"]["ok"])
 
     def throughput(self, role: str = "data") -> pd.DataFrame:

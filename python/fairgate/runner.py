@@ -360,6 +360,8 @@ def validate_text(text: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
 
 
 def validate_file(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Validates the scenario file ``path`` (:func:`validate_text`); a sweep file, a missing
+    or unreadable file raises ScenarioError naming it."""
     return validate_text(read_scenario_file(path), overrides)
 
 
@@ -422,6 +424,8 @@ def run_text(text: str, overrides: Sequence[str] = (), progress: bool = False) -
 
 
 def run_file(path: str | Path, overrides: Sequence[str] = (), progress: bool = False) -> Results:
+    """Runs the scenario file ``path`` (:func:`run_text`); a sweep file, a missing or
+    unreadable file raises ScenarioError naming it."""
     return run_text(read_scenario_file(path), overrides, progress)
 
 

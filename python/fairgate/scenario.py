@@ -151,10 +151,12 @@ class Scenario:
         return f"<Scenario {name!r}, duration {duration}: {', '.join(parts) or 'empty'}>"
 
     def node(self, name: str, kind: str = "host") -> Scenario:
+        """Adds a node (``host``, ``router`` or ``gateway``); returns the scenario."""
         self._doc.setdefault("nodes", []).append({"name": name, "kind": kind})
         return self
 
     def router(self, name: str) -> Scenario:
+        """Adds a router; returns the scenario."""
         return self.node(name, "router")
 
     def gateway(self, name: str, options: Table | None = None) -> Scenario:
@@ -231,6 +233,9 @@ class Scenario:
         stop: Value | None = None,
         count: int | None = None,
     ) -> Scenario:
+        """Adds a flow from host ``src`` to host ``dst`` driven by ``source`` (see
+        :func:`source`), from ``start`` (a time or a distribution) to ``stop``; ``count``
+        makes that many alike; returns the scenario."""
         spec = {
             "name": name,
             "src": src,
