@@ -422,3 +422,23 @@ fn node_names_that_would_make_port_names_ambiguous_are_refused() {
         assert!(e.message.contains("expected a name"), "{name:?}: {e}");
     }
 }
+
+#[test]
+fn a_node_of_the_file_is_named_by_its_place_in_the_file_beside_a_topology() {
+    // The topology's nodes come first in the list the checks walk: the file's first node,
+    // "s0" again beside a dumbbell's, was named `nodes[4]`.
+    let text = "[simulation]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nsenders = 1\n\
+        bottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\naccess = { rate = \"1Mbps\", delay = \"1ms\" }\n\
+        [[nodes]]\nname = \"extra\"\n[[nodes]]\nname = \"s0\"\n";
+    let e = parse(text, &[]).unwrap_err();
+    assert_eq!(e.path, "nodes[1].name");
+    assert!(
+        e.message.contains("which names another node already"),
+        "{e}"
+    );
+    let gateway = text.replace(
+        "name = \"s0\"\n",
+        "name = \"g\"\nkind = \"router\"\ngateway = { lhs = { rwnd = 1000 } }\n",
+    );
+    assert_eq!(parse(&gateway, &[]).unwrap_err().path, "nodes[1].gateway");
+}

@@ -86,8 +86,9 @@ fn resolve_expanded(s: &Scenario) -> Result<Resolved, ScenarioError> {
     let phase_edges = phase_edges(sim)?;
     super::budget::check_memory(s)?;
     let (node_specs, link_specs) = gather(s)?;
-    let names = index_nodes(&node_specs)?;
-    check_gateways(&node_specs)?;
+    let built = node_specs.len() - s.nodes.len(); // the topology's nodes come first
+    let names = index_nodes(&node_specs, built)?;
+    check_gateways(&node_specs, built)?;
     let flows_named = flow_names(&s.flows)?;
     let flow_set: HashSet<&str> = flows_named.iter().map(String::as_str).collect();
     let flow_exists = |name: &str| flow_set.contains(name);
@@ -180,7 +181,16 @@ fn gather(s: &Scenario) -> Result<(Vec<NodeSpec>, PathedLinks), ScenarioError> {
     Ok((nodes, links))
 }
 
-fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError> {
+/// The field path of `field` of node `i` of the gathered list, whose first `built` nodes the
+/// topology made: `nodes[i - built].field` as the file numbers them, or `topology`.
+fn node_field(i: usize, built: usize, field: &str) -> String {
+    match i.checked_sub(built) {
+        Some(declared) => format!("nodes[{declared}].{field}"),
+        None => "topology".to_string(),
+    }
+}
+
+fn index_nodes(nodes: &[NodeSpec], built: usize) -> Result<HashMap<String, u32>, ScenarioError> {
     let mut names = HashMap::with_capacity(nodes.len());
     // Only a name with a character past ASCII can print as another: without one, the exact
     // names are the looks, and a second table is not built (200,000 hosts of a dumbbell).
@@ -189,7 +199,7 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
     for (i, n) in nodes.iter().enumerate() {
         if let Some(expected) = name_problem(&n.name) {
             return Err(ScenarioError::new(
-                format!("nodes[{i}].name"),
+                node_field(i, built, "name"),
                 format!("got {:?}, expected {expected}", clipped(&n.name)),
             ));
         }
@@ -200,7 +210,7 @@ fn index_nodes(nodes: &[NodeSpec]) -> Result<HashMap<String, u32>, ScenarioError
         };
         if let Some(taken) = taken {
             return Err(ScenarioError::new(
-                format!("nodes[{i}].name"),
+                node_field(i, built, "name"),
                 check::taken_message(&n.name, &nodes[taken].name, "node"),
             ));
         }
@@ -548,9 +558,9 @@ fn check_multiplex_peer(
 }
 
 /// Gateway options belong to gateway nodes; each node's options must be valid.
-fn check_gateways(nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
+fn check_gateways(nodes: &[NodeSpec], built: usize) -> Result<(), ScenarioError> {
     for (i, n) in nodes.iter().enumerate() {
-        let path = format!("nodes[{i}].gateway");
+        let path = node_field(i, built, "gateway");
         match (&n.gateway, n.kind) {
             (Some(spec), NodeKind::Gateway) => {
                 spec.validate(&path)?;
