@@ -374,7 +374,12 @@ def test_sweep_arguments_of_the_wrong_kind_are_named(tmp_path: Path):
 def test_a_closed_client_is_named_not_an_attribute_error():
     """A Client closed by its `with` block failed deep inside Dask: "'NoneType' object has no
     attribute 'ncores'"."""
-    closed = local_client(1)
-    closed.close()
+    from distributed import Client
+
+    with Client(processes=False, n_workers=1, dashboard_address=None) as closed:
+        pass
     with pytest.raises(fg.ScenarioError, match="client: got a Client that is closed"):
         fg.sweep(poisson_queue(), grid={LIMIT: [5, 6]}, client=closed)
+    shared = local_client(1)
+    shared.close()  # the local cluster fairgate keeps, closed by its caller: made anew
+    assert local_client(1).status == "running"

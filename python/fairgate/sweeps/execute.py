@@ -179,7 +179,8 @@ def _local_client(workers: int | None) -> Any:
         main_left_behind,
     )
 
-    if _LOCAL is not None and workers in (None, len(_LOCAL.scheduler_info()["workers"])):
+    running = _LOCAL is not None and _LOCAL.status == "running"  # a caller may close it
+    if running and workers in (None, len(_LOCAL.scheduler_info().get("workers", {}))):
         return _LOCAL
     close_local()
     _DASK_STARTED = True
