@@ -834,3 +834,11 @@ def test_a_dash_as_a_query_output_is_named_not_written_as_a_file(tmp_path: Path,
     )
     assert done.returncode == 2 and "standard output is written as /dev/stdout" in done.stderr
     assert not (tmp_path / "-").exists()
+
+
+def test_a_short_override_path_is_told_its_full_path():
+    """A sweep axis takes `bottleneck.queue.limit` for `topology.bottleneck.queue.limit`;
+    `--set` and a sweep file's `set` take full paths, and said only "unknown field"."""
+    showcase = (SCENARIOS / "showcase.toml").read_text(encoding="utf-8")
+    with pytest.raises(fg.ScenarioError, match=r"takes a full path: `topology\.bottleneck\.rate`"):
+        fg.validate_text(showcase, ["bottleneck.rate=5Mbps"])

@@ -19,7 +19,56 @@ pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError
 pub fn parse_for_build(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let mut table = parse_document(text)?;
     apply_overrides(&mut table, overrides)?;
-    deserialize(table)
+    deserialize(table).map_err(|e| with_full_path(e, text, overrides))
+}
+
+/// An override whose first key is no field of a scenario (`--set bottleneck.queue.limit=5`,
+/// the short form a sweep's axis takes) gets the scenario's paths that end as it does.
+fn with_full_path(mut e: ScenarioError, text: &str, overrides: &[String]) -> ScenarioError {
+    let unknown_top = e.message.starts_with("unknown field") && !e.path.contains(['.', '[']);
+    let Some(path) = overrides
+        .iter()
+        .filter_map(|o| Some(o.split_once('=')?.0.trim()))
+        .find(|p| unknown_top && p.split(['.', '[']).next() == Some(e.path.as_str()))
+    else {
+        return e;
+    };
+    let Ok(document) = parse_document(text) else {
+        return e;
+    };
+    let mut paths = Vec::new();
+    collect_paths(&toml::Value::Table(document), String::new(), &mut paths);
+    let ending = format!(".{path}");
+    let full: Vec<String> = paths
+        .into_iter()
+        .filter(|p| p.ends_with(&ending))
+        .map(|p| format!("`{p}`"))
+        .take(4)
+        .collect();
+    if full.is_empty() {
+        return e;
+    }
+    let listed = full.join(", ");
+    let message = format!("{}; `--set {path}` takes a full path: {listed}", e.message);
+    ScenarioError::new(std::mem::take(&mut e.path), message)
+}
+
+fn collect_paths(value: &toml::Value, here: String, out: &mut Vec<String>) {
+    match value {
+        toml::Value::Table(table) => {
+            for (key, child) in table {
+                let path = crate::config::error::join(&here, key);
+                collect_paths(child, path.clone(), out);
+                out.push(path);
+            }
+        }
+        toml::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect_paths(item, format!("{here}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Applies `overrides` in order. One that replaces a table or array inside which an earlier
@@ -295,6 +344,24 @@ fn set_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_override_path_is_told_its_full_path() {
+        let text = "[topology]\nkind = \"dumbbell\"\nsenders = 1\n\
+            bottleneck = { rate = 1e6, delay = 0.001, queue = { kind = \"fifo\", limit = 5 } }\n\
+            access = { rate = 1e6, delay = 0.001 }\n";
+        let e = parse(text, &["bottleneck.queue.limit=9".to_string()]).unwrap_err();
+        assert_eq!(e.path, "bottleneck");
+        assert!(
+            e.message.ends_with(
+                "; `--set bottleneck.queue.limit` takes a full path: \
+                 `topology.bottleneck.queue.limit`"
+            ),
+            "{e}"
+        );
+        let e = parse(text, &["nothing.like.it=9".to_string()]).unwrap_err();
+        assert!(!e.message.contains("full path"), "{e}");
+    }
 
     #[test]
     fn an_override_that_would_drop_an_earlier_one_is_refused() {
