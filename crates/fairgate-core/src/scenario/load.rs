@@ -4,6 +4,7 @@
 use super::schema::Scenario;
 use crate::config::error::{clipped, ScenarioError};
 use crate::config::strict::NO_DATES;
+use std::collections::HashMap;
 
 /// Parses TOML text, applies overrides, deserializes and validates.
 pub fn parse(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
@@ -76,16 +77,16 @@ fn collect_paths(value: &toml::Value, here: String, out: &mut Vec<String>) {
 /// bottleneck.queue.limit=5` then a whole `bottleneck.queue`, or a sweep's fixed override
 /// inside an axis's table).
 pub fn apply_overrides(table: &mut toml::Table, overrides: &[String]) -> Result<(), ScenarioError> {
-    let mut applied: Vec<(Vec<Step>, &String)> = Vec::new();
-    for assignment in overrides {
+    // Every strict prefix of a path set so far, with the override that set below it: one
+    // lookup per override, where a scan of the earlier ones was quadratic in their number.
+    let mut set_inside: HashMap<&[Step], &String> = HashMap::new();
+    let paths: Vec<Option<Vec<Step>>> = overrides.iter().map(|o| override_steps(o)).collect();
+    for (assignment, steps) in overrides.iter().zip(&paths) {
         apply_override(table, assignment)?;
-        let Some(steps) = override_steps(assignment) else {
+        let Some(steps) = steps else {
             continue;
         };
-        if let Some((_, inside)) = applied
-            .iter()
-            .find(|(earlier, _)| earlier.len() > steps.len() && earlier.starts_with(&steps))
-        {
+        if let Some(inside) = set_inside.get(steps.as_slice()) {
             return Err(ScenarioError::new(
                 format!("--set {}", clipped(assignment)),
                 format!(
@@ -96,7 +97,9 @@ pub fn apply_overrides(table: &mut toml::Table, overrides: &[String]) -> Result<
                 ),
             ));
         }
-        applied.push((steps, assignment));
+        for end in 1..steps.len() {
+            set_inside.entry(&steps[..end]).or_insert(assignment);
+        }
     }
     Ok(())
 }
@@ -195,7 +198,7 @@ fn refuse_non_finite(value: &toml::Value, path: &str) -> Result<(), ScenarioErro
 }
 
 /// One step of an override path: a key or an array index.
-#[derive(PartialEq)]
+#[derive(PartialEq, Eq, Hash)]
 enum Step {
     Key(String),
     Index(usize),
