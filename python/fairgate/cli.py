@@ -72,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         "write a results store",
     )
     run.add_argument(
-        "--out", type=path_argument, help="output directory (default: out/<scenario name>)"
+        "--out",
+        type=path_argument,
+        help="output directory (default: out/STEM, STEM the scenario file's name without .toml)",
     )
     run.add_argument(
         "--set",
