@@ -31,6 +31,10 @@ fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>, number: usize) -> Resu
 }
 
 /// A decimal number of seconds (`1411929002.000054`) in nanoseconds, exactly.
+/// What [`decimal_ns`] reads: the nanoseconds of a u64, written without an exponent.
+const SECONDS: &str = "decimal seconds from 0 to 18446744073.709551615, without an exponent \
+                       (such as 1411929002.000054)";
+
 fn decimal_ns(text: &str) -> Option<u64> {
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     if frac.len() > 9 && !frac[9..].bytes().all(|c| c.is_ascii_digit()) {
@@ -113,7 +117,7 @@ pub fn read_ita(input: Box<dyn BufRead + Send>, sink: &mut Sink) -> Result<ReadC
         let whole = "a whole number from 0 to 65535";
         let bytes: u32 = field(cols[5].parse().ok(), n, "bytes", cols[5], "a whole number")?;
         Ok(Some(TracePacket {
-            time_ns: field(decimal_ns(cols[0]), n, "timestamp", cols[0], "seconds >= 0")?,
+            time_ns: field(decimal_ns(cols[0]), n, "timestamp", cols[0], SECONDS)?,
             src: field(cols[1].parse().ok(), n, "src", cols[1], "a host number")?,
             dst: field(cols[2].parse().ok(), n, "dst", cols[2], "a host number")?,
             proto: TCP,
@@ -158,7 +162,7 @@ pub fn read_csv(input: Box<dyn BufRead + Send>, sink: &mut Sink) -> Result<ReadC
             )
         };
         Ok(Some(TracePacket {
-            time_ns: field(decimal_ns(cols[0]), n, "ts", cols[0], "seconds >= 0")?,
+            time_ns: field(decimal_ns(cols[0]), n, "ts", cols[0], SECONDS)?,
             src: address_of(1, "src")?,
             dst: address_of(2, "dst")?,
             proto: field(
