@@ -195,5 +195,8 @@ mod tests {
         for bad in ["-1", "x", "1e3", "1.2.3", "99999999999999999999"] {
             assert_eq!(decimal_ns(bad), None, "{bad}");
         }
+        // The bound SECONDS states.
+        assert_eq!(decimal_ns("18446744073.709551615"), Some(u64::MAX));
+        assert_eq!(decimal_ns("18446744073.709551616"), None);
     }
 }
