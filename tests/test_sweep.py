@@ -295,6 +295,11 @@ def test_a_sweep_that_would_run_a_point_twice_or_not_at_all_is_refused():
             r"sets `links\[0\].queue.limit`, as axis `queue.limit` does",
         ),
         ({"grid": {"links[0].rate": ["1Mbps", 2e6]}}, r"^axis `links\[0\].rate`: values mix"),
+        # A table holding the seed: each point set its own over it, and the column lied.
+        (
+            {"grid": {"simulation": [{"duration": 2, "seed": 5}, {"duration": 2, "seed": 6}]}},
+            "axis `simulation`: sets `simulation.seed`, which each point takes from the seeds",
+        ),
     ]
     for kwargs, message in cases:
         with pytest.raises(fg.ScenarioError, match=message):

@@ -377,7 +377,9 @@ def _check_varies_the_run(axis: Axis) -> None:
     """An axis that leaves the runs the same would run each seed once per value of the axis:
     one at ``simulation.seed`` (every point's seed comes from ``seeds``, set after the axes)
     or at a label of the scenario."""
-    if axis.path == SEED_PATH:
+    seed_inside = _steps_inside(SEED_PATH, axis.path)  # an axis at `simulation`, say
+    holds_seed = seed_inside is not None and any(_holds(v, seed_inside) for v in axis.values)
+    if axis.path == SEED_PATH or holds_seed:
         raise ScenarioError(
             f"axis `{axis.name}`: sets `{SEED_PATH}`, which each point takes from the seeds; "
             "expected the seeds as seeds (--seeds N, or a list in Python or a sweep file)"
