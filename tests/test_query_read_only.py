@@ -8,6 +8,7 @@ only its rows were shown.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,6 +115,8 @@ def test_a_cell_networks_tables_are_views_of_their_own(tmp_path: Path):
             pd.read_parquet(out / f"{table}.parquet")
         )
     assert list(query(out, "SELECT name FROM vcs")["name"])[:3] == ["vc1", "vc2", "vc3"]
+    shutil.copy(out / "vcs.parquet", out / "order.parquet")  # a name SQL reserves
+    assert len(query(out, 'SELECT * FROM "order"')) == len(query(out, "SELECT * FROM vcs"))
 
 
 @pytest.mark.parametrize("name", ["runs[1]", "s*", "what?", "it's [a]*"])

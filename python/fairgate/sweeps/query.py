@@ -84,7 +84,7 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     for name, view in views.items():
         try:
-            con.execute(f"CREATE VIEW {name} AS {view}")
+            con.execute(f'CREATE VIEW "{name}" AS {view}')  # "order.parquet" too
         except duckdb.Error as err:
             con.close()
             raise ScenarioError(
