@@ -173,3 +173,12 @@ def test_a_run_replaces_the_run_before_it_whole_whatever_its_kind(tmp_path: Path
     assert not (out / "flows.parquet").exists() and (out / "notes.txt").exists()
     fg.run_text(SCENARIO).save(out)
     assert not (out / "vcs.parquet").exists() and (out / "flows.parquet").exists()
+
+
+def test_a_sweep_into_a_single_runs_folder_names_it_as_a_run(tmp_path: Path):
+    """It was refused as "holds another sweep (its `axes` differs: [])"."""
+    out = tmp_path / "o"
+    done = fairgate("run", write(tmp_path, SCENARIO), "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(fg.ScenarioError, match=r"holds a single run \(`fairgate run`\)"):
+        fg.sweep(SCENARIO, grid={"links[0].queue.limit": [5, 6]}, out=out)

@@ -336,10 +336,12 @@ def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") ->
     path = root / MANIFEST
     held = read_manifest(root, name)
     if held is not None:
+        single = not held.get("axes") and len(held.get("seeds", [])) == 1
+        what = "a single run (`fairgate run`)" if single else "another sweep"
         for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(
-                    f"{name}: {root} holds another sweep "
+                    f"{name}: {root} holds {what} "
                     f"(its `{field}` differs: {shown(held.get(field))}); "
                     "choose another output directory (points of two versions or scenarios "
                     "would be read as one sweep)"
