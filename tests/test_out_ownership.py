@@ -182,3 +182,7 @@ def test_a_sweep_into_a_single_runs_folder_names_it_as_a_run(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     with pytest.raises(fg.ScenarioError, match=r"holds a single run \(`fairgate run`\)"):
         fg.sweep(SCENARIO, grid={"links[0].queue.limit": [5, 6]}, out=out)
+    saved = fg.run_text(SCENARIO).save(tmp_path / "saved")  # no store beside its tables
+    with pytest.raises(fg.ScenarioError, match="holds a single run's results"):
+        fg.sweep(SCENARIO, grid={"links[0].queue.limit": [5, 6]}, out=saved)
+    assert not (saved / "summary").exists()

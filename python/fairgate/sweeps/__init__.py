@@ -174,6 +174,7 @@ class SweepRun:
     def _todo(self) -> list[Point]:
         if self.out is None:
             return self.points
+        store.check_not_a_saved_run(self.out, self.out_name)
         store.check_manifest(self.out, self.manifest, self.out_name)
         store.tidy(self.out)
         done = store.finished_keys(self.out)

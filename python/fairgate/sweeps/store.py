@@ -330,6 +330,18 @@ def clear_earlier_run(root: Path) -> None:
         figure.unlink(missing_ok=True)
 
 
+def check_not_a_saved_run(root: Path, name: str = "--out") -> None:
+    """Refuses, for a sweep, a folder holding a single run without a store (``Results.save``,
+    a cell network's run): the sweep's store would be written beside the run's flat tables,
+    which ``fairgate query`` would show beside its points."""
+    if (root / "summary.json").is_file() and not (root / MANIFEST).exists():
+        raise ScenarioError(
+            f"{name}: {root} holds a single run's results (its summary.json, written by "
+            "Results.save or a cell network's run); expected a new directory for a sweep (the "
+            "run's tables would be read beside the sweep's points)"
+        )
+
+
 def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") -> None:
     """A store holds one sweep: the same scenario, axis names and fairgate version on every
     rerun; another is refused naming ``name``, the option or argument that gave ``root``."""
