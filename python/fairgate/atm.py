@@ -6,7 +6,6 @@ documented in docs/models/gfr.md."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,6 @@ from fairgate._core import ScenarioError
 from fairgate.checks import shown, text_value
 from fairgate.runner import override_list
 from fairgate.scenario import toml_text
-from fairgate.staging import ctrl_c_held, staging_folder
 
 PAPER_VCS_A = [12_000, 24_000, 36_000, 48_000, 60_000]
 """MCR set A of [Goyal98, §4], cells/s (51% of the OC-3c cell rate)."""
@@ -62,22 +60,10 @@ class AtmRun:
         staged in a hidden folder and moved in, the summary last, when all are complete,
         replacing an earlier single run of either kind (its tables, store and figures); a
         directory holding a sweep raises ScenarioError naming ``name``."""
-        from fairgate.sweeps.store import check_single_run_target, clear_earlier_run
+        from fairgate.sweeps.store import write_single_run
 
-        if out.is_dir():
-            check_single_run_target(out, name)
-        files = [f"{table}.parquet" for table in TABLES] + ["summary.json"]
-        with staging_folder(out) as staging:
-            for table in TABLES:
-                frame = getattr(self, table)
-                frame.to_parquet(staging / f"{table}.parquet", index=False, compression="zstd")
-            text = json.dumps(summary(self), indent=2, sort_keys=True) + "\n"
-            (staging / "summary.json").write_text(text, encoding="utf-8")
-            with ctrl_c_held():
-                clear_earlier_run(out)
-                for file in files:
-                    os.replace(staging / file, out / file)
-        return [out / file for file in files]
+        tables = {table: getattr(self, table) for table in TABLES}
+        return write_single_run(out, name, tables, summary(self))
 
 
 def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:

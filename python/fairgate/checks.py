@@ -16,6 +16,10 @@ SHOWN_CHARACTERS = 80
 their length, as the core's errors do."""
 
 
+UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Characters a name may not hold (the core's rule for a flow's name): controls, formats,
+surrogates, private or unassigned code points, line and paragraph separators."""
+
 ACTING_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Unicode categories a terminal acts on or does not show: controls, formats (a
 bidirectional override), line and paragraph separators."""

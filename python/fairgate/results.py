@@ -7,7 +7,6 @@ the frames copies nothing row by row. The schema is documented in ``docs/results
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +20,6 @@ import pyarrow as pa
 from fairgate import _core
 from fairgate.checks import shown, small_text, utf8_path
 from fairgate.display import cell
-from fairgate.staging import ctrl_c_held, staging_folder
 
 TABLES = (
     "flows",
@@ -276,20 +274,10 @@ class Results:
         last. They replace an earlier run's, and with them its one-point store (``fairgate
         run`` writes one), which would otherwise still answer ``fairgate query``; a directory
         holding a sweep of several points raises ScenarioError naming ``name``."""
-        from fairgate.sweeps.store import check_single_run_target, clear_earlier_run
+        from fairgate.sweeps.store import write_single_run
 
-        if out.is_dir():
-            check_single_run_target(out, name)
-        with staging_folder(out) as staging:
-            for table in TABLES:
-                frame: pd.DataFrame = getattr(self, table)
-                frame.to_parquet(staging / f"{table}.parquet", index=False, compression="zstd")
-            text = json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
-            (staging / "summary.json").write_text(text, encoding="utf-8")
-            with ctrl_c_held():
-                clear_earlier_run(out)
-                for file in [*(f"{t}.parquet" for t in TABLES), "summary.json"]:
-                    os.replace(staging / file, out / file)
+        tables = {table: getattr(self, table) for table in TABLES}
+        write_single_run(out, name, tables, self.summary)
         return out
 
     @classmethod

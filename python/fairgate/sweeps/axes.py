@@ -20,17 +20,13 @@ from functools import cache
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, seed_value, shown
+from fairgate.checks import UNSEEN_CATEGORIES, clipped, seed_value, shown
 from fairgate.runner import toml_document, validate_text
 
 RESERVED_COLUMNS = frozenset(
     {"point", "seed", "status", "error", "attempts", "scenario", "flow", "port"}
 )
 """Column names the results store uses itself; an axis may not take one of them."""
-
-UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-"""Characters a name may not hold (the core's rule for a flow's name): controls, formats,
-surrogates, private or unassigned code points, line and paragraph separators."""
 
 
 @cache

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
 from fairgate.checks import shown, small_text
-from fairgate.staging import ctrl_c_held
+from fairgate.staging import ctrl_c_held, staging_folder
 
 TABLES = ("flows", "ports", "summary")
 """In commit order: the summary, which marks a point complete, goes last."""
@@ -310,6 +310,29 @@ def _remove_store(root: Path) -> None:
     (root / MANIFEST).unlink()
     with suppress(OSError):  # the points' staging folder, when empty
         (root / ".staging").rmdir()
+
+
+def write_single_run(
+    out: Path, name: str, tables: dict[str, pd.DataFrame], summary: dict[str, Any]
+) -> list[Path]:
+    """Writes one run's ``tables`` (a Parquet file each) and ``summary.json`` into ``out``,
+    for a caller that has checked it and holds its lock: staged in a hidden folder and moved
+    in, the summary last, only when all are complete, replacing an earlier single run of
+    either kind (:func:`clear_earlier_run`); a directory holding a sweep raises ScenarioError
+    naming ``name``. Returns the paths written."""
+    if out.is_dir():
+        check_single_run_target(out, name)
+    files = [f"{table}.parquet" for table in tables] + ["summary.json"]
+    with staging_folder(out) as staging:
+        for table, frame in tables.items():
+            frame.to_parquet(staging / f"{table}.parquet", index=False, compression="zstd")
+        text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+        (staging / "summary.json").write_text(text, encoding="utf-8")
+        with ctrl_c_held():
+            clear_earlier_run(out)
+            for file in files:
+                os.replace(staging / file, out / file)
+    return [out / file for file in files]
 
 
 def clear_earlier_run(root: Path) -> None:
