@@ -47,6 +47,15 @@ LONG = "a" * 100_000
 """A user's text far longer than a screen: a key, a value, a name or a path."""
 
 
+def test_duckdb_s_list_of_candidates_is_indented_with_spaces(tmp_path: Path):
+    """DuckDB indents the functions it would take with tabs, which the error line wrote as
+    `\\t` (every tab escaped as a terminal would act on it)."""
+    store = fg.run_text(NO_FLOWS).save(tmp_path / "run")
+    with pytest.raises(fg.ScenarioError) as caught:
+        fg.sweeps.query(store, "SELECT * FROM range(10**6)")
+    assert "\n  Candidate functions:" in str(caught.value) and "\t" not in str(caught.value)
+
+
 def assert_short_error(done: subprocess.CompletedProcess, *needles: str) -> None:
     """Bad input, told in a few lines that name the field, with the long text clipped."""
     assert done.returncode == 2, done.stderr[:500]

@@ -248,6 +248,21 @@ def test_query_rows_can_go_to_a_pipe(tmp_path: Path):
     assert rows.split() == ['"range"', "0", "1", "2"]
 
 
+def test_a_reader_that_leaves_query_rows_early_ends_nothing_in_error(tmp_path: Path):
+    """`fairgate query DIR SQL --csv /dev/stdout | head -1` (standard output as the docs name
+    it): the reader leaving ended in "error: query: cannot write /dev/stdout: Broken pipe",
+    exit 2, as if the command line were wrong; without --csv it ended quietly, exit 0."""
+    out = tmp_path / "o"
+    assert fairgate("run", write(tmp_path, NO_FLOWS), "--out", out, "--quiet").returncode == 0
+    cmd = [sys.executable, "-m", "fairgate.cli", "query", str(out), "SELECT * FROM range(1000000)"]
+    for extra in ([], ["--csv", "/dev/stdout"]):
+        process = subprocess.Popen([*cmd, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stdout.read(16)
+        process.stdout.close()
+        assert process.wait(timeout=120) == 0
+        assert process.stderr is not None and b"error" not in process.stderr.read()
+
+
 def test_the_out_probe_leaves_nothing_behind(tmp_path: Path):
     check_out_dir(tmp_path / "new" / "dir")
     assert list(tmp_path.iterdir()) == []

@@ -336,7 +336,8 @@ def write_rows(
         for flag, path in staged.items():
             if path != targets[flag]:
                 path.unlink(missing_ok=True)
-        if isinstance(err, OSError):
+        if isinstance(err, OSError) and not isinstance(err, BrokenPipeError):
+            # A reader that leaves a pipe (`--csv /dev/stdout | head`) is no write error.
             paths = ", ".join(map(str, outputs.values()))
             raise ScenarioError(f"query: cannot write {paths}: {err}") from None
         raise

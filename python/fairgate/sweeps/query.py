@@ -132,7 +132,7 @@ def check_query(sql: str) -> None:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as err:
-        raise ScenarioError(f"query: {err}") from None
+        raise ScenarioError(f"query: {_duckdb_words(err)}") from None
     if not statements:
         raise ScenarioError(f"query: {NO_ROWS}")
     if len(statements) > 1:
@@ -237,7 +237,13 @@ def _bad_query(err: Exception) -> Exception:
         return stop_received()  # type: ignore[return-value]
     if isinstance(err, RuntimeError) and not isinstance(err, duckdb.Error):
         return err
-    return ScenarioError(f"query: {err}{_outside_hint(err)}")
+    return ScenarioError(f"query: {_duckdb_words(err)}{_outside_hint(err)}")
+
+
+def _duckdb_words(err: Exception) -> str:
+    """DuckDB's message, its tabs (which indent a list of candidate functions) as spaces: the
+    error line shows a tab as `\\t`, as it shows every character a terminal acts on."""
+    return str(err).replace("\t", "  ")
 
 
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
