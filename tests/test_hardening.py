@@ -475,7 +475,7 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     (tmp_path / "half" / "summary.json").write_text("{}", encoding="utf-8")
     for where, reason in [
         ("missing", "no such directory"),
-        ("bad", "Expecting property name"),
+        ("bad", "summary.json: Expecting property name"),
         ("half", "no flows.parquet"),
     ]:
         with pytest.raises(fg.ScenarioError, match=rf"cannot read saved results \({reason}"):
@@ -498,6 +498,18 @@ def test_loading_results_from_a_directory_without_them_names_the_directory(tmp_p
     (tmp_path / "store" / "sweep.json").write_text("{}", encoding="utf-8")
     with pytest.raises(fg.ScenarioError, match=r"sweep's store: read it with fairgate\.sweeps"):
         fg.Results.load(tmp_path / "store")
+
+
+def test_a_damaged_table_of_a_run_is_named_not_taken_for_a_sweep(tmp_path: Path):
+    """`fairgate run --out` writes a one-point store beside the run's tables: a damaged
+    `flows.parquet` was reported without its name and with "it holds a sweep's store: read
+    it with fairgate.sweeps.query", which answers from the store, not from the damaged file."""
+    out = tmp_path / "o"
+    assert fairgate("run", write(tmp_path, NO_FLOWS), "--out", out, "--quiet").returncode == 0
+    (out / "flows.parquet").write_bytes((out / "flows.parquet").read_bytes()[:100])
+    with pytest.raises(fg.ScenarioError) as caught:
+        fg.Results.load(out)
+    assert "(flows.parquet: " in str(caught.value) and "sweep" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

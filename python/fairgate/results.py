@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -286,25 +286,33 @@ class Results:
         or unreadable summary or table, a table without the columns this version writes, or with
         text where it writes numbers or the reverse) raises ScenarioError naming the file."""
         out = utf8_path(out_dir, "out_dir")
-        try:
-            summary = json.loads(small_text(out / "summary.json"))
-            frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
-        except (OSError, ValueError, pa.ArrowException) as err:
-            missing = isinstance(err, FileNotFoundError)  # pyarrow's names only the path
-            reason = f"no {Path(str(err.filename or err)).name}" if missing else err
-            if not out.is_dir():
-                reason = "not a directory" if out.exists() else "no such directory"
-            raise _core.ScenarioError(
-                f"{out}: cannot read saved results ({reason}); expected a directory written by "
-                f"Results.save or `fairgate run --out`{_other_output(out)}"
-            ) from None
+        if not out.is_dir():
+            _not_saved(out, "not a directory" if out.exists() else "no such directory")
+        summary = _read_saved(out, "summary.json", lambda path: json.loads(small_text(path)))
+        frames = {name: _read_saved(out, f"{name}.parquet", pd.read_parquet) for name in TABLES}
         _check_saved(out, summary, frames)
         return cls(summary=summary, **frames)
 
 
+def _read_saved(out: Path, name: str, read: Any) -> Any:
+    """``read(out / name)``; a file missing or damaged raises ScenarioError naming it."""
+    try:
+        return read(out / name)
+    except (OSError, ValueError, pa.ArrowException) as err:
+        _not_saved(out, f"no {name}" if isinstance(err, FileNotFoundError) else f"{name}: {err}")
+
+
+def _not_saved(out: Path, reason: str) -> NoReturn:
+    raise _core.ScenarioError(
+        f"{out}: cannot read saved results ({reason}); expected a directory written by "
+        f"Results.save or `fairgate run --out`{_other_output(out)}"
+    )
+
+
 def _other_output(out: Path) -> str:
-    """What else ``out`` holds that fairgate wrote, and what reads it."""
-    if (out / "sweep.json").is_file():
+    """What else ``out`` holds that fairgate wrote, and what reads it. `fairgate run` writes
+    a store beside a single run's summary: a damaged file is the reason then, not the store."""
+    if (out / "sweep.json").is_file() and not (out / "summary.json").is_file():
         return "; it holds a sweep's store: read it with fairgate.sweeps.query(DIR, SQL)"
     if (out / "vcs.parquet").is_file():
         return (
