@@ -98,7 +98,8 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (["--grid", "queue.limit=5"], "`queue.limit` is ambiguous"),
         (["--grid", "bottleneck.rate=fast"], 'axis `bottleneck.rate` = "fast"'),
         (["--zip", "bottleneck.rate=1Mbps,2Mbps", "--zip", "bottleneck.delay=1ms"], "equal"),
-        (["--scheduler", "tcp://127.0.0.1:9"], "scheduler: cannot reach tcp://127.0.0.1:9"),
+        (["--scheduler", "tcp://127.0.0.1:9"], "--scheduler: cannot reach tcp://127.0.0.1:9"),
+        (["--scheduler", "tcp://[::1"], "--scheduler: got 'tcp://[::1', expected an address"),
         (["--seeds", "1000000000"], "--seeds: got 1000000000, expected at most 1,000,000"),
         (["--seeds", "0"], "--seeds: got 0, expected at least 1"),
         (

@@ -131,9 +131,29 @@ def test_scheduler_from_the_environment_and_unreachable_addresses(monkeypatch):
         connect("nowhere")
     monkeypatch.setenv("FAIRGATE_SCHEDULER", "tcp://127.0.0.1:9")
     start = time.monotonic()
-    with pytest.raises(fg.ScenarioError, match="scheduler: cannot reach tcp://127.0.0.1:9"):
+    with pytest.raises(fg.ScenarioError, match=r"^\$FAIRGATE_SCHEDULER: cannot reach tcp://127"):
         fg.sweep(poisson_queue(), grid={LIMIT: [2]})
     assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("tcp://[::1", "ipv6 needs brackets"),
+        ("tcp://host", "missing port number"),
+        ("tcp://host:99999", "port 99999 is past 65535"),
+        ("inproc://x", "missing port number"),
+    ],
+)
+def test_an_address_that_is_none_is_named_as_such(monkeypatch, address: str, reason: str):
+    """A malformed address was reported as a scheduler that "did not answer as a Dask
+    scheduler (ValueError)"; from the environment, the error named `scheduler`, an argument
+    the caller had not given."""
+    with pytest.raises(fg.ScenarioError, match=f"^scheduler: got '.*', expected an .*{reason}"):
+        connect(address)
+    monkeypatch.setenv("FAIRGATE_SCHEDULER", address)
+    with pytest.raises(fg.ScenarioError, match=r"^\$FAIRGATE_SCHEDULER: got"):
+        fg.sweep(poisson_queue(), grid={LIMIT: [2]})
 
 
 @pytest.mark.parametrize(

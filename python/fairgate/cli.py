@@ -476,8 +476,10 @@ def _check_matplotlib_backend() -> None:
         ) from None
 
 
-OPTION_ERROR = re.compile(r"(--[a-z][a-z-]*|scheduler|workers|Dask configuration|MPLBACKEND)[ :]")
-"""An error about a command-line option (``--out: ...``, ``scheduler: ...``) or the
+OPTION_ERROR = re.compile(
+    r"(--[a-z][a-z-]*|workers|Dask configuration|MPLBACKEND|\$FAIRGATE_\w+)[ :]"
+)
+"""An error about a command-line option (``--out: ...``, ``--scheduler: ...``) or the
 environment, not about the scenario file: it is not prefixed with the file's path."""
 
 

@@ -257,7 +257,7 @@ def client_of(args: argparse.Namespace) -> Any:
     from fairgate.sweeps.execute import check_workers, resolve
 
     check_workers(args.workers, "--workers")
-    return resolve(scheduler=args.scheduler, workers=args.workers)
+    return resolve(scheduler=args.scheduler, workers=args.workers, scheduler_source="--scheduler")
 
 
 def run_seeds(args: argparse.Namespace) -> int:

@@ -253,22 +253,36 @@ def is_local(client: Any) -> bool:
     return client is not None and client is _LOCAL
 
 
-def connect(scheduler: str) -> Any:
-    """A client of the cluster at ``scheduler``; ScenarioError if it cannot be reached."""
+def connect(scheduler: str, source: str = "scheduler") -> Any:
+    """A client of the cluster at ``scheduler``; ScenarioError naming ``source`` (the argument,
+    option or environment variable that gave it) if it is no address or cannot be reached."""
     global _DASK_STARTED
     from distributed import Client
 
-    if "://" not in scheduler:
-        raise ScenarioError(
-            f"scheduler: got {shown(scheduler)}, expected an address like tcp://HOST:PORT"
-        )
+    _check_address(scheduler, source)
     _check_dask_can_start()
     _DASK_STARTED = True
     try:
         _check_scheduler(scheduler)
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError, ValueError) as err:
-        raise ScenarioError(f"scheduler: cannot reach {clipped(scheduler)}: {err}") from None
+        raise ScenarioError(f"{source}: cannot reach {clipped(scheduler)}: {err}") from None
+
+
+def _check_address(address: str, source: str) -> None:
+    """Refuses ``address`` unless it is SCHEME://HOST:PORT with a port Dask can connect to
+    (``tcp://[::1`` was reported as a scheduler that "did not answer")."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        port = parse_host_port(parse_address(address)[1])[1] if "://" in address else None
+        reason = "" if port is None or 0 < port < 65536 else f": port {port} is past 65535"
+    except ValueError as err:
+        port, reason = 0, f": {err}"
+    if port is None or reason:
+        raise ScenarioError(
+            f"{source}: got {shown(address)}, expected an address like tcp://HOST:PORT{reason}"
+        )
 
 
 def _check_scheduler(address: str) -> None:
@@ -308,8 +322,14 @@ def _check_scheduler(address: str) -> None:
         raise ValueError(f"it answered {shown(reply)}, not as a Dask scheduler")
 
 
-def resolve(client: Any = None, scheduler: str | None = None, workers: int | None = None) -> Any:
-    """The client tasks go to (see the module docstring for the order)."""
+def resolve(
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    scheduler_source: str = "scheduler",
+) -> Any:
+    """The client tasks go to (see the module docstring for the order); an error in
+    ``scheduler`` names ``scheduler_source``, the option that gave it."""
     if client is not None:
         from distributed import Client
 
@@ -325,9 +345,10 @@ def resolve(client: Any = None, scheduler: str | None = None, workers: int | Non
             )
         return client
     check_dask_config()
-    address = scheduler or os.environ.get(SCHEDULER_ENV)
-    if address:
-        return connect(address)
+    if scheduler:
+        return connect(scheduler, scheduler_source)
+    if os.environ.get(SCHEDULER_ENV):
+        return connect(os.environ[SCHEDULER_ENV], f"${SCHEDULER_ENV}")
     return local_client(workers)
 
 
