@@ -160,3 +160,36 @@ def test_the_cell_network_helpers_name_an_argument_of_the_wrong_kind():
         atm.summary(None)  # type: ignore[arg-type]
     with pytest.raises(fg.ScenarioError, match="scenario: got None, expected a validated"):
         atm.is_atm(None)  # type: ignore[arg-type]
+
+
+def test_pandas_columns_and_0d_arrays_are_taken_as_their_values():
+    """A sweep's axis or seeds from a frame's column (a Series) was refused with its
+    several-line repr; a 0-d array (``np.array(5)``, a number) was a TypeError ("iteration
+    over a 0-d array") as seeds and as a builder's value."""
+    from fairgate.sweeps import prepare
+
+    column = pd.Series([5e6, 9e6], name="rate")
+    prepared = prepare(SMALL, grid={"links[0].rate": column}, seeds=pd.Series([3, 4]))
+    points = prepared.grid.points()
+    assert [(dict(p.params)["links[0].rate"], p.seed) for p in points] == [
+        (5e6, 3), (5e6, 4), (9e6, 3), (9e6, 4)
+    ]  # fmt: skip
+    assert [p.seed for p in prepare(SMALL, seeds=np.array(2)).grid.points()] == [1, 2]
+    sc = fg.Scenario("zero-d", duration=np.array(1.0)).node("a").node("b")
+    assert sc.link("a", "b", np.array(1e6)).validate()["links"][0]["rate"] == 1e6
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"grid": {"links[0].rate": pd.DataFrame({"a": [1, 2]})}}, "DataFrame of shape"),
+        ({"seeds": pd.DataFrame({"a": [1, 2]})}, r"a DataFrame of shape \(2, 1\), expected a"),
+        ({"grid": {"links[0].rate": np.array(5)}}, r"got array\(5\), expected a list"),
+    ],
+)
+def test_a_value_of_several_lines_is_named_on_one(kwargs: dict, message: str):
+    from fairgate.sweeps import prepare
+
+    with pytest.raises(fg.ScenarioError, match=message) as caught:
+        prepare(SMALL, **kwargs)
+    assert "\n" not in str(caught.value)

@@ -38,8 +38,13 @@ def printable(text: str) -> str:
 
 
 def shown(value: object) -> str:
-    """``repr(value)`` for an error message, :func:`clipped`."""
-    return clipped(repr(value))
+    """``repr(value)`` for an error message, :func:`clipped`; a value whose repr takes several
+    lines (a DataFrame, a 2-d array) is named by its type and shape."""
+    text = repr(value)
+    if "\n" not in text:
+        return clipped(text)
+    shape = getattr(value, "shape", None)
+    return f"a {type(value).__name__}" + (f" of shape {shape}" if isinstance(shape, tuple) else "")
 
 
 def clipped(text: str) -> str:

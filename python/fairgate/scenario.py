@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import tomli_w
 
 from fairgate._core import ScenarioError
@@ -28,7 +29,8 @@ WHOLE = (-(2**63), 2**63 - 1)
 
 def plain(value: Any, path: str, depth: int = 0) -> Any:
     """``value`` as the plain values TOML holds: numpy scalars and arrays (a rate from
-    ``np.linspace``, a limit from ``np.arange``), tuples and ranges are converted; anything
+    ``np.linspace``, a limit from ``np.arange``), pandas Series (a column of a frame), tuples
+    and ranges are converted; anything
     else (an integer past 64 bits, nesting deeper than ``MAX_DEPTH``) raises ScenarioError
     naming ``path``."""
     if depth > MAX_DEPTH:
@@ -45,8 +47,10 @@ def plain(value: Any, path: str, depth: int = 0) -> Any:
         return value
     if isinstance(value, bool | float | str):
         return value
-    if isinstance(value, np.generic):
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return plain(value.item(), path, depth)
+    if isinstance(value, pd.Series | pd.Index):
+        return plain(value.to_numpy(), path, depth)
     if isinstance(value, Mapping):
         return {
             _key(k, path): plain(v, f"{path}.{k}" if path else str(k), depth + 1)

@@ -96,8 +96,11 @@ def run_point_into(
 
 
 def _is_list(value: object) -> bool:
-    """A list-like of items: a sequence or an array, not text or bytes (a sequence of letters)."""
-    return isinstance(value, Sequence | np.ndarray) and not isinstance(value, str | bytes)
+    """A list-like of items: a sequence, an array or a pandas Series, not text or bytes (a
+    sequence of letters) nor a 0-d array (a number)."""
+    if isinstance(value, np.ndarray):
+        return value.ndim > 0
+    return isinstance(value, Sequence | pd.Series | pd.Index) and not isinstance(value, str | bytes)
 
 
 def _axes(
@@ -125,6 +128,8 @@ def _axes(
 
 def _seeds(seeds: int | Sequence[int], text: str, overrides: Sequence[str]) -> list[int]:
     """``seeds=N`` is the scenario's seed and the N - 1 after it; a list is taken as given."""
+    if isinstance(seeds, np.ndarray) and seeds.ndim == 0:
+        seeds = seeds.item()
     if _is_list(seeds):
         return [seed_value(seed, f"seeds[{index}]") for index, seed in enumerate(seeds)]
     if isinstance(seeds, bool) or not isinstance(seeds, int | np.integer):
