@@ -82,4 +82,19 @@ def test_cli_lists_and_runs_a_reproduction(tmp_path):
     bad = fairgate("reproduce", "nosuch")
     assert bad.returncode == 2 and "expected one of" in bad.stderr
     bad = fairgate("reproduce", "queueing", "--scenario", "9")
-    assert bad.returncode == 2 and "`--scenario`" in bad.stderr
+    assert bad.returncode == 2 and "error: --scenario: got" in bad.stderr
+
+
+@pytest.mark.parametrize("command", ["reproduce", "study"])
+def test_the_list_aligns_every_name_and_takes_one(command: str):
+    """`hybrid-gateways` ran into its title (a 12-character column); `reproduce NAME --list`
+    listed every reproduction, and an unknown NAME with --list was not named."""
+    listed = fairgate(command, "--list").stdout.splitlines()
+    titles = [line for line in listed if not line.lstrip().startswith("experiments:")]
+    starts = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in titles}
+    assert len(titles) >= 4 and len(starts) == 1, listed
+    name = titles[-1].split()[0]
+    assert fairgate(command, name, "--list").stdout.split()[0] == name
+    assert len(fairgate(command, name, "--list").stdout.splitlines()) < len(listed)
+    bad = fairgate(command, "nosuch", "--list")
+    assert bad.returncode == 2 and "`name`: got 'nosuch'" in bad.stderr

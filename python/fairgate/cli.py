@@ -307,20 +307,21 @@ def _validate(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from fairgate import repro
 
+    names = repro.available()
+    if args.name is not None and args.name not in names:
+        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {', '.join(names)}")
     if args.list or not args.name:
-        for name in repro.available():
+        shown_names = [args.name] if args.name else names  # `reproduce NAME --list`: that one
+        width = max(map(len, shown_names))
+        for name in shown_names:
             module = repro.load(name)
-            print(f"{name:12s} {module.TITLE}")
-            print(f"{'':12s} experiments: {', '.join(map(str, module.EXPERIMENTS))}")
+            print(f"{name:{width}s}  {module.TITLE}")
+            print(f"{'':{width}s}  experiments: {', '.join(map(str, module.EXPERIMENTS))}")
         return 0
-    try:
-        module = repro.load(args.name)
-    except KeyError:
-        known = ", ".join(repro.available())
-        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {known}") from None
+    module = repro.load(args.name)
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
         listed = ", ".join(map(str, module.EXPERIMENTS))
-        raise ScenarioError(f"`--scenario`: got {shown(args.scenario)}, expected one of {listed}")
+        raise ScenarioError(f"--scenario: got {shown(args.scenario)}, expected one of {listed}")
     out = check_out_dir(args.out or Path("out") / "repro" / args.name)
     options = {}
     if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
@@ -373,15 +374,16 @@ def _fields_as_options() -> Iterator[None]:
 def _study(args: argparse.Namespace) -> int:
     from fairgate import studies
 
+    names = studies.available()
+    if args.name is not None and args.name not in names:
+        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {', '.join(names)}")
     if args.list or not args.name:
-        for name in studies.available():
-            print(f"{name:16s} {studies.load(name).TITLE}")
+        shown_names = [args.name] if args.name else names  # `study NAME --list`: that one
+        width = max(map(len, shown_names))
+        for name in shown_names:
+            print(f"{name:{width}s}  {studies.load(name).TITLE}")
         return 0
-    try:
-        module = studies.load(args.name)
-    except KeyError:
-        known = ", ".join(studies.available())
-        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {known}") from None
+    module = studies.load(args.name)
     accepted = inspect.signature(module.run).parameters
     options = {}
     for flag, name, _ in TRACE_OPTIONS:
