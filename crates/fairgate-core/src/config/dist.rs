@@ -249,7 +249,7 @@ fn check_duration_bound(dist: &Dist) -> Result<(), String> {
     if largest > MAX_DURATION_S {
         return Err(format!(
             "got a duration of up to {largest} s, expected at most {MAX_DURATION_S:e} s \
-             (about 200 days)"
+             (about 208 days)"
         ));
     }
     Ok(())

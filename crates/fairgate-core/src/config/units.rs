@@ -42,11 +42,12 @@ pub(crate) fn split_number(text: &str) -> Option<(f64, String)> {
 }
 
 /// Duration units, matched exactly (case matters: "Ms" is not "ms").
-const DURATION_UNITS: [(&str, f64); 8] = [
+const DURATION_UNITS: [(&str, f64); 9] = [
     ("ps", 1e-12),
     ("ns", 1e-9),
     ("us", 1e-6),
-    ("µs", 1e-6),
+    ("µs", 1e-6), // the micro sign, U+00B5
+    ("μs", 1e-6), // the Greek mu, U+03BC: keyboards and editors give either
     ("ms", 1e-3),
     ("s", 1.0),
     ("sec", 1.0),
@@ -89,7 +90,7 @@ fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
     if seconds > MAX_DURATION_S {
         // also a number too large for a float (1e400s): it reads as infinite
         return Err(format!(
-            "got {shown}, expected a duration below 1.8e7 s (about 200 days)"
+            "got {shown}, expected a duration below 1.8e7 s (about 208 days)"
         ));
     }
     if seconds > 0.0 && secs(seconds) == 0 {
@@ -294,6 +295,8 @@ mod tests {
         assert_eq!(parse_duration("10ms").unwrap(), 0.01);
         assert_eq!(parse_duration("2 s").unwrap(), 2.0);
         assert_eq!(parse_duration("250us").unwrap(), 250e-6);
+        assert_eq!(parse_duration("250\u{b5}s").unwrap(), 250e-6);
+        assert_eq!(parse_duration("250\u{3bc}s").unwrap(), 250e-6);
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("10 parsecs").is_err());
     }
