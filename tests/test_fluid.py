@@ -158,7 +158,7 @@ def test_bad_parameters_name_the_field() -> None:
     with pytest.raises(fg.ScenarioError, match=r"`fluid\.chapter`: got 5, expected 4 or 6"):
         fluid.solve("red", chapter=5)
     with pytest.raises(
-        fg.ScenarioError, match=r"`fluid\.rtt`: got 0.0, expected a finite number > 0"
+        fg.ScenarioError, match=r"`fluid\.rtt`: got 0.0, expected a finite number in \[1e-11, "
     ):
         fluid.solve("red", FluidParams(rtt=0.0))
     with pytest.raises(fg.ScenarioError, match=r"fluid\.max_th"):
@@ -182,6 +182,10 @@ def test_bad_parameters_name_the_field() -> None:
         ("max_th", math.inf),
         ("max_rcv_win", 0.0),
         ("service_rate", "fast"),
+        ("rtt", 1e-300),  # m/R² divided by zero
+        ("rtt", 1e300),  # R² overflowed
+        ("connections", 1e300),
+        ("service_rate", 1e300),
     ],
 )
 def test_every_parameter_out_of_range_is_refused_before_anything_is_allocated(field, value):
@@ -189,6 +193,26 @@ def test_every_parameter_out_of_range_is_refused_before_anything_is_allocated(fi
     infinity, before the ranges were checked."""
     with pytest.raises(fg.ScenarioError, match=rf"fluid\.(step|{field})`: got"):
         fluid.solve("avqred", FluidParams(**{field: value}), chapter=6)
+
+
+def test_a_solution_that_leaves_the_finite_numbers_is_refused(monkeypatch) -> None:
+    """Parameters each within its range might still overflow together; the solution is
+    checked, not returned with inf or NaN in it as if complete."""
+    from fairgate.fluid import model
+
+    real = model._integrate
+
+    def overflowing(*args):
+        state = real(*args)
+        state["q"][7] = math.inf
+        return state
+
+    monkeypatch.setattr(model, "_integrate", overflowing)
+    with pytest.raises(fg.ScenarioError, match=r"`q` left the finite numbers at t = 0.07 units"):
+        fluid.solve("red", FluidParams(horizon=1.0, connections=7))
+    monkeypatch.setattr(model, "_integrate", lambda *args: 1.0 / 0.0)
+    with pytest.raises(fg.ScenarioError, match=r"with the parameters connections=7, horizon=1.0"):
+        fluid.solve("red", FluidParams(horizon=1.0, connections=7))
 
 
 def test_a_fourier_series_and_its_fit_refuse_non_finite_and_negative_values() -> None:

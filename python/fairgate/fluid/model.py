@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -85,9 +86,9 @@ MAX_STEPS = 10_000_000
 1 ms step are 50,000)."""
 
 RANGES: dict[str, dict[str, float | bool]] = {
-    "connections": {"low": 1, "integer": True},
-    "rtt": {"low": 0, "low_open": True},
-    "service_rate": {"low": 0, "low_open": True},
+    "connections": {"low": 1, "high": 1e12, "integer": True},
+    "rtt": {"low": 1e-11, "high": 1.8e8},  # 1 ps to 1.8e7 s, in units: what a scenario takes
+    "service_rate": {"low": 0, "high": 1e12, "low_open": True},
     "target_utilisation": {"low": 0, "high": 1, "low_open": True},
     "min_th": {"low": 0},
     "max_th": {"low": 0, "low_open": True},
@@ -99,7 +100,9 @@ RANGES: dict[str, dict[str, float | bool]] = {
     "step": {"low": 0, "low_open": True},
     "horizon": {"low": 0, "low_open": True},
 }
-"""Each numeric parameter's bounds (``checks.number``'s keywords)."""
+"""Each numeric parameter's bounds (``checks.number``'s keywords). The upper bounds of
+``connections`` and ``service_rate`` (1e12: 1 Tb/s of 1-byte packets is 1.25e10 a unit) and
+both of ``rtt`` keep the model's squares (m/R², λ²) finite; past them it overflowed."""
 
 
 @dataclass(frozen=True)
@@ -218,12 +221,40 @@ def solve(
     upsilon = (
         np.clip(inp.upsilon(times), 0.0, floor_upsilon) if chapter == 6 else np.zeros_like(times)
     )
-    start = _initial_state(scheme, prm, chapter, inp)
-    state = _integrate(scheme, prm, chapter, start, times, delay, omega, omega_late, upsilon)
+    with np.errstate(all="ignore"):  # a value past the floats is refused below, not warned of
+        try:
+            start = _initial_state(scheme, prm, chapter, inp)
+            state = _integrate(
+                scheme, prm, chapter, start, times, delay, omega, omega_late, upsilon
+            )
+        except (OverflowError, ZeroDivisionError):
+            _not_finite(prm, "an intermediate value", None)
     frame = pd.DataFrame({"t": times, "time_s": times * UNIT_S, **state})
     if chapter == 6:
         frame["upsilon"] = upsilon
+    _check_finite(frame, prm)
     return frame
+
+
+def _check_finite(frame: pd.DataFrame, prm: FluidParams) -> None:
+    """Refuses a solution that left the finite numbers: parameters each within its range can
+    still together overflow (a band of 1e-300 packets makes RED's slope 1e300)."""
+    values = frame.to_numpy(dtype=float)
+    finite = np.isfinite(values)
+    if not finite.all():
+        row, column = np.argwhere(~finite)[0]
+        _not_finite(prm, f"`{frame.columns[column]}`", float(frame["t"].iloc[row]))
+
+
+def _not_finite(prm: FluidParams, what: str, at: float | None) -> NoReturn:
+    when = f" at t = {at:g} units" if at is not None else ""
+    changed = [f"{f.name}={getattr(prm, f.name)!r}" for f in fields(prm)
+               if getattr(prm, f.name) != getattr(FluidParams, f.name)]  # fmt: skip
+    raise ScenarioError(
+        f"`fluid`: {what} left the finite numbers{when} (past 1.8e308) with the parameters "
+        f"{', '.join(changed) or 'at their defaults'}; expected parameters whose products stay "
+        "finite (a band max_th - min_th, a service_rate and a target_utilisation not near 0)"
+    )
 
 
 def _initial_state(scheme: str, prm: FluidParams, chapter: int, inp: FluidInputs) -> FluidState:
