@@ -383,3 +383,38 @@ def test_numpy_scalars_become_python_numbers():
     """A numpy integer wraps silently in arithmetic; the parameters hold Python numbers."""
     params = FluidParams(connections=np.int64(400), rtt=np.float32(6.0))
     assert type(params.connections) is int and type(params.rtt) is float
+
+
+def test_an_improvement_over_a_constant_queue_has_no_value() -> None:
+    """With constant inputs RED's queue stays at its rest point (std 0): model_improvement
+    ended in a ZeroDivisionError."""
+    change = fluid.model_improvement(FluidParams(horizon=100.0))
+    assert change["mean"] == 0.0 and math.isnan(change["std"])
+    table = fluid.improvement_table(change).set_index("statistic")
+    assert table.loc["std", "model_same_sign_as_paper"] is None
+    assert not table.loc["mean", "model_same_sign_as_paper"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: fluid.queue_stats(None), "solution: got None, expected the frame"),
+        (lambda: fluid.queue_stats(pd.DataFrame({"a": [1]})), "solution: got a DataFrame"),
+        (lambda: fluid.improvement({}, {}), r"red: got \{\}, expected a mapping with `mean`"),
+        (lambda: fluid.improvement({"mean": 1, "std": "x"}, {}), r"`red\['std'\]`: got 'x'"),
+        (lambda: fluid.improvement_table({"mean": 1}), "model: got"),
+        (lambda: fluid.delay_sweep("red", 5), "delays: got 5, expected a list"),
+        (lambda: fluid.delay_sweep("red", [-1.0]), r"`delays\[0\]`: got -1.0"),
+        (lambda: fluid.input_percentiles(5), "series: got 5, expected a FourierSeries"),
+        (
+            lambda: fluid.input_percentiles(FourierSeries.constant(1.0), [101]),
+            r"`percentiles\[0\]`: got 101, expected a finite number in \[0, 100\]",
+        ),
+    ],
+)
+def test_the_comparisons_name_an_argument_of_the_wrong_kind(call, message: str) -> None:
+    """Each was a KeyError, TypeError or AttributeError from inside pandas."""
+    with pytest.raises(fg.ScenarioError, match=message):
+        call()
+    with pytest.raises(fg.ScenarioError, match="`warmup_s`: got 'x', expected a finite number"):
+        fluid.queue_stats(fluid.solve("red", FluidParams(horizon=5.0)), "x")  # type: ignore[arg-type]

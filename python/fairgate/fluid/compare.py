@@ -8,11 +8,13 @@ printed. Statistics skip a warm-up (default 5 s). Decisions: docs/models/fluid.m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from fairgate import checks
 from fairgate._core import ScenarioError
 from fairgate.fluid.fourier import FourierSeries
 from fairgate.fluid.model import FluidInputs, FluidParams, solve
@@ -23,17 +25,40 @@ WARMUP_S = 5.0
 
 def queue_stats(solution: pd.DataFrame, warmup_s: float = WARMUP_S) -> dict[str, float]:
     """Mean and standard deviation of the transmit queue q (packets) after ``warmup_s``."""
+    if not isinstance(solution, pd.DataFrame) or not {"time_s", "q"} <= set(solution.columns):
+        raise ScenarioError(
+            f"solution: got {checks.shown(solution)}, expected the frame fairgate.fluid.solve "
+            "returns (columns `time_s` and `q`)"
+        )
+    warmup_s = checks.number("warmup_s", warmup_s)
     q = solution.loc[solution["time_s"] >= warmup_s, "q"]
     if q.empty:
-        raise ScenarioError(
-            f"warmup_s: {warmup_s} s leaves no samples in a run of {solution['time_s'].iloc[-1]} s"
-        )
+        last = solution["time_s"].iloc[-1] if len(solution) else 0.0
+        raise ScenarioError(f"warmup_s: {warmup_s} s leaves no samples in a run of {last} s")
     return {"mean": float(q.mean()), "std": float(q.std(ddof=0))}
 
 
+STATISTICS = ("mean", "std")
+
+
 def improvement(red: Mapping[str, float], avqred: Mapping[str, float]) -> dict[str, float]:
-    """Relative change in percent of each statistic from RED to AVQRED."""
-    return {key: 100.0 * (avqred[key] - red[key]) / red[key] for key in ("mean", "std")}
+    """Relative change in percent of each statistic from RED to AVQRED; NaN where RED's value
+    is 0 (a change relative to nothing has no value: a constant queue has a std of 0)."""
+    before, after = _statistics(red, "red"), _statistics(avqred, "avqred")
+    return {
+        key: 100.0 * (after[key] - before[key]) / before[key] if before[key] != 0 else math.nan
+        for key in STATISTICS
+    }
+
+
+def _statistics(stats: object, name: str) -> dict[str, float]:
+    """``stats``' mean and std as finite numbers (as :func:`queue_stats` gives them)."""
+    if not isinstance(stats, Mapping) or not all(key in stats for key in STATISTICS):
+        raise ScenarioError(
+            f"{name}: got {checks.shown(stats)}, expected a mapping with `mean` and `std` "
+            "(as fairgate.fluid.queue_stats returns)"
+        )
+    return {key: checks.number(f"{name}[{key!r}]", stats[key]) for key in STATISTICS}
 
 
 def model_improvement(
@@ -50,20 +75,41 @@ def improvement_table(
     simulation: Mapping[str, float] | None = None,
     paper: Mapping[str, float] = PAPER_IMPROVEMENT,
 ) -> pd.DataFrame:
-    """Model, simulation and paper improvements side by side, with a same-sign check per row."""
+    """Model, simulation and paper improvements side by side, with a same-sign check per row
+    (None where the model's change has no value)."""
+    model_pct, paper_pct = _changes(model, "model"), _changes(paper, "paper")
+    simulated = None if simulation is None else _changes(simulation, "simulation")
     rows = []
-    for key in ("mean", "std"):
-        sim = None if simulation is None else float(simulation[key])
+    for key in STATISTICS:
         rows.append(
             {
                 "statistic": key,
-                "model_pct": float(model[key]),
-                "simulation_pct": sim,
-                "paper_pct": float(paper[key]),
-                "model_same_sign_as_paper": (model[key] < 0) == (paper[key] < 0),
+                "model_pct": model_pct[key],
+                "simulation_pct": None if simulated is None else simulated[key],
+                "paper_pct": paper_pct[key],
+                "model_same_sign_as_paper": None
+                if math.isnan(model_pct[key])
+                else (model_pct[key] < 0) == (paper_pct[key] < 0),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _changes(changes: object, name: str) -> dict[str, float]:
+    """``changes``' mean and std in percent: numbers, NaN where a change has no value."""
+    if not isinstance(changes, Mapping) or not all(key in changes for key in STATISTICS):
+        raise ScenarioError(
+            f"{name}: got {checks.shown(changes)}, expected a mapping with `mean` and `std` "
+            "(as fairgate.fluid.improvement returns)"
+        )
+    values = {}
+    for key in STATISTICS:
+        value = changes[key]
+        if isinstance(value, float) and math.isnan(value):
+            values[key] = math.nan
+        else:
+            values[key] = checks.number(f"{name}[{key!r}]", value)
+    return values
 
 
 def delay_sweep(
@@ -76,8 +122,13 @@ def delay_sweep(
     """Queue mean and std of ``scheme`` with the measured ω and υ but a constant PEP delay d
     (model units) in place of the measured d(t): how much of the result the delay decides."""
     base = inputs or FluidInputs()
+    if isinstance(delays, str | bytes) or not isinstance(delays, Sequence | np.ndarray):
+        raise ScenarioError(
+            f"delays: got {checks.shown(delays)}, expected a list of delays (units)"
+        )
     rows = []
-    for delay in delays:
+    for index, delay in enumerate(delays):
+        delay = checks.number(f"delays[{index}]", delay, 0.0)
         variant = FluidInputs(
             omega=base.omega, delay=FourierSeries.constant(delay), upsilon=base.upsilon
         )
@@ -91,10 +142,16 @@ def input_percentiles(
 ) -> dict[float, float]:
     """Percentiles of a fitted input over one period, sampled every ``step`` units (the spread
     of the measured d(t) beside the constant delays of :func:`delay_sweep`)."""
-    if not 0 < step <= series.period:
-        raise ScenarioError(f"step: expected a number in (0, {series.period}], got {step}")
+    if not isinstance(series, FourierSeries):
+        raise ScenarioError(f"series: got {checks.shown(series)}, expected a FourierSeries")
+    checks.number("step", step, 0.0, series.period, low_open=True)
+    if isinstance(percentiles, str | bytes) or not isinstance(percentiles, Sequence | np.ndarray):
+        raise ScenarioError(
+            f"percentiles: got {checks.shown(percentiles)}, expected a list of numbers in [0, 100]"
+        )
+    wanted = [checks.number(f"percentiles[{i}]", q, 0.0, 100.0) for i, q in enumerate(percentiles)]
     values = series(np.arange(0.0, series.period, step))
-    return {float(q): float(np.percentile(values, q)) for q in percentiles}
+    return {q: float(np.percentile(values, q)) for q in wanted}
 
 
 def upsilon_ablation(
