@@ -418,3 +418,11 @@ def test_the_comparisons_name_an_argument_of_the_wrong_kind(call, message: str) 
         call()
     with pytest.raises(fg.ScenarioError, match="`warmup_s`: got 'x', expected a finite number"):
         fluid.queue_stats(fluid.solve("red", FluidParams(horizon=5.0)), "x")  # type: ignore[arg-type]
+
+
+def test_a_change_without_a_value_draws_no_bar() -> None:
+    """The bars drew NaN as 0 % (and the model-simulation figure labelled it "0")."""
+    table = fluid.improvement_table({"mean": -20.0, "std": math.nan}, {"mean": -10.0, "std": 5.0})
+    figure = fluid.improvement_figure(table)
+    heights = [patch.get_height() for patch in figure.axes[0].patches]
+    assert len(heights) == 6 and math.isnan(heights[1]) and heights[0] == -20.0

@@ -193,3 +193,50 @@ def test_a_value_of_several_lines_is_named_on_one(kwargs: dict, message: str):
     with pytest.raises(fg.ScenarioError, match=message) as caught:
         prepare(SMALL, **kwargs)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fg.plot.overview(None),
+        lambda: fg.plot.queue_over_time("out"),
+        lambda: fg.plot.class_throughput(5),
+        lambda: fg.plot.transfer_time_cdf({}),
+        lambda: fg.plot.busiest_ports(None),
+        lambda: fluid.measure_inputs(None),
+        lambda: fluid.offered_load_ratio(pd.DataFrame()),
+        lambda: fluid.pep_delay(None, "g"),
+        lambda: fluid.new_connection_fraction("results"),
+    ],
+)
+def test_figures_and_measurements_name_what_is_not_a_run(call):
+    """Each was an AttributeError from inside the figure or the measurement."""
+    with pytest.raises(fg.ScenarioError, match=r"^results: got .*, expected the Results of a run"):
+        call()
+
+
+@pytest.fixture(scope="module")
+def small_run() -> fg.Results:
+    return fg.run_text(SMALL)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda r: fg.plot.overview(r, title=5), "`title`: got 5, expected a string or None"),
+        (lambda r: fg.plot.busiest_ports(r, "x"), "`count`: got 'x', expected a whole number"),
+        (lambda r: fluid.offered_load_ratio(r, "x"), "`start_s`: got 'x'"),
+        (lambda r: fluid.offered_load_ratio(r, 0.0, 1.5), "`points`: got 1.5"),
+        (lambda r: fluid.new_connection_fraction(r, "x"), "`connections`: got 'x'"),
+        (lambda r: fluid.pep_delay(r, 5), "`gateway`: got 5, expected a gateway's name"),
+        (lambda r: fluid.solve("red", 5), "params: got 5, expected FluidParams or None"),
+        (lambda r: fluid.solve("red", None, 5), "inputs: got 5, expected FluidInputs or None"),
+        (lambda r: fluid.solutions_figure(5), "solutions: got 5, expected a mapping"),
+        (lambda r: fluid.solutions_figure({"a": 5}), r"solutions\['a'\]: got 5, expected a frame"),
+        (lambda r: fluid.improvement_figure(None), "table: got None, expected a frame with"),
+        (lambda r: fluid.model_simulation_figure(FRAME), "table: got a DataFrame of shape"),
+    ],
+)
+def test_figure_and_measurement_options_are_named(small_run, call, message: str):
+    with pytest.raises(fg.ScenarioError, match=message):
+        call(small_run)

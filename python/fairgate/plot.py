@@ -12,9 +12,9 @@ from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import number, shown
 from fairgate.display import cell
-from fairgate.results import Results
+from fairgate.results import Results, results_argument
 from fairgate.runner import check_out_file
 
 MAX_PORTS = 4
@@ -28,7 +28,8 @@ TITLE_WIDTH = 80
 
 def busiest_ports(results: Results, count: int = MAX_PORTS) -> list[str]:
     """Ports that ever queued more than one packet, largest mean queue first."""
-    ports = results.ports
+    count = int(number("count", count, 0, integer=True))
+    ports = results_argument(results).ports
     queued = ports[ports["max_queue_pkts"] > 1]
     ranked = (queued if len(queued) else ports).sort_values(
         ["mean_queue_pkts", "drops_pkts", "utilisation"], ascending=False, kind="stable"
@@ -42,6 +43,7 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
     Returns the Figure (a notebook shows it); writes it to `path` (PNG) only when one is given.
     Needs no pyplot and leaves the matplotlib backend to the caller.
     """
+    results = _checked(results, path, title)
     fig = Figure(figsize=(9, 6.5), layout="constrained")
     ax_q, ax_t = fig.subplots(2, 1, sharex=True)
     qs = results.queue_series
@@ -79,6 +81,7 @@ def queue_over_time(
     """Queue length of `ports` (default: the busiest) over time, and below it each port's
     arrival rate (into the discipline, before its drops, dashed) and departure rate (onto the
     link, solid) from the core's rate series. Written to `path` (PNG) only when one is given."""
+    results = _checked(results, path, title)
     fig = Figure(figsize=(9, 6.5), layout="constrained")
     ax_q, ax_r = fig.subplots(2, 1, sharex=True)
     qs = results.queue_series
@@ -141,6 +144,16 @@ def image_path(path: str | Path) -> Path:
     return out
 
 
+def _checked(results: object, path: str | Path | None, title: object) -> Results:
+    """The arguments every figure takes, checked before any drawing: the run, the path to
+    write (named before the work) and the title."""
+    if path is not None:
+        image_path(path)
+    if title is not None and not isinstance(title, str):
+        raise ScenarioError(f"`title`: got {shown(title)}, expected a string or None")
+    return results_argument(results)
+
+
 def _finish(fig: Figure, results: Results, path: str | Path | None, title: str | None) -> Figure:
     fig.suptitle(title or cell(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH))
     if path is not None:
@@ -152,6 +165,7 @@ def class_throughput(
     results: Results, path: str | Path | None = None, title: str | None = None
 ) -> Figure:
     """The goodput of each traffic class (source kind) over time; written to `path` if given."""
+    results = _checked(results, path, title)
     fig = Figure(figsize=(9, 4.5), layout="constrained")
     ax = fig.subplots()
     rates = results.class_throughput()
@@ -170,6 +184,7 @@ def transfer_time_cdf(
 ) -> Figure:
     """The empirical CDF of transfer times (request to last byte), one curve per flow of the
     transfers table; written to `path` if given."""
+    results = _checked(results, path, title)
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     transfers = results.transfers

@@ -12,7 +12,7 @@ from fairgate._core import ScenarioError
 from fairgate.checks import shown
 from fairgate.display import cell
 from fairgate.plot import TITLE_WIDTH, image_path, save
-from fairgate.results import Results
+from fairgate.results import Results, results_argument
 
 MAX_CONNECTIONS = 6
 BUFFERS = ("pep_buffer", "send_buffer", "unacked")
@@ -64,7 +64,7 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
     a gateway of the run raises ScenarioError (it drew three empty panels)."""
     if path is not None:
         image_path(path)  # a bad path is named before a bad gateway, and before the work
-    known = gateways(results)
+    known = gateways(results_argument(results))
     if gateway not in known:
         raise ScenarioError(
             f"`gateway`: got {shown(gateway)}, expected a gateway of the run: "

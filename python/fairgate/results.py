@@ -130,6 +130,17 @@ def _check_saved(out: Path, summary: object, frames: dict[str, pd.DataFrame]) ->
                 )
 
 
+def results_argument(value: object, name: str = "results") -> Results:
+    """``value`` when it is a run's Results; otherwise ScenarioError naming ``name`` (a figure
+    or a measurement of ``None`` was an AttributeError from inside it)."""
+    if not isinstance(value, Results):
+        raise _core.ScenarioError(
+            f"{name}: got {shown(value)}, expected the Results of a run (Scenario.run, "
+            "fairgate.run_file, fairgate.run_text or Results.load)"
+        )
+    return value
+
+
 ROLES = ("data", "ack")
 CLASS_COLUMNS = ("goodput_bps", "throughput_bps")
 

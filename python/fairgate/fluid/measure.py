@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown
+from fairgate.checks import number, shown
 from fairgate.fluid.fourier import FourierSeries, fit_fourier
 from fairgate.fluid.model import UNIT_S
-from fairgate.results import Results
+from fairgate.results import Results, results_argument
 
 POINTS = 500
 
@@ -30,7 +30,7 @@ def _data_flows(results: Results) -> pd.Series:
 
 def delivered_rate(results: Results) -> pd.Series:
     """Data bytes delivered per second in each sample interval, indexed by the interval's end."""
-    series = results.flow_series
+    series = results_argument(results).flow_series
     data = series[series["flow"].astype(str).isin(set(_data_flows(results)))]
     total = data.groupby("time_s", observed=True)["delivered_bytes"].sum().sort_index()
     times = total.index.to_numpy(dtype=float)
@@ -45,6 +45,7 @@ def offered_load_ratio(
     samples from ``start_s``; default the whole series), so ω has mean 1 there. The offered rate
     is what ``gateway`` accepted from upstream when one is named (the load offered to it; its
     flows' delivered bytes count each split leg), else the data bytes delivered."""
+    start_s, points = _window(start_s, points)
     rate = delivered_rate(results) if gateway is None else relayed_rate(results, gateway)
     window = rate[rate.index >= start_s]
     mean = (window if points is None else window.iloc[:points]).mean()
@@ -53,8 +54,18 @@ def offered_load_ratio(
     return (rate / mean).rename("omega")
 
 
+def _window(start_s: object, points: object) -> tuple[float, int | None]:
+    """A fit window's start (s) and sample count (None: all), checked."""
+    start = number("start_s", start_s)
+    if points is None:
+        return start, None
+    return start, int(number("points", points, 2, integer=True))
+
+
 def _gateway_sum(results: Results, gateway: str, var: str) -> pd.Series:
-    traces = results.traces
+    if not isinstance(gateway, str):
+        raise ScenarioError(f"`gateway`: got {shown(gateway)}, expected a gateway's name")
+    traces = results_argument(results).traces
     rows = traces[traces["var"].astype(str) == f"{gateway}.{var}"]
     if rows.empty:
         raise ScenarioError(
@@ -101,7 +112,7 @@ def pep_delay(results: Results, gateway: str) -> pd.Series:
 def cumulative_births(results: Results) -> pd.Series | None:
     """Connections opened so far by request/response workloads (their ``births`` traces), summed
     over flows per sample time; None when the run has no such workload."""
-    traces = results.traces
+    traces = results_argument(results).traces
     births = traces[traces["var"].astype(str) == "births"]
     if births.empty:
         return None
@@ -129,8 +140,12 @@ def new_connection_fraction(
     A ``window`` above 1 reads "new" as a stock (opened within that many intervals) rather than
     this interval's births; the reproduction uses 1 (decision: docs/models/fluid.md).
     """
-    flows = results.flows[results.flows["role"].astype(str) == "data"]
-    m = connections if connections is not None else _default_connections(results, flows)
+    flows = results_argument(results).flows
+    flows = flows[flows["role"].astype(str) == "data"]
+    if connections is not None:
+        m = int(number("connections", connections, 1, integer=True))
+    else:
+        m = _default_connections(results, flows)
     if m <= 0:
         raise ScenarioError(f"connections: expected a positive count, got {m}")
     if not (isinstance(window, int) and window >= 1):
@@ -160,6 +175,10 @@ def sample_step_units(samples: pd.Series) -> float:
 
 def fit_window(samples: pd.Series, start_s: float = 0.0, points: int = POINTS) -> FourierSeries:
     """Fits a Fourier series to ``points`` samples from ``start_s`` on (source: 500 × 100 ms)."""
+    if not isinstance(samples, pd.Series):
+        raise ScenarioError(f"samples: got {shown(samples)}, expected a pandas Series of samples")
+    start_s, count = _window(start_s, points)
+    points = POINTS if count is None else count
     window = samples[samples.index >= start_s].iloc[:points]
     if len(window) < points:
         raise ScenarioError(
@@ -176,6 +195,7 @@ def measure_inputs(
     connections: int | None = None,
 ) -> dict[str, FourierSeries]:
     """Fits ω, υ and (with a gateway) d from one run; keys ``omega``, ``upsilon``, ``delay``."""
+    results_argument(results)
     fitted = {
         "omega": fit_window(offered_load_ratio(results, start_s, points, gateway), start_s, points),
         "upsilon": fit_window(new_connection_fraction(results, connections), start_s, points),

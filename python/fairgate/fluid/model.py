@@ -207,8 +207,12 @@ def solve(
     Columns: ``t`` (units), ``time_s``, ``lam``, ``q``, ``v``, ``w``, ``p`` and, for chapter 6,
     ``n`` and ``upsilon``.
     """
-    prm = params or FluidParams()
-    inp = inputs or FluidInputs()
+    prm = FluidParams() if params is None else params
+    inp = FluidInputs() if inputs is None else inputs
+    if not isinstance(prm, FluidParams):
+        raise ScenarioError(f"params: got {checks.shown(prm)}, expected FluidParams or None")
+    if not isinstance(inp, FluidInputs):
+        raise ScenarioError(f"inputs: got {checks.shown(inp)}, expected FluidInputs or None")
     _check(scheme, chapter, prm)
     steps = int(math.floor(prm.horizon / prm.step + 1e-9))
     times = np.arange(steps + 1) * prm.step
