@@ -240,3 +240,13 @@ def small_run() -> fg.Results:
 def test_figure_and_measurement_options_are_named(small_run, call, message: str):
     with pytest.raises(fg.ScenarioError, match=message):
         call(small_run)
+
+
+def test_the_results_plumbing_names_what_it_was_given(small_run, tmp_path):
+    """`from_core(None)` was a TypeError; `write_into("dir")` an AttributeError (a str would
+    have skipped the checks and the lock that `save` takes)."""
+    with pytest.raises(fg.ScenarioError, match="raw: got None, expected the dict a core"):
+        fg.Results.from_core(None)  # type: ignore[arg-type]
+    with pytest.raises(fg.ScenarioError, match=r"out: got '.*', expected a pathlib.Path .* save"):
+        small_run.write_into(str(tmp_path / "o"))  # type: ignore[arg-type]
+    assert not (tmp_path / "o").exists()

@@ -172,6 +172,10 @@ class Results:
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> Results:
         """The results of a finished core simulation (``Simulation.results()``)."""
+        if not isinstance(raw, dict) or not all(key in raw for key in (*TABLES, "summary")):
+            raise _core.ScenarioError(
+                f"raw: got {shown(raw)}, expected the dict a core Simulation's results() returns"
+            )
         categories = _Categories()
         frames = {name: _frame(raw[name], categories) for name in TABLES}
         return cls(summary=json.loads(raw["summary"]), **frames)

@@ -320,6 +320,11 @@ def write_single_run(
     in, the summary last, only when all are complete, replacing an earlier single run of
     either kind (:func:`clear_earlier_run`); a directory holding a sweep raises ScenarioError
     naming ``name``. Returns the paths written."""
+    if not isinstance(out, Path):  # a str here skipped the checks and the lock save() takes
+        raise ScenarioError(
+            f"out: got {shown(out)}, expected a pathlib.Path the caller has checked and locked "
+            "(save(DIR) does both: call it instead)"
+        )
     if out.is_dir():
         check_single_run_target(out, name)
     files = [f"{table}.parquet" for table in tables] + ["summary.json"]
