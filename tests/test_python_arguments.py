@@ -247,6 +247,8 @@ def test_the_results_plumbing_names_what_it_was_given(small_run, tmp_path):
     have skipped the checks and the lock that `save` takes)."""
     with pytest.raises(fg.ScenarioError, match="raw: got None, expected the dict a core"):
         fg.Results.from_core(None)  # type: ignore[arg-type]
-    with pytest.raises(fg.ScenarioError, match=r"out: got '.*', expected a pathlib.Path .* save"):
+    with pytest.raises(
+        fg.ScenarioError, match=r"out: got '.*', expected a pathlib.Path the caller"
+    ):
         small_run.write_into(str(tmp_path / "o"))  # type: ignore[arg-type]
     assert not (tmp_path / "o").exists()

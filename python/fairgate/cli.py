@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TextIO
 
 import pandas as pd
@@ -307,21 +308,19 @@ def _validate(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from fairgate import repro
 
-    names = repro.available()
-    if args.name is not None and args.name not in names:
-        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {', '.join(names)}")
     if args.list or not args.name:
-        shown_names = [args.name] if args.name else names  # `reproduce NAME --list`: that one
-        width = max(map(len, shown_names))
-        for name in shown_names:
-            module = repro.load(name)
+        listed = [(args.name, _named(repro, args.name))] if args.name else _every(repro)
+        width = max(len(name) for name, _ in listed)
+        for name, module in listed:  # `reproduce NAME --list`: that one
             print(f"{name:{width}s}  {module.TITLE}")
             print(f"{'':{width}s}  experiments: {', '.join(map(str, module.EXPERIMENTS))}")
         return 0
-    module = repro.load(args.name)
+    module = _named(repro, args.name)
     if args.scenario is not None and args.scenario not in map(str, module.EXPERIMENTS):
-        listed = ", ".join(map(str, module.EXPERIMENTS))
-        raise ScenarioError(f"--scenario: got {shown(args.scenario)}, expected one of {listed}")
+        experiments = ", ".join(map(str, module.EXPERIMENTS))
+        raise ScenarioError(
+            f"--scenario: got {shown(args.scenario)}, expected one of {experiments}"
+        )
     out = check_out_dir(args.out or Path("out") / "repro" / args.name)
     options = {}
     if "client" in inspect.signature(module.run).parameters:  # runs its cases on the executor
@@ -335,6 +334,19 @@ def _reproduce(args: argparse.Namespace) -> int:
     print(report.text())
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _named(package: ModuleType, name: str) -> ModuleType:
+    """The reproduction or study ``name`` of ``package``; ScenarioError naming the argument."""
+    try:
+        return package.load(name)
+    except KeyError:
+        known = ", ".join(package.available())
+        raise ScenarioError(f"`name`: got {shown(name)}, expected one of: {known}") from None
+
+
+def _every(package: ModuleType) -> list[tuple[str, ModuleType]]:
+    return [(name, package.load(name)) for name in package.available()]
 
 
 def _scope(args: argparse.Namespace, experiments: Sequence[object]) -> str:
@@ -374,16 +386,13 @@ def _fields_as_options() -> Iterator[None]:
 def _study(args: argparse.Namespace) -> int:
     from fairgate import studies
 
-    names = studies.available()
-    if args.name is not None and args.name not in names:
-        raise ScenarioError(f"`name`: got {shown(args.name)}, expected one of: {', '.join(names)}")
     if args.list or not args.name:
-        shown_names = [args.name] if args.name else names  # `study NAME --list`: that one
-        width = max(map(len, shown_names))
-        for name in shown_names:
-            print(f"{name:{width}s}  {studies.load(name).TITLE}")
+        listed = [(args.name, _named(studies, args.name))] if args.name else _every(studies)
+        width = max(len(name) for name, _ in listed)
+        for name, module in listed:  # `study NAME --list`: that one
+            print(f"{name:{width}s}  {module.TITLE}")
         return 0
-    module = studies.load(args.name)
+    module = _named(studies, args.name)
     accepted = inspect.signature(module.run).parameters
     options = {}
     for flag, name, _ in TRACE_OPTIONS:
