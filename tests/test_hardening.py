@@ -263,6 +263,14 @@ def test_a_reader_that_leaves_query_rows_early_ends_nothing_in_error(tmp_path: P
         assert process.stderr is not None and b"error" not in process.stderr.read()
 
 
+def test_an_override_of_the_wrong_form_is_not_blamed_on_the_file(tmp_path: Path):
+    """ "error: s.toml: `--set nokey`: expected key.path=value" named the scenario file for a
+    mistake on the command line."""
+    done = fairgate("run", write(tmp_path, NO_FLOWS), "--set", "nokey")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: `--set nokey`: expected key.path=value"), done.stderr
+
+
 def test_the_out_probe_leaves_nothing_behind(tmp_path: Path):
     check_out_dir(tmp_path / "new" / "dir")
     assert list(tmp_path.iterdir()) == []

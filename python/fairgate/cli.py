@@ -488,10 +488,11 @@ def _check_matplotlib_backend() -> None:
 
 
 OPTION_ERROR = re.compile(
-    r"(--[a-z][a-z-]*|workers|Dask configuration|MPLBACKEND|\$FAIRGATE_\w+)[ :]"
+    r"`?(--[a-z][a-z-]*|workers|Dask configuration|MPLBACKEND|\$FAIRGATE_\w+)[ :]"
 )
-"""An error about a command-line option (``--out: ...``, ``--scheduler: ...``) or the
-environment, not about the scenario file: it is not prefixed with the file's path."""
+"""An error about a command-line option (``--out: ...``, ``--scheduler: ...``, the form of an
+override, quoted in backticks: "`--set x`: expected key.path=value") or the environment, not
+about the scenario file: it is not prefixed with the file's path."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
