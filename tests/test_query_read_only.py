@@ -22,7 +22,7 @@ import fairgate as fg
 from conftest import SCENARIOS
 from fairgate.sweeps import query
 from test_cli import fairgate
-from test_hardening import LEAKY, write
+from test_hardening import LEAKY, NO_FLOWS, write
 
 SCENARIO = LEAKY.replace('kind = "test_leak", every = 3', 'kind = "fifo"')
 EXPECTED = "expected one query (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT"
@@ -165,3 +165,17 @@ def test_a_long_query_stops_at_a_signal_with_the_usual_line(
     assert err.strip() == (
         f"{line}: `fairgate query` stopped before it finished; its results were not written"
     )
+
+
+def test_an_unknown_table_is_told_the_tables_there(tmp_path: Path):
+    """DuckDB's guess for `SELECT * FROM nosuch` was `Did you mean "pg_sequences"?`, one of
+    its own catalog tables; a file given as the folder was "no results here"."""
+    store = fg.run_text(NO_FLOWS).save(tmp_path / "run")
+    with pytest.raises(fg.ScenarioError) as caught:
+        query(store, "SELECT * FROM nosuch")
+    message = str(caught.value)
+    assert "pg_" not in message and "; the tables here: class_series, drops," in message
+    with pytest.raises(fg.ScenarioError, match=r'Did you mean "flows"\?; the tables here: '):
+        query(store, "SELECT * FROM flow")
+    with pytest.raises(fg.ScenarioError, match=r"flows\.parquet: a file; expected a folder"):
+        query(store / "flows.parquet", "SELECT 1")

@@ -80,7 +80,11 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
             "expected a folder of fairgate results"
         ) from None
     if not views:
-        raise ScenarioError(f"{root}: no results here (expected summary/, flows/ or *.parquet)")
+        what = "a file" if root.is_file() else "no results here"
+        raise ScenarioError(
+            f"{root}: {what}; expected a folder of results (summary/, flows/ or *.parquet), as "
+            "fairgate run --out, fairgate sweep --out and Results.save write"
+        )
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     for name, view in views.items():
         try:
@@ -210,7 +214,7 @@ def rows(
                     raise ScenarioError(f"query: {NO_ROWS}")
                 reader = relation.to_arrow_reader(batch_rows)
             except (duckdb.Error, RuntimeError) as err:
-                raise _bad_query(err) from None
+                raise _bad_query(err, con) from None
             yield reader.schema, _read(reader)
     finally:
         con.close()
@@ -230,14 +234,32 @@ def _read(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def _bad_query(err: Exception) -> Exception:
+def _bad_query(err: Exception, con: duckdb.DuckDBPyConnection | None = None) -> Exception:
     """What an error out of DuckDB stands for: a stop DuckDB turned into "Query interrupted",
     a bad query (ScenarioError with DuckDB's words), or, for any other RuntimeError, itself."""
     if isinstance(err, duckdb.InterruptException) or "query interrupted" in str(err).lower():
         return stop_received()  # type: ignore[return-value]
     if isinstance(err, RuntimeError) and not isinstance(err, duckdb.Error):
         return err
+    unknown_table = isinstance(err, duckdb.CatalogException) and "Table with name" in str(err)
+    if unknown_table and con is not None:
+        return ScenarioError(f"query: {_unknown_table(err, con)}")
     return ScenarioError(f"query: {_duckdb_words(err)}{_outside_hint(err)}")
+
+
+def _unknown_table(err: duckdb.CatalogException, con: duckdb.DuckDBPyConnection) -> str:
+    """DuckDB's words for a name it does not know, with the tables the folder has; its own
+    guess is dropped when it is one of DuckDB's catalog tables (`Did you mean "pg_sequences"?`
+    for `SELECT * FROM nosuch`)."""
+    tables = [name for (name,) in con.execute(TABLES_HERE).fetchall()]
+    words = _duckdb_words(err)
+    guess = re.search(r'\nDid you mean "([^"]*)"\?', words)
+    if guess and guess.group(1) not in tables:
+        words = words.replace(guess.group(0), "")
+    return f"{words}; the tables here: {', '.join(tables)}"
+
+
+TABLES_HERE = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
 
 
 def _duckdb_words(err: Exception) -> str:
