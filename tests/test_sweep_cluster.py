@@ -141,7 +141,7 @@ def test_scheduler_from_the_environment_and_unreachable_addresses(monkeypatch):
     [
         ("tcp://[::1", "ipv6 needs brackets"),
         ("tcp://host", "missing port number"),
-        ("tcp://host:99999", "port 99999 is past 65535"),
+        ("tcp://host:99999", "port 99999 is not from 1 to 65535"),
         ("inproc://x", "missing port number"),
     ],
 )

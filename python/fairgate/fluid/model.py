@@ -241,8 +241,9 @@ def solve(
 
 
 def _check_finite(frame: pd.DataFrame, prm: FluidParams) -> None:
-    """Refuses a solution that left the finite numbers: parameters each within its range can
-    still together overflow (a band of 1e-300 packets makes RED's slope 1e300)."""
+    """Refuses a solution that left the finite numbers: parameters each within its range
+    might still together overflow (a search over the ranges' edges found none), and a
+    solution holding inf or NaN is never returned as if complete."""
     values = frame.to_numpy(dtype=float)
     finite = np.isfinite(values)
     if not finite.all():
@@ -255,7 +256,7 @@ def _not_finite(prm: FluidParams, what: str, at: float | None) -> NoReturn:
     changed = [f"{f.name}={getattr(prm, f.name)!r}" for f in fields(prm)
                if getattr(prm, f.name) != getattr(FluidParams, f.name)]  # fmt: skip
     raise ScenarioError(
-        f"`fluid`: {what} left the finite numbers{when} (past 1.8e308) with the parameters "
+        f"`fluid`: {what} left the finite numbers{when} (inf or NaN) with the parameters "
         f"{', '.join(changed) or 'at their defaults'}; expected parameters whose products stay "
         "finite (a band max_th - min_th, a service_rate and a target_utilisation not near 0)"
     )

@@ -270,19 +270,27 @@ def connect(scheduler: str, source: str = "scheduler") -> Any:
 
 
 def _check_address(address: str, source: str) -> None:
-    """Refuses ``address`` unless it is SCHEME://HOST:PORT with a port Dask can connect to
-    (``tcp://[::1`` was reported as a scheduler that "did not answer")."""
+    """Refuses ``address`` unless it is SCHEME://HOST:PORT (``tcp://[::1`` was reported as a
+    scheduler that "did not answer")."""
+    problem = _address_problem(address)
+    if problem is not None:
+        raise ScenarioError(
+            f"{source}: got {shown(address)}, expected an address like tcp://HOST:PORT{problem}"
+        )
+
+
+def _address_problem(address: str) -> str | None:
+    """Why ``address`` is no SCHEME://HOST:PORT, after a colon (empty when it has no scheme);
+    None when it is one."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
+    if "://" not in address:
+        return ""
     try:
-        port = parse_host_port(parse_address(address)[1])[1] if "://" in address else None
-        reason = "" if port is None or 0 < port < 65536 else f": port {port} is past 65535"
+        port = parse_host_port(parse_address(address)[1])[1]
     except ValueError as err:
-        port, reason = 0, f": {err}"
-    if port is None or reason:
-        raise ScenarioError(
-            f"{source}: got {shown(address)}, expected an address like tcp://HOST:PORT{reason}"
-        )
+        return f": {err}"
+    return None if 0 < port < 65536 else f": port {port} is not from 1 to 65535"
 
 
 def _check_scheduler(address: str) -> None:
