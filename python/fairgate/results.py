@@ -7,7 +7,7 @@ the frames copies nothing row by row. The schema is documented in ``docs/results
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -309,7 +309,7 @@ class Results:
         return cls(summary=summary, **frames)
 
 
-def _read_saved(out: Path, name: str, read: Any) -> Any:
+def _read_saved(out: Path, name: str, read: Callable[[Path], Any]) -> Any:
     """``read(out / name)``; a file missing or damaged raises ScenarioError naming it."""
     try:
         return read(out / name)

@@ -30,9 +30,8 @@ WHOLE = (-(2**63), 2**63 - 1)
 def plain(value: Any, path: str, depth: int = 0) -> Any:
     """``value`` as the plain values TOML holds: numpy scalars and arrays (a rate from
     ``np.linspace``, a limit from ``np.arange``), pandas Series (a column of a frame), tuples
-    and ranges are converted; anything
-    else (an integer past 64 bits, nesting deeper than ``MAX_DEPTH``) raises ScenarioError
-    naming ``path``."""
+    and ranges are converted; anything else (an integer past 64 bits, nesting deeper than
+    ``MAX_DEPTH``) raises ScenarioError naming ``path``."""
     if depth > MAX_DEPTH:
         raise ScenarioError(
             f"`{clipped(path)}`: nested deeper than {MAX_DEPTH} levels (a table in itself?)"

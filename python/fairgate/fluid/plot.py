@@ -67,8 +67,8 @@ def solutions_figure(
 def improvement_figure(table: pd.DataFrame, path: str | Path | None = None) -> Figure:
     """Bars of the queue improvement (%) per statistic: model, simulation (if given) and paper;
     no bar where a change has no value (NaN)."""
-    columns = ("statistic", "model_pct", "simulation_pct", "paper_pct")
-    table = _frame(table, columns, "table", "fairgate.fluid.improvement_table")
+    needed = ("statistic", "model_pct", "simulation_pct", "paper_pct")
+    table = _frame(table, needed, "table", "fairgate.fluid.improvement_table")
     if path is not None:
         image_path(path)
     fig = Figure(figsize=(6, 4), layout="constrained")
@@ -100,8 +100,8 @@ def model_simulation_figure(table: pd.DataFrame, path: str | Path | None = None)
     simulation and the model side by side, one panel per statistic (as [Byun07, Figs 6.35,
     6.36]). ``table``: columns ``scheme``, ``statistic`` (``mean``/``std``) and one per source
     in ``SOURCES`` (NaN where a source has no value: no bar is drawn there)."""
-    columns = ("scheme", "statistic", *(column for column, _ in SOURCES))
-    table = _frame(table, columns, "table", "the satellite reproduction's model table")
+    needed = ("scheme", "statistic", *(column for column, _ in SOURCES))
+    table = _frame(table, needed, "table", "the satellite reproduction's model table")
     if path is not None:
         image_path(path)
     fig = Figure(figsize=(9, 4), layout="constrained")
