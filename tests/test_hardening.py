@@ -271,6 +271,15 @@ def test_an_override_of_the_wrong_form_is_not_blamed_on_the_file(tmp_path: Path)
     assert done.stderr.startswith("error: `--set nokey`: expected key.path=value"), done.stderr
 
 
+def test_seeds_of_a_cell_network_are_refused_naming_the_option(tmp_path: Path):
+    """`fairgate run dfba_e3.toml --seeds 2` said "sweeps run packet networks (run cell
+    networks with `fairgate run` ...)" to a user who had run `fairgate run`."""
+    done = fairgate("run", SCENARIOS / "dfba_e3.toml", "--seeds", "2", "--out", tmp_path / "o")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --seeds: repeats packet scenarios"), done.stderr
+    assert "--seed N" in done.stderr and not (tmp_path / "o").exists()
+
+
 def test_the_out_probe_leaves_nothing_behind(tmp_path: Path):
     check_out_dir(tmp_path / "new" / "dir")
     assert list(tmp_path.iterdir()) == []

@@ -222,6 +222,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         seed_value(args.seed, "--seed")
     if args.seeds is not None:
+        if atm.is_atm(validate_file(args.scenario, list(args.overrides))):
+            raise ScenarioError(
+                "--seeds: repeats packet scenarios over seeds; a cell network ([atm]) runs one "
+                "seed at a time: fairgate run FILE --seed N"
+            )
         return sweep_cli.run_seeds(args)
     for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
         if value is not None:
