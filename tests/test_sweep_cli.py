@@ -132,7 +132,7 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (
             ["--grid", "bottleneck.queue.limit=" + ",".join(map(str, range(1, 1002)))]
             + ["--seeds", "1000"],
-            "axis `bottleneck.queue.limit`: the sweep has 1001000 points",
+            "axis `bottleneck.queue.limit`: the sweep has 1,001,000 points",
         ),
     ]
     for extra, message in cases:

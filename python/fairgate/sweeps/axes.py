@@ -357,8 +357,9 @@ def check_point_count(groups: Sequence[Sequence[Axis]], seeds: int) -> None:
         return
     name, length = max(lengths.items(), key=lambda item: item[1], default=("seeds", seeds))
     field = "seeds" if seeds >= length else f"axis `{name}`"
+    count = f"{points:,}" if points < 10**18 else f"about 10^{len(str(points)) - 1}"
     raise ScenarioError(
-        f"{field}: the sweep has {points} points (axis values x seeds), expected at most "
+        f"{field}: the sweep has {count} points (axis values x seeds), expected at most "
         f"{MAX_POINTS:,}"
     )
 
