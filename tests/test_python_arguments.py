@@ -252,3 +252,12 @@ def test_the_results_plumbing_names_what_it_was_given(small_run, tmp_path):
     ):
         small_run.write_into(str(tmp_path / "o"))  # type: ignore[arg-type]
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("options", [[], 0, ""])
+def test_gateway_options_that_are_not_a_table_are_refused(options):
+    """Options that Python reads as false were dropped, and the gateway ran with defaults."""
+    sc = fg.Scenario("g", duration=1).node("a").gateway("g", options).node("b")
+    sc.link("a", "g", "10Mbps").link("g", "b", "10Mbps")
+    with pytest.raises(fg.ScenarioError, match=r"`nodes\[1\]\.gateway`: got .*expected a table"):
+        sc.validate()

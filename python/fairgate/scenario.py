@@ -168,7 +168,7 @@ class Scenario:
         ``transmit_limit``, ``flow_control``, ``two_server``, ``multiplex``; see
         ``docs/models/gateway.md``, ``buffer_flow_control.md`` and ``two_server.md``)."""
         node: Table = {"name": name, "kind": "gateway"}
-        if options:
+        if options is not None:  # the core checks it: `[]` or `0` was dropped as "no options"
             node["gateway"] = options
         self._doc.setdefault("nodes", []).append(node)
         return self
