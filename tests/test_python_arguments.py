@@ -261,3 +261,13 @@ def test_gateway_options_that_are_not_a_table_are_refused(options):
     sc.link("a", "g", "10Mbps").link("g", "b", "10Mbps")
     with pytest.raises(fg.ScenarioError, match=r"`nodes\[1\]\.gateway`: got .*expected a table"):
         sc.validate()
+
+
+def test_arguments_python_reads_as_false_are_not_taken_for_the_default(small_run):
+    """`inputs=0` ran the default inputs; `phase_summary(port="")` reported the bottleneck."""
+    with pytest.raises(fg.ScenarioError, match="inputs: got 0, expected FluidInputs or None"):
+        fluid.delay_sweep("red", [1.0], inputs=0)  # type: ignore[arg-type]
+    with pytest.raises(fg.ScenarioError, match="inputs: got 0, expected FluidInputs or None"):
+        fluid.upsilon_ablation(inputs=0)  # type: ignore[arg-type]
+    with pytest.raises(fg.ScenarioError, match="`port`: got '', expected one of"):
+        small_run.phase_summary("")

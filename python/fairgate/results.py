@@ -257,7 +257,7 @@ class Results:
         throughput and goodput in the phase (``phase_classes``), beside the utilisation, mean
         queue, drop rate and byte loss rate of ``port`` (default: :meth:`bottleneck`) in the
         same phase (``phase_ports``). Phases are cut at ``[simulation] phase_edges``."""
-        port = port or self.bottleneck()
+        port = self.bottleneck() if port is None else port  # "" is no port, not the default
         pp = self.phase_ports
         _one_of("port", port, sorted(set(self.ports["port"].astype(str))))
         at_port = pp[pp["port"].astype(str) == port][

@@ -41,6 +41,16 @@ def queue_stats(solution: pd.DataFrame, warmup_s: float = WARMUP_S) -> dict[str,
 STATISTICS = ("mean", "std")
 
 
+def _inputs(inputs: object) -> FluidInputs:
+    """``inputs``, FluidInputs() for None; ScenarioError for anything else (``0`` or ``[]``
+    was read as "the default inputs")."""
+    if inputs is None:
+        return FluidInputs()
+    if not isinstance(inputs, FluidInputs):
+        raise ScenarioError(f"inputs: got {checks.shown(inputs)}, expected FluidInputs or None")
+    return inputs
+
+
 def improvement(red: Mapping[str, float], avqred: Mapping[str, float]) -> dict[str, float]:
     """Relative change in percent of each statistic from RED to AVQRED; NaN where RED's value
     is 0 (a change relative to nothing has no value: a constant queue has a std of 0)."""
@@ -121,7 +131,7 @@ def delay_sweep(
 ) -> pd.DataFrame:
     """Queue mean and std of ``scheme`` with the measured ω and υ but a constant PEP delay d
     (model units) in place of the measured d(t): how much of the result the delay decides."""
-    base = inputs or FluidInputs()
+    base = _inputs(inputs)
     if isinstance(delays, str | bytes) or not isinstance(delays, Sequence | np.ndarray):
         raise ScenarioError(
             f"delays: got {checks.shown(delays)}, expected a list of delays (units)"
@@ -158,7 +168,7 @@ def upsilon_ablation(
     params: FluidParams | None = None, inputs: FluidInputs | None = None
 ) -> pd.DataFrame:
     """Chapter 6, RED and AVQRED with the measured υ(t) and with υ ≡ 0: queue mean and std."""
-    base = inputs or FluidInputs()
+    base = _inputs(inputs)
     rows = []
     for label, variant in (("measured", base), ("zero", base.without_new_connections())):
         for scheme in ("red", "avqred"):
