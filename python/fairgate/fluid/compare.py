@@ -17,7 +17,7 @@ import pandas as pd
 from fairgate import checks
 from fairgate._core import ScenarioError
 from fairgate.fluid.fourier import FourierSeries
-from fairgate.fluid.model import FluidInputs, FluidParams, solve
+from fairgate.fluid.model import FluidInputs, FluidParams, inputs_argument, solve
 
 PAPER_IMPROVEMENT = {"mean": -50.6, "std": -17.2}
 WARMUP_S = 5.0
@@ -39,16 +39,6 @@ def queue_stats(solution: pd.DataFrame, warmup_s: float = WARMUP_S) -> dict[str,
 
 
 STATISTICS = ("mean", "std")
-
-
-def _inputs(inputs: object) -> FluidInputs:
-    """``inputs``, FluidInputs() for None; ScenarioError for anything else (``0`` or ``[]``
-    was read as "the default inputs")."""
-    if inputs is None:
-        return FluidInputs()
-    if not isinstance(inputs, FluidInputs):
-        raise ScenarioError(f"inputs: got {checks.shown(inputs)}, expected FluidInputs or None")
-    return inputs
 
 
 def improvement(red: Mapping[str, float], avqred: Mapping[str, float]) -> dict[str, float]:
@@ -131,7 +121,7 @@ def delay_sweep(
 ) -> pd.DataFrame:
     """Queue mean and std of ``scheme`` with the measured ω and υ but a constant PEP delay d
     (model units) in place of the measured d(t): how much of the result the delay decides."""
-    base = _inputs(inputs)
+    base = inputs_argument(inputs)
     if isinstance(delays, str | bytes) or not isinstance(delays, Sequence | np.ndarray):
         raise ScenarioError(
             f"delays: got {checks.shown(delays)}, expected a list of delays (units)"
@@ -168,7 +158,7 @@ def upsilon_ablation(
     params: FluidParams | None = None, inputs: FluidInputs | None = None
 ) -> pd.DataFrame:
     """Chapter 6, RED and AVQRED with the measured υ(t) and with υ ≡ 0: queue mean and std."""
-    base = _inputs(inputs)
+    base = inputs_argument(inputs)
     rows = []
     for label, variant in (("measured", base), ("zero", base.without_new_connections())):
         for scheme in ("red", "avqred"):

@@ -196,6 +196,16 @@ def _check_stable(prm: FluidParams, chapter: int) -> None:
         )
 
 
+def inputs_argument(inputs: object) -> FluidInputs:
+    """``inputs``, or FluidInputs() for None; ScenarioError for anything else (``0`` was
+    read as "the default inputs" where a caller wrote ``inputs or FluidInputs()``)."""
+    if inputs is None:
+        return FluidInputs()
+    if not isinstance(inputs, FluidInputs):
+        raise ScenarioError(f"inputs: got {checks.shown(inputs)}, expected FluidInputs or None")
+    return inputs
+
+
 def solve(
     scheme: str,
     params: FluidParams | None = None,
@@ -208,11 +218,9 @@ def solve(
     ``n`` and ``upsilon``.
     """
     prm = FluidParams() if params is None else params
-    inp = FluidInputs() if inputs is None else inputs
+    inp = inputs_argument(inputs)
     if not isinstance(prm, FluidParams):
         raise ScenarioError(f"params: got {checks.shown(prm)}, expected FluidParams or None")
-    if not isinstance(inp, FluidInputs):
-        raise ScenarioError(f"inputs: got {checks.shown(inp)}, expected FluidInputs or None")
     _check(scheme, chapter, prm)
     steps = int(math.floor(prm.horizon / prm.step + 1e-9))
     times = np.arange(steps + 1) * prm.step
