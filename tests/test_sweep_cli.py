@@ -79,6 +79,11 @@ def test_validate_checks_a_sweep_file_and_run_names_it(tmp_path: Path, capsys):
     assert main(["validate", str(sweep)]) == 0
     said = capsys.readouterr().out
     assert said == f"{sweep}: valid sweep of 6 points (buffer; 3 seeds) over {SHOWCASE}\n"
+    one = tmp_path / "one.toml"
+    one.write_text(f'scenario = "{SHOWCASE}"\n', encoding="utf-8")
+    assert main(["validate", str(one)]) == 0
+    said = capsys.readouterr().out  # it said "1 points"
+    assert said == f"{one}: valid sweep of 1 point (no axes; 1 seed) over {SHOWCASE}\n"
     sweep.write_text(sweep.read_text().replace("60]", "-1]"), encoding="utf-8")
     assert main(["validate", str(sweep)]) == 2
     assert "axis `buffer` = -1" in capsys.readouterr().err

@@ -144,9 +144,9 @@ def describe_sweep(spec: sweepfile.SweepFile, overrides: list[str]) -> str:
         [*spec.overrides, *overrides],
     )
     axes = ", ".join(axis.name for axis in prepared.grid.axes) or "no axes"
-    seeds = len(prepared.grid.seeds)
+    seeds, points = len(prepared.grid.seeds), len(prepared.points)
     return (
-        f"valid sweep of {len(prepared.points)} points ({axes}; {seeds} seed"
+        f"valid sweep of {points:,} point{'s' if points != 1 else ''} ({axes}; {seeds:,} seed"
         f"{'s' if seeds != 1 else ''}) over {spec.scenario}"
     )
 
