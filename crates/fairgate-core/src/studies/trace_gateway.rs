@@ -434,11 +434,16 @@ pub fn trace_study(
         return Err(ScenarioError::new(
             "trace",
             format!(
-                "{}: spans {:.3} s ({} IP packets), less than one sample interval; \
+                "{}: spans {:.3} s ({} IP packet{}), less than one sample interval; \
                  expected a trace of at least the `interval`, {} s",
                 path.display(),
                 gateway.last_ns as f64 / NS,
                 gateway.summary.packets,
+                if gateway.summary.packets == 1 {
+                    ""
+                } else {
+                    "s"
+                },
                 gateway.params.interval_s
             ),
         ));
