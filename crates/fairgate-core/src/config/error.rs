@@ -265,6 +265,15 @@ mod tests {
     }
 
     #[test]
+    fn a_count_that_must_be_positive_says_so_in_the_words_of_its_type_error() {
+        // `limit = 0.5` is "expected a whole number >= 0" (serde's, in plain words); `limit = 0`
+        // said "expected a positive integer", another vocabulary for the same field.
+        let e = check::positive_int("q", "limit", 0).unwrap_err();
+        assert_eq!(e.message, "got 0, expected a whole number >= 1");
+        assert!(check::positive_int("q", "limit", 1).is_ok());
+    }
+
+    #[test]
     fn long_keys_and_quoted_values_are_clipped() {
         let long = "a".repeat(200_000);
         let err = ScenarioError::new(
@@ -438,7 +447,7 @@ pub mod check {
         if value == 0 {
             return Err(ScenarioError::new(
                 join(path, field),
-                "got 0, expected a positive integer",
+                "got 0, expected a whole number >= 1",
             ));
         }
         Ok(())
