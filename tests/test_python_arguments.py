@@ -271,3 +271,9 @@ def test_arguments_python_reads_as_false_are_not_taken_for_the_default(small_run
         fluid.upsilon_ablation(inputs=0)  # type: ignore[arg-type]
     with pytest.raises(fg.ScenarioError, match="`port`: got '', expected one of"):
         small_run.phase_summary("")
+
+
+def test_new_connections_of_a_run_without_flows_name_what_is_missing(small_run):
+    """It said "connections: expected a positive count, got 0" to a caller who gave none."""
+    with pytest.raises(fg.ScenarioError, match=r"^results: no data flows and no population"):
+        fluid.new_connection_fraction(small_run)

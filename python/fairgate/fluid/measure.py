@@ -146,8 +146,11 @@ def new_connection_fraction(
         m = int(number("connections", connections, 1, integer=True))
     else:
         m = _default_connections(results, flows)
-    if m <= 0:
-        raise ScenarioError(f"connections: expected a positive count, got {m}")
+    if m <= 0:  # the default: no data flow, no population traced
+        raise ScenarioError(
+            "results: no data flows and no population traced, so υ has no m; expected a run "
+            "with data flows, or connections=M"
+        )
     if not (isinstance(window, int) and window >= 1):
         raise ScenarioError(
             f"window: expected a whole number of intervals >= 1, got {shown(window)}"
