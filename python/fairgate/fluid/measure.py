@@ -151,10 +151,7 @@ def new_connection_fraction(
             "results: no data flows and no population traced, so υ has no m; expected a run "
             "with data flows, or connections=M"
         )
-    if not (isinstance(window, int) and window >= 1):
-        raise ScenarioError(
-            f"window: expected a whole number of intervals >= 1, got {shown(window)}"
-        )
+    window = int(number("window", window, 1, integer=True))
     ends = delivered_rate(results).index.to_numpy(dtype=float)
     edges = np.concatenate([[ends[0] - (ends[1] - ends[0]) if len(ends) > 1 else 0.0], ends])
     births = cumulative_births(results)
@@ -185,7 +182,7 @@ def fit_window(samples: pd.Series, start_s: float = 0.0, points: int = POINTS) -
     window = samples[samples.index >= start_s].iloc[:points]
     if len(window) < points:
         raise ScenarioError(
-            f"samples: expected {points} samples from {start_s} s, got {len(window)}"
+            f"samples: got {len(window)} samples from {start_s} s, expected {points}"
         )
     return fit_fourier(window.to_numpy(), step=sample_step_units(window))
 
