@@ -221,8 +221,10 @@ def test_a_full_stdout_or_output_file_is_a_clear_error(
     )
     monkeypatch.setattr(sweep_cli.pa_csv, "CSVWriter", disk_full)
     csv = tmp_path / "rows.csv"
-    assert main(["query", str(out), "SELECT 1", "--csv", str(csv)]) == 2
-    assert f"query: cannot write {csv}: [Errno 28]" in capsys.readouterr().err
+    assert main(["query", str(out), "SELECT 1", "--csv", str(csv)]) == 1  # as on stdout: it was 2
+    assert capsys.readouterr().err == (
+        f"error: `fairgate query` stopped: cannot write {csv}: [Errno 28] No space left on device\n"
+    )
     assert not csv.exists()
     # What was there before and is not a regular file (/dev/stdout, a pipe) is never removed.
     pipe, link = tmp_path / "pipe", tmp_path / "link"
@@ -230,8 +232,8 @@ def test_a_full_stdout_or_output_file_is_a_clear_error(
     (tmp_path / "elsewhere.csv").write_text("kept", encoding="utf-8")
     link.symlink_to(tmp_path / "elsewhere.csv")  # (a link into the store is refused first)
     for kept in (pipe, link):
-        assert main(["query", str(out), "SELECT 1", "--csv", str(kept)]) == 2
-        assert f"query: cannot write {kept}" in capsys.readouterr().err
+        assert main(["query", str(out), "SELECT 1", "--csv", str(kept)]) == 1
+        assert f"stopped: cannot write {kept}" in capsys.readouterr().err
         assert kept.is_symlink() or kept.is_fifo()
 
 

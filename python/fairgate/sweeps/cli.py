@@ -337,9 +337,10 @@ def write_rows(
             if path != targets[flag]:
                 path.unlink(missing_ok=True)
         if isinstance(err, OSError) and not isinstance(err, BrokenPipeError):
-            # A reader that leaves a pipe (`--csv /dev/stdout | head`) is no write error.
+            # The system refused the write (a full disk): no bad input, as on stdout (exit 1).
+            # A reader that leaves a pipe (`--csv /dev/stdout | head`) is no error at all.
             paths = ", ".join(map(str, outputs.values()))
-            raise ScenarioError(f"query: cannot write {paths}: {err}") from None
+            raise OSError(f"cannot write {paths}: {err}") from None
         raise
 
 
