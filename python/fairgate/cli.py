@@ -528,8 +528,11 @@ def _run_command(args: argparse.Namespace) -> int:
         source = getattr(args, "scenario", None) or getattr(args, "file", None)  # sweep's
         message = str(err.args[0])
         about_an_option = OPTION_ERROR.match(message) is not None
+        names_it = isinstance(source, Path) and shown(str(source)) in message  # "file 'x' ..."
         where = (
-            f"{clipped(str(source))}: " if isinstance(source, Path) and not about_an_option else ""
+            f"{clipped(str(source))}: "
+            if isinstance(source, Path) and not about_an_option and not names_it
+            else ""
         )
         print(printable(f"error: {where}{message}"), file=sys.stderr)
         return EXIT_BAD_INPUT
