@@ -277,3 +277,17 @@ def test_new_connections_of_a_run_without_flows_name_what_is_missing(small_run):
     """It said "connections: expected a positive count, got 0" to a caller who gave none."""
     with pytest.raises(fg.ScenarioError, match=r"^results: no data flows and no population"):
         fluid.new_connection_fraction(small_run)
+
+
+def test_reading_a_store_table_names_what_is_not_one(tmp_path):
+    """`store.read(DIR, "nosuch")` and `store.read("nowhere", "flows")` read as empty tables;
+    `store.read(None, ...)` was a TypeError."""
+    from fairgate.sweeps import store
+
+    with pytest.raises(fg.ScenarioError, match="table: got 'nosuch', expected one of flows"):
+        store.read(tmp_path, "nosuch")
+    with pytest.raises(fg.ScenarioError, match="nowhere: no such directory; expected a store"):
+        store.read(tmp_path / "nowhere", "flows")
+    with pytest.raises(fg.ScenarioError, match="root: got None, expected a path"):
+        store.read(None, "flows")  # type: ignore[arg-type]
+    assert store.read(tmp_path, "flows").empty  # a store with no point yet

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairgate._core import ScenarioError
-from fairgate.checks import shown, small_text
+from fairgate.checks import path_value, shown, small_text
 from fairgate.staging import ctrl_c_held, staging_folder
 
 TABLES = ("flows", "ports", "summary")
@@ -225,8 +225,17 @@ def read(
     root: Path, table: str, columns: list[str] | None = None, skip: set[str] | None = None
 ) -> pd.DataFrame:
     """One table of the store as a DataFrame with a ``point`` column (empty if none yet),
-    without the points in ``skip``."""
-    base = Path(root) / table
+    without the points in ``skip``. A table the store does not keep, or a ``root`` that is no
+    directory, raises ScenarioError: both read as an empty table."""
+    root = Path(path_value(root, "root"))
+    if table not in TABLES:
+        raise ScenarioError(f"table: got {shown(table)}, expected one of {', '.join(TABLES)}")
+    if not root.is_dir():
+        raise ScenarioError(
+            f"{root}: {'not a directory' if root.exists() else 'no such directory'}; expected "
+            "a store (written by fairgate sweep --out, fairgate run --out or fairgate.sweep(out=))"
+        )
+    base = root / table
     files = sorted(base.glob("point=*/part-0.parquet"))
     if skip:
         files = [path for path in files if path.parent.name.removeprefix("point=") not in skip]
