@@ -226,7 +226,7 @@ def read(
 ) -> pd.DataFrame:
     """One table of the store as a DataFrame with a ``point`` column (empty if none yet),
     without the points in ``skip``. A table the store does not keep, or a ``root`` that is no
-    directory, raises ScenarioError: both read as an empty table."""
+    directory, raises ScenarioError rather than reading as an empty table."""
     root = Path(path_value(root, "root"))
     if table not in TABLES:
         raise ScenarioError(f"table: got {shown(table)}, expected one of {', '.join(TABLES)}")
