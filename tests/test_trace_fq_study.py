@@ -92,6 +92,43 @@ def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: s
 
 
 @pytest.mark.parametrize(
+    ("args", "options", "message"),
+    [
+        ((None, "f1", 1.0), {}, "trace: got None, expected a path"),
+        (("t.pcap", None, 1.0), {}, "`key`: got None"),
+        (("t.pcap", "f1", "x"), {}, "`timeout`: got 'x'"),
+        (("t.pcap", "f1", 1.0), {"buckets": "x"}, "`buckets`: got 'x'"),
+        (("t.pcap", "f1", 1.0), {"format": 5}, "`format`: got 5"),
+        (("t.pcap", "f1", 1.0), {"nope": 1}, "`nope`: unknown option, expected one of"),
+    ],
+)
+def test_the_documented_gateway_names_an_argument_of_the_wrong_kind(
+    tmp_path: Path, args: tuple, options: dict, message: str
+):
+    """`trace_fq.gateway(None, ...)` opened a file named "None"; a key, timeout or option of
+    the wrong kind was the binding's TypeError."""
+    from fairgate.studies import trace_fq
+
+    write_pcap(tmp_path / "t.pcap", packets=10)
+    args = tuple(str(tmp_path / a) if a == "t.pcap" else a for a in args)
+    with pytest.raises(fg.ScenarioError, match=message):
+        trace_fq.gateway(*args, **options)
+
+
+def test_a_study_takes_its_folder_and_trace_as_text(tmp_path: Path):
+    """`trace_fq.run("out", trace="t.pcap")` ran the study, then failed on `"out".mkdir`
+    (AttributeError); a folder the system will not make is named before the work."""
+    from fairgate.studies import trace_fq, two_server
+
+    trace = str(write_pcap(tmp_path / "t.pcap", packets=3000))
+    trace_fq.run(str(tmp_path / "o"), quick=True, trace=trace)
+    assert (tmp_path / "o" / "trace_fq_timeouts.csv").exists()
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(fg.ScenarioError, match=r"out_dir: cannot make .*file/o \(Not a direct"):
+        two_server.run(str(tmp_path / "file" / "o"), quick=True)
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["trace-fq"], "--trace: got none, expected a packet trace"),

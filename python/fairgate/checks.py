@@ -125,6 +125,18 @@ def path_value(path: object, name: str) -> str | os.PathLike[str]:
     raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
 
 
+def out_folder(out_dir: object, name: str = "out_dir") -> Path:
+    """``out_dir`` as a Path, made with its parents: a study's or a reproduction's folder. A
+    value that is no path, or a folder the system will not make, raises ScenarioError naming
+    ``name`` before any work (a str was an AttributeError once the study had run)."""
+    out = Path(path_value(out_dir, name))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ScenarioError(f"{name}: cannot make {out} ({err.strerror or err})") from None
+    return out
+
+
 MAX_FILE_BYTES = 64 << 20
 """The largest text file fairgate reads (a scenario, a sweep file, a saved summary, a sweep's
 manifest, Fourier inputs): the largest shipped is 5 KB, and reading ``/dev/zero`` whole was

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairgate import _core
+from fairgate.checks import out_folder
 
 TITLE = "Per-packet cost of WFQ, start-time FQ, DRR and stochastic FQ over time"
 PORT = "left->right"
@@ -60,7 +61,7 @@ def cost_table(text: str, port: str = PORT) -> pd.DataFrame:
 
 def run(out_dir: Path, quick: bool = False) -> str:
     """Runs the study, writes the CSV table and a Markdown summary; returns the summary."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = out_folder(out_dir)
     duration_s = 10.0 if quick else 60.0
     table = cost_table(scenario(duration_s=duration_s))
     table.to_csv(out_dir / "fq_cost.csv", index=False)

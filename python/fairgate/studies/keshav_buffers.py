@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
+from fairgate.checks import out_folder
 from fairgate.plot import save
 
 TITLE = "Keshav's FQ buffer structures: operations per insertion over (N, B)"
@@ -98,7 +99,7 @@ def figure(table: pd.DataFrame) -> Figure:
 
 def run(out_dir: Path, quick: bool = False, window: int = WINDOW) -> str:
     """Runs the sweep, writes CSV, Markdown and the figure; returns the printed summary."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = out_folder(out_dir)
     table = sweep(window, QUICK_TRACE_S if quick else TRACE_S)
     table.to_csv(out_dir / "keshav_buffers.csv", index=False)
     png = save(figure(table), out_dir / "keshav_buffers.png", dpi=110)

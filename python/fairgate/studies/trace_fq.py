@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
-from fairgate.checks import number
+from fairgate.checks import number, out_folder, path_value, shown
 
 TITLE = "FQ overhead on a real trace: timeouts, aggregation, protocols, cost (--trace FILE)"
 TIMEOUTS_S = [10.0, 5.0, 1.0, 0.0]
@@ -79,9 +79,33 @@ PAPER_PROTOCOLS = pd.DataFrame(
 
 
 def gateway(trace: Path, key: str, timeout_s: float, **options: Any) -> dict[str, Any]:
-    """One pass of the passive gateway: ``summary``, ``active`` [(t, N)] and ``costs``."""
+    """One pass of the passive gateway: ``summary``, ``active`` [(t, N)] and ``costs``.
+    ``options``: ``rate_bps``, ``buckets``, ``packets``, ``format`` (the core checks their
+    ranges; their kinds are checked here, where the binding raised TypeError)."""
+    trace_path = path_value(trace, "trace")
+    if not isinstance(key, str):
+        raise _core.ScenarioError(f"`key`: got {shown(key)}, expected f0..f3 or a key's name")
+    checked = {name: _gateway_option(name, value) for name, value in options.items()}
     return _core.trace_study(
-        str(trace), key=key, timeout_s=timeout_s, interval_s=INTERVAL_S, **options
+        str(trace_path),
+        key=key,
+        timeout_s=number("timeout", timeout_s),
+        interval_s=INTERVAL_S,
+        **checked,
+    )
+
+
+def _gateway_option(name: str, value: object) -> Any:
+    if name == "rate_bps":
+        return number("rate", value)
+    if name in ("buckets", "packets"):
+        return int(number(name, value, integer=True, low=0))
+    if name == "format":
+        if value is not None and not isinstance(value, str):
+            raise _core.ScenarioError(f"`format`: got {shown(value)}, expected a format's name")
+        return value
+    raise _core.ScenarioError(
+        f"`{name}`: unknown option, expected one of rate_bps, buckets, packets, format"
     )
 
 
@@ -213,11 +237,13 @@ def run(
     rate_bps: float = RATE_BPS,
 ) -> str:
     """Runs E2.1-E2.4 on ``trace``; writes CSV tables, Markdown and figures into ``out_dir``."""
+    out_dir = out_folder(out_dir)
     if trace is None:
         raise _core.ScenarioError(
             "`trace`: got none, expected a packet trace (pcap, pcapng, ERF, TSH, ITA .tcp or "
             "CSV; see docs/studies/trace_fq.md)"
         )
+    trace = Path(path_value(trace, "trace"))
     number("rate", rate_bps, low=1.0, high=1e13)
     packets = QUICK_PACKETS if quick else PACKETS
     options = {"format": trace_format, "rate_bps": rate_bps, "packets": packets}
@@ -225,7 +251,6 @@ def run(
     keys, key_series, f0 = key_sweep(trace, **options)
     costs = pd.DataFrame(f0["costs"])
     summary = f0["summary"]
-    out_dir.mkdir(parents=True, exist_ok=True)
     tables = {
         "E2.1 timeout, f1 (table 2.2)": timeouts,
         "E2.2 flow definition, timeout 0 (table 2.3)": keys,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairgate.checks import out_folder
 from fairgate.results import Results
 from fairgate.scenario import Scenario
 
@@ -98,7 +99,7 @@ def optimum(table: pd.DataFrame) -> float | None:
 
 def run(out_dir: Path, quick: bool = False) -> str:
     """Runs the sweep, writes CSV and Markdown; returns the printed summary."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = out_folder(out_dir)
     duration_s = QUICK_DURATION_S if quick else DURATION_S
     table = sweep(duration_s)
     table.to_csv(out_dir / "two_server.csv", index=False)
