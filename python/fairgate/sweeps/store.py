@@ -296,7 +296,7 @@ def check_single_run_target(root: Path, name: str = "--out") -> None:
     held = read_manifest(root, name)
     if held is None:
         return
-    if held.get("axes") or len(held.get("seeds", [])) != 1:
+    if not _single_run(held):
         raise ScenarioError(
             f"{name}: {root} holds a sweep of {held.get('points')} points; expected a directory "
             "without one (a single run would mix into it)"
@@ -367,6 +367,11 @@ def clear_earlier_run(root: Path) -> None:
         figure.unlink(missing_ok=True)
 
 
+def _single_run(manifest: dict[str, Any]) -> bool:
+    """Whether a store's manifest is a single run's: no axes, one seed."""
+    return not manifest.get("axes") and len(manifest.get("seeds", [])) == 1
+
+
 def check_not_a_saved_run(root: Path, name: str = "--out") -> None:
     """Refuses, for a sweep, a folder holding a single run without a store (``Results.save``,
     a cell network's run): the sweep's store would be written beside the run's flat tables,
@@ -385,8 +390,7 @@ def check_manifest(root: Path, manifest: dict[str, Any], name: str = "--out") ->
     path = root / MANIFEST
     held = read_manifest(root, name)
     if held is not None:
-        single = not held.get("axes") and len(held.get("seeds", [])) == 1
-        what = "a single run (`fairgate run`)" if single else "another sweep"
+        what = "a single run (`fairgate run`)" if _single_run(held) else "another sweep"
         for field in ("scenario_sha256", "axes", "fairgate_version"):
             if held.get(field) != manifest[field]:
                 raise ScenarioError(

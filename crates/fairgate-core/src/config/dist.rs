@@ -6,7 +6,7 @@
 //! `{ dist = "normal", mean = .., std = .. }` (truncated at 0).
 
 use super::error::{join, ScenarioError};
-use super::units::{parse_duration, MAX_DURATION_S};
+use super::units::{parse_duration, MAX_DURATION_S, MAX_DURATION_WORDS};
 use crate::engine::Rng;
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp, LogNormal, Normal, Pareto};
@@ -248,8 +248,7 @@ fn check_duration_bound(dist: &Dist) -> Result<(), String> {
     };
     if largest > MAX_DURATION_S {
         return Err(format!(
-            "got a duration of up to {largest} s, expected at most {MAX_DURATION_S:e} s \
-             (about 208 days)"
+            "got a duration of up to {largest} s, expected at most {MAX_DURATION_WORDS}"
         ));
     }
     Ok(())

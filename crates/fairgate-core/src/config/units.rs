@@ -82,6 +82,8 @@ fn listed(units: &[(&str, f64)]) -> String {
 /// The longest duration a scenario may give (about 208 days): the clock counts picoseconds in
 /// 64 bits, which last 1.8e7 s.
 pub const MAX_DURATION_S: f64 = 1.8e7;
+/// [`MAX_DURATION_S`] as the errors write it.
+pub const MAX_DURATION_WORDS: &str = "1.8e7 s (about 208 days)";
 
 fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
     if seconds.is_nan() || seconds < 0.0 {
@@ -90,7 +92,7 @@ fn check_duration(seconds: f64, shown: &str) -> Result<f64, String> {
     if seconds > MAX_DURATION_S {
         // also a number too large for a float (1e400s): it reads as infinite
         return Err(format!(
-            "got {shown}, expected a duration below 1.8e7 s (about 208 days)"
+            "got {shown}, expected a duration below {MAX_DURATION_WORDS}"
         ));
     }
     if seconds > 0.0 && secs(seconds) == 0 {

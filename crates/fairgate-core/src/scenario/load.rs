@@ -26,11 +26,13 @@ pub fn parse_for_build(text: &str, overrides: &[String]) -> Result<Scenario, Sce
 /// An override whose first key is no field of a scenario (`--set bottleneck.queue.limit=5`,
 /// the short form a sweep's axis takes) gets the scenario's paths that end as it does.
 fn with_full_path(mut e: ScenarioError, text: &str, overrides: &[String]) -> ScenarioError {
-    let unknown_top = e.message.starts_with("unknown field") && !e.path.contains(['.', '[']);
+    if !e.message.starts_with("unknown field") || e.path.contains(['.', '[']) {
+        return e; // not an unknown key at the top of the scenario
+    }
     let Some(path) = overrides
         .iter()
         .filter_map(|o| Some(o.split_once('=')?.0.trim()))
-        .find(|p| unknown_top && p.split(['.', '[']).next() == Some(e.path.as_str()))
+        .find(|p| p.split(['.', '[']).next() == Some(e.path.as_str()))
     else {
         return e;
     };

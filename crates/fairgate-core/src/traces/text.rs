@@ -30,11 +30,11 @@ fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>, number: usize) -> Resu
     Ok(read > 0)
 }
 
-/// A decimal number of seconds (`1411929002.000054`) in nanoseconds, exactly.
 /// What [`decimal_ns`] reads: the nanoseconds of a u64, written without an exponent.
 const SECONDS: &str = "decimal seconds from 0 to 18446744073.709551615, without an exponent \
                        (such as 1411929002.000054)";
 
+/// A decimal number of seconds (`1411929002.000054`) in nanoseconds, exactly.
 fn decimal_ns(text: &str) -> Option<u64> {
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     if frac.len() > 9 && !frac[9..].bytes().all(|c| c.is_ascii_digit()) {
