@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,38 @@ def test_bad_input_names_the_field() -> None:
         _core.fq_cost_study(text, fq_cost.PORT, key="colour")
     with pytest.raises(fairgate.ScenarioError, match="study.interval"):
         _core.fq_cost_study(text, fq_cost.PORT, interval_s=0.0)
+
+
+@pytest.mark.parametrize(
+    "call, said",
+    [
+        (
+            lambda: fq_cost.scenario(flows="x"),
+            "`flows`: got 'x', expected a whole number in [1, 100000]",
+        ),
+        (
+            lambda: fq_cost.scenario(flows=10**7),
+            "`flows`: got 10000000, expected a whole number in",
+        ),
+        (lambda: fq_cost.scenario(duration_s=float("nan")), "`duration_s`: got nan, expected"),
+        (lambda: fq_cost.cost_table(None), "text: got None, expected TOML text (str)"),
+        (lambda: fq_cost.cost_table(fq_cost.scenario(2, 1.0), None), "`port`: got None"),
+    ],
+)
+def test_the_python_helpers_name_their_arguments(call, said) -> None:
+    """A string of flows was Python's TypeError from range(), NaN seconds a TOML "nans",
+    10^7 flows a text of gigabytes; None as the text or port was PyO3's TypeError."""
+    with pytest.raises(fairgate.ScenarioError, match=re.escape(said)):
+        call()
+
+
+def test_a_study_breaking_conservation_is_an_error() -> None:
+    """The study's run never checked conservation; a leaking discipline gave numbers."""
+    text = fq_cost.scenario(flows=2, duration_s=2.0).replace(
+        'kind = "fifo", limit = 200', 'kind = "test_leak", every = 5'
+    )
+    with pytest.raises(fairgate.SimulationError, match="conservation violated: flow"):
+        fq_cost.cost_table(text)
 
 
 def test_the_cli_runs_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

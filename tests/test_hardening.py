@@ -623,6 +623,44 @@ def test_a_cell_network_run_stops_on_a_signal(tmp_path: Path, signum: int, statu
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "study",
+    [
+        "from fairgate.studies import keshav_buffers as m; m.sweep(trace_s=1e6)",
+        "from fairgate.studies import fq_cost as m; m.cost_table(m.scenario(duration_s=3e4))",
+    ],
+)
+def test_ctrl_c_stops_a_study_inside_the_core(study: str):
+    """The studies ran in one call of the core without the GIL: Ctrl-C in Python waited for
+    the end (a 10^6 s Keshav trace ran 9 minutes, then aborted on its memory). They now ask
+    Python for a signal between pieces of about 0.2 s."""
+    code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        f"print('started', flush=True); {study}"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout.readline() == b"started\n"
+    time.sleep(2)  # inside the core's run
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == -signal.SIGINT  # Python's exit on KeyboardInterrupt
+    assert process.stderr.read().decode().rstrip().endswith("KeyboardInterrupt")
+
+
+def test_the_keshav_studys_own_arguments_are_named():
+    from fairgate.studies import keshav_buffers
+
+    for window, trace_s, said in [
+        ("x", 10, "`window`: got 'x', expected a whole number in [1, 68]"),
+        (69, 10, "`window`: got 69, expected a whole number in [1, 68]"),
+        (8, "x", "`trace_s`: got 'x', expected a finite number > 0"),
+        (8, 1e300, "`trace_s`: got 1e300, expected seconds above 0, at most 1.8e7 s"),
+    ]:
+        with pytest.raises(fg.ScenarioError, match=re.escape(said)):
+            keshav_buffers.sweep(window, trace_s)
+
+
 def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_path: Path):
     scenario = write(
         tmp_path,

@@ -2,6 +2,7 @@
 //! workload as a Markdown table: `cargo run -p fairgate-core --example keshav_study`.
 
 use fairgate_core::studies::keshav_buffers::study::{onoff_workload, sweep};
+use fairgate_core::studies::never_interrupted;
 
 /// An axis of the (N, B) plane: name, window W, offered load, points (N, B).
 type Axis = (&'static str, u32, f64, &'static [(u32, u32)]);
@@ -20,7 +21,11 @@ fn main() {
     println!("| axis | N | B | W·N | drops | LINK mean/max | TREE mean/max | HEAP mean/max | PERC mean/max |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for (axis, window, load, points) in axes {
-        let rows = match sweep(points, |n, b| onoff_workload(n, b, window, load, 20.0)) {
+        let rows = match sweep(
+            points,
+            |n, b| onoff_workload(n, b, window, load, 20.0),
+            &mut never_interrupted,
+        ) {
             Ok(rows) => rows,
             Err(e) => {
                 eprintln!("{e}");

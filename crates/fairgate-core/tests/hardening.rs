@@ -442,3 +442,91 @@ fn a_node_of_the_file_is_named_by_its_place_in_the_file_beside_a_topology() {
     );
     assert_eq!(parse(&gateway, &[]).unwrap_err().path, "nodes[1].gateway");
 }
+
+mod studies {
+    use super::{two_hosts, CBR};
+    use fairgate_core::scenario::parse;
+    use fairgate_core::studies::keshav_buffers::study::{record_port, tahoe_workload, RunLength};
+    use fairgate_core::studies::{never_interrupted, StudyError};
+
+    fn refused(result: Result<Vec<impl Sized>, StudyError>) -> StudyError {
+        match result {
+            Ok(_) => panic!("the study ran"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_record_past_the_memory_limit_stops_the_run_naming_its_length() {
+        let text = two_hosts("{ kind = \"fifo\" }", CBR).replace(
+            "duration = \"2s\"",
+            "duration = \"60s\"\nmemory_limit_mib = 1",
+        );
+        let scenario = parse(&text, &[]).unwrap();
+        let port = "r->b";
+        let e = refused(record_port(
+            &scenario,
+            port,
+            &RunLength::SCENARIO,
+            &mut never_interrupted,
+        ));
+        let StudyError::Input(e) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(e.path, "simulation.duration");
+        for words in [
+            "the study's record of port \"r->b\" reached",
+            "of the run's 60 s",
+            "simulation.memory_limit_mib (1 MiB)",
+            "or a larger simulation.memory_limit_mib on purpose",
+        ] {
+            assert!(e.message.contains(words), "{words}: {e}");
+        }
+        let mut w = tahoe_workload(64, 32, 8, 2e4).unwrap();
+        w.scenario.simulation.memory_limit_mib = Some(32);
+        let e = refused(record_port(
+            &w.scenario,
+            &w.port,
+            &w.length,
+            &mut never_interrupted,
+        ));
+        let StudyError::Input(e) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(e.path, "trace_s");
+        assert!(!e.message.contains("on purpose"), "{e}");
+    }
+
+    #[test]
+    fn a_recorded_run_that_breaks_conservation_is_no_study() {
+        let text = two_hosts("{ kind = \"test_leak\", every = 5 }", CBR);
+        let scenario = parse(&text, &[]).unwrap();
+        let e = refused(record_port(
+            &scenario,
+            "r->b",
+            &RunLength::SCENARIO,
+            &mut never_interrupted,
+        ));
+        assert!(
+            matches!(&e, StudyError::Run(why) if why.starts_with("conservation violated: flow c0")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_recording_stops_after_its_first_piece() {
+        let text = two_hosts("{ kind = \"fifo\" }", CBR).replace("\"2s\"", "\"10000s\"");
+        let scenario = parse(&text, &[]).unwrap();
+        let mut asked = 0;
+        let e = refused(record_port(
+            &scenario,
+            "r->b",
+            &RunLength::SCENARIO,
+            &mut || {
+                asked += 1;
+                true
+            },
+        ));
+        assert_eq!((e, asked), (StudyError::Interrupted, 1));
+    }
+}

@@ -5,6 +5,7 @@ use fairgate_core::studies::keshav_buffers::study::{
     fq_trace, onoff_workload, record_port, replay, sweep, tahoe_workload, StudyRow, Workload,
 };
 use fairgate_core::studies::keshav_buffers::STRUCTURES;
+use fairgate_core::studies::never_interrupted;
 
 fn bursty(n: u32, b: u32, window: u32, load: f64) -> Workload {
     onoff_workload(n, b, window, load, 4.0).unwrap_or_else(|e| panic!("{e}"))
@@ -13,7 +14,7 @@ fn bursty(n: u32, b: u32, window: u32, load: f64) -> Workload {
 #[test]
 fn the_four_structures_make_fqs_decisions() {
     let w = bursty(8, 20, 5, 2.0);
-    let events = record_port(&w.scenario, &w.port).unwrap();
+    let events = record_port(&w.scenario, &w.port, &w.length, &mut never_interrupted).unwrap();
     let (ops, fq_departures, fq_drops) = fq_trace(&events, 20, w.classify, w.link_rate_bps);
     assert!(
         fq_drops.len() > 100,
@@ -34,9 +35,19 @@ fn row<'a>(rows: &'a [StudyRow], name: &str) -> &'a StudyRow {
 #[test]
 fn orderings_of_seed_004_figures_3_5_to_3_7() {
     // Overload: 16 sources, windows of 8, B = 32 (W N = 128 > B), offered load 1.2.
-    let over = sweep(&[(16, 32)], |n, b| Ok(bursty(n, b, 8, 1.2))).unwrap();
+    let over = sweep(
+        &[(16, 32)],
+        |n, b| Ok(bursty(n, b, 8, 1.2)),
+        &mut never_interrupted,
+    )
+    .unwrap();
     // Underload: 4 sources, windows of 4, B = 64 (W N = 16 <= B), load 0.4: no drops.
-    let under = sweep(&[(4, 64)], |n, b| Ok(bursty(n, b, 4, 0.4))).unwrap();
+    let under = sweep(
+        &[(4, 64)],
+        |n, b| Ok(bursty(n, b, 4, 0.4)),
+        &mut never_interrupted,
+    )
+    .unwrap();
     for r in over.iter().chain(&under) {
         eprintln!(
             "N={} B={} {:5} inserts {} mean {:.3} max {} instr {:.2} drops {}",
@@ -71,7 +82,12 @@ fn orderings_of_seed_004_figures_3_5_to_3_7() {
 fn tahoe_workload_orders_the_structures_as_seed_004_does() {
     use fairgate_core::studies::keshav_buffers::study::tahoe_workload;
     let points = [(4, 64), (16, 24)];
-    let rows = sweep(&points, |n, b| tahoe_workload(n, b, 8, 200.0)).unwrap();
+    let rows = sweep(
+        &points,
+        |n, b| tahoe_workload(n, b, 8, 200.0),
+        &mut never_interrupted,
+    )
+    .unwrap();
     let at = |n: u32, name: &str| {
         rows.iter()
             .find(|r| r.conversations == n && r.structure == name)
@@ -95,9 +111,13 @@ fn tahoe_workload_orders_the_structures_as_seed_004_does() {
 #[test]
 fn the_studys_own_parameters_are_checked_and_named() {
     let refused = |points: &[(u32, u32)], window: u32, duration_s: f64| {
-        sweep(points, |n, b| tahoe_workload(n, b, window, duration_s))
-            .err()
-            .map(|e| e.to_string())
+        sweep(
+            points,
+            |n, b| tahoe_workload(n, b, window, duration_s),
+            &mut never_interrupted,
+        )
+        .err()
+        .map(|e| e.to_string())
     };
     let said = |points: &[(u32, u32)], window: u32, duration_s: f64| {
         refused(points, window, duration_s).unwrap_or_default()
@@ -110,7 +130,7 @@ fn the_studys_own_parameters_are_checked_and_named() {
     assert!(said(&[(2, 4)], 69, 1.0)
         .starts_with("`window`: got 69, expected a whole number from 1 to 68"));
     assert!(said(&[(2, 4)], u32::MAX, 1.0).starts_with("`window`: got 4294967295"));
-    assert!(said(&[(2, 4)], 8, f64::NAN).starts_with("`duration_s`: got NaN"));
+    assert!(said(&[(2, 4)], 8, f64::NAN).starts_with("`trace_s`: got NaN"));
     for load in [f64::NAN, -1.0, 0.0, f64::INFINITY] {
         let err = onoff_workload(2, 4, 8, load, 1.0)
             .err()

@@ -2,7 +2,9 @@
 //! nanoseconds, pcapng, ERF with an extension header, TSH, ITA, CSV, gzipped) read back alike,
 //! and damaged or foreign files refused with the file and the problem named.
 
-use fairgate_core::studies::trace_gateway::{trace_study, TraceParams};
+use fairgate_core::config::ScenarioError;
+use fairgate_core::studies::trace_gateway::{trace_study, TraceParams, TraceStudy};
+use fairgate_core::studies::{never_interrupted, StudyError};
 use fairgate_core::traces::{read_trace, TracePacket};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -238,20 +240,20 @@ fn damaged_and_foreign_files_are_refused_naming_the_file_and_the_problem() {
     ];
     for (name, bytes, expected) in cases {
         let path = file(name, &bytes);
-        let e = trace_study(&path, None, TraceParams::default()).unwrap_err();
+        let e = study(&path, None, TraceParams::default()).unwrap_err();
         assert_eq!(e.path, "trace", "{name}: {e}");
         assert!(e.message.contains(name), "{name}: {e}");
         assert!(e.message.contains(expected), "{name}: {e}");
     }
     for not_a_file in [std::env::temp_dir(), PathBuf::from("/dev/zero")] {
         let tsh = Some("tsh");
-        let e = trace_study(&not_a_file, tsh, TraceParams::default()).unwrap_err();
+        let e = study(&not_a_file, tsh, TraceParams::default()).unwrap_err();
         assert!(e.message.contains("not a regular file"), "{e}");
     }
     let missing = std::env::temp_dir().join("fairgate-no-such-trace.pcap");
-    let e = trace_study(&missing, None, TraceParams::default()).unwrap_err();
+    let e = study(&missing, None, TraceParams::default()).unwrap_err();
     assert!(e.message.contains("cannot open it"), "{e}");
-    let e = trace_study(
+    let e = study(
         &file("a.pcap", &pcap(false)),
         Some("wav"),
         TraceParams::default(),
@@ -263,6 +265,25 @@ fn damaged_and_foreign_files_are_refused_naming_the_file_and_the_problem() {
     );
 }
 
+/// The study of a trace nobody interrupts; its errors are the trace's or a parameter's.
+fn study(path: &Path, format: Option<&str>, p: TraceParams) -> Result<TraceStudy, ScenarioError> {
+    trace_study(path, format, p, &mut never_interrupted).map_err(|e| match e {
+        StudyError::Input(e) => e,
+        other => panic!("not an input's error: {other}"),
+    })
+}
+
+#[test]
+fn an_interrupted_study_stops_reading() {
+    let path = file("i.pcap", &pcap(false));
+    let mut asked = 0;
+    let e = trace_study(&path, None, TraceParams::default(), &mut || {
+        asked += 1;
+        true
+    });
+    assert_eq!((e.err(), asked), (Some(StudyError::Interrupted), 1));
+}
+
 #[test]
 fn the_gateway_stops_at_its_packet_count() {
     let path = file("p.pcap", &pcap(false));
@@ -271,7 +292,7 @@ fn the_gateway_stops_at_its_packet_count() {
         interval_s: 1e-4, // the two packets span 250 us: a study needs one sample
         ..TraceParams::default()
     };
-    let study = trace_study(&path, None, two).unwrap();
+    let study = study(&path, None, two).unwrap();
     assert_eq!(
         (study.summary.packets, study.summary.tcp, study.summary.udp),
         (2, 1, 1)

@@ -4,6 +4,7 @@
 use fairgate_core::engine::{secs, to_secs};
 use fairgate_core::results::{self, Column, Table};
 use fairgate_core::scenario::{self, Scenario, ScenarioError as CoreScenarioError};
+use fairgate_core::studies::StudyError;
 use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -49,6 +50,31 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
             .unwrap_or_else(|| "unknown panic".into());
         SimulationError::new_err(format!("internal error while {what}: {msg}"))
     })
+}
+
+/// Runs a study without the GIL, taking it back about every 0.2 s to ask Python for a signal
+/// (Ctrl-C, or the CLI's SIGTERM): the signal's exception ends the study and is raised.
+fn run_study<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    study: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<T, StudyError> + Send,
+) -> PyResult<T> {
+    let mut raised: Option<PyErr> = None;
+    let mut interrupted = || match Python::attach(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(signal) => {
+            raised = Some(signal);
+            true
+        }
+    };
+    let result = py.detach(|| guarded(what, || study(&mut interrupted)))?;
+    match result {
+        Ok(done) => Ok(done),
+        Err(StudyError::Input(e)) => Err(scenario_err(e)),
+        Err(StudyError::Run(why)) => Err(SimulationError::new_err(why)),
+        Err(StudyError::Interrupted) => Err(raised
+            .unwrap_or_else(|| SimulationError::new_err("the study stopped without a signal"))),
+    }
 }
 
 /// A built simulation. Run it with `run_until`, then take `results()` once. It may be shared
@@ -235,36 +261,37 @@ fn load(text: &str, overrides: Vec<String>) -> PyResult<Simulation> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (points, window, duration_s, workload = "tahoe", load = 0.9))]
+#[pyo3(signature = (points, window, trace_s, workload = "tahoe", load = 0.9))]
 fn keshav_study<'py>(
     py: Python<'py>,
     points: Vec<(u32, u32)>,
     window: u32,
-    duration_s: f64,
+    trace_s: f64,
     workload: &str,
     load: f64,
 ) -> PyResult<Bound<'py, PyList>> {
     use fairgate_core::studies::keshav_buffers::study::{onoff_workload, sweep, tahoe_workload};
     let rows = match workload {
-        "tahoe" => py.detach(|| {
-            guarded("running the study", || {
-                sweep(&points, |n, b| tahoe_workload(n, b, window, duration_s))
-            })
+        "tahoe" => run_study(py, "running the study", |interrupted| {
+            sweep(
+                &points,
+                |n, b| tahoe_workload(n, b, window, trace_s),
+                interrupted,
+            )
         })?,
-        "onoff" => py.detach(|| {
-            guarded("running the study", || {
-                sweep(&points, |n, b| {
-                    onoff_workload(n, b, window, load, duration_s)
-                })
-            })
+        "onoff" => run_study(py, "running the study", |interrupted| {
+            sweep(
+                &points,
+                |n, b| onoff_workload(n, b, window, load, trace_s),
+                interrupted,
+            )
         })?,
         other => {
             return Err(ScenarioError::new_err(format!(
                 "`workload`: got {other:?}, expected \"tahoe\" or \"onoff\""
             )))
         }
-    }
-    .map_err(scenario_err)?;
+    };
     let out = PyList::empty(py);
     for r in rows {
         let d = PyDict::new(py);
@@ -334,13 +361,17 @@ fn fq_cost_study<'py>(
         mean_colliding,
     };
     let scenario = guarded("parsing", || scenario::parse(text, &[]))?.map_err(scenario_err)?;
-    let samples = py
-        .detach(|| {
-            guarded("running the study", || {
-                port_cost_series(&scenario, port, key, timeout, interval, classification)
-            })
-        })?
-        .map_err(scenario_err)?;
+    let samples = run_study(py, "running the study", |interrupted| {
+        port_cost_series(
+            &scenario,
+            port,
+            key,
+            timeout,
+            interval,
+            classification,
+            interrupted,
+        )
+    })?;
     cost_rows(py, &samples)
 }
 
@@ -391,13 +422,9 @@ fn trace_study<'py>(
         packets,
     };
     let format = format.map(str::to_string);
-    let study = py
-        .detach(|| {
-            guarded("reading the trace", || {
-                trace_study(&path, format.as_deref(), params)
-            })
-        })?
-        .map_err(scenario_err)?;
+    let study = run_study(py, "reading the trace", |interrupted| {
+        trace_study(&path, format.as_deref(), params, interrupted)
+    })?;
     let s = &study.summary;
     let summary = PyDict::new(py);
     for (name, value) in [
@@ -458,6 +485,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(toml_document, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(keshav_study, m)?)?;
+    m.add(
+        "MAX_TAHOE_WINDOW",
+        fairgate_core::studies::keshav_buffers::study::MAX_TAHOE_WINDOW,
+    )?;
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
     m.add_function(wrap_pyfunction!(trace_study, m)?)?;

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairgate import _core
-from fairgate.checks import out_folder
+from fairgate.checks import number, out_folder, shown, text_value
 
 TITLE = "Per-packet cost of WFQ, start-time FQ, DRR and stochastic FQ over time"
 PORT = "left->right"
@@ -23,10 +23,16 @@ TIMEOUT_S = 0.5
 INTERVAL_S = 0.5
 EFFICIENCY = 0.99
 MEAN_COLLIDING = 2.0
+MAX_FLOWS = 100_000
+"""The most sources :func:`scenario` writes: the scale the engine is built and measured for
+(each is a flow entry of the text)."""
 
 
 def scenario(flows: int = 60, duration_s: float = 60.0) -> str:
-    """A dumbbell whose bottleneck carries `flows` bursty on/off sources (TOML text)."""
+    """A dumbbell whose bottleneck carries `flows` bursty on/off sources (TOML text) for
+    `duration_s` seconds."""
+    flows = int(number("flows", flows, 1, MAX_FLOWS, integer=True))
+    duration_s = number("duration_s", duration_s, 0, low_open=True)
     lines = [
         'name = "fq-cost"',
         f'[simulation]\nduration = "{duration_s}s"\nseed = 1\nsample_interval = "1s"',
@@ -46,7 +52,12 @@ def scenario(flows: int = 60, duration_s: float = 60.0) -> str:
 
 
 def cost_table(text: str, port: str = PORT) -> pd.DataFrame:
-    """One row per (sample time, discipline): active flows and the cost by component."""
+    """One row per (sample time, discipline): active flows and the cost by component, from
+    the scenario ``text`` (TOML) run with a recorder at ``port`` ("from->to"). Ctrl-C stops
+    it."""
+    text = text_value(text, "text")
+    if not isinstance(port, str):
+        raise _core.ScenarioError(f"`port`: got {shown(port)}, expected a port's name (from->to)")
     rows = _core.fq_cost_study(
         text,
         port,

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
-from fairgate.checks import out_folder
+from fairgate.checks import number, out_folder
 from fairgate.plot import save
 
 TITLE = "Keshav's FQ buffer structures: operations per insertion over (N, B)"
@@ -35,7 +35,10 @@ STRUCTURES = ["link", "tree", "heap", "perc"]
 
 
 def sweep(window: int = WINDOW, trace_s: float = TRACE_S) -> pd.DataFrame:
-    """One row per (axis, N, B, structure)."""
+    """One row per (axis, N, B, structure): N Tahoe sources of maximum window ``window``
+    packets (1 to 68), traces of ``trace_s`` seconds (above 0, at most 1.8e7). Ctrl-C stops it."""
+    window = int(number("window", window, 1, _core.MAX_TAHOE_WINDOW, integer=True))
+    trace_s = number("trace_s", trace_s, 0, low_open=True)
     frames = []
     for axis, points in AXES.items():
         rows = _core.keshav_study(points, window, trace_s)

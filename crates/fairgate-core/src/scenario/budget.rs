@@ -190,6 +190,12 @@ fn seconds_up(secs: f64) -> String {
     format!("\"{rounded}s\"")
 }
 
+/// The bytes of `simulation.memory_limit_mib` the scenario's estimate leaves free.
+pub fn free_bytes(s: &Scenario) -> f64 {
+    let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
+    (limit_mib as f64 * MIB - Estimate::of(s).total()).max(0.0)
+}
+
 /// The room a scenario's unsized logs have, if it keeps any.
 pub fn log_room(s: &Scenario) -> Option<LogRoom> {
     let traces_every_change = s.simulation.trace_every_change;
@@ -202,9 +208,8 @@ pub fn log_room(s: &Scenario) -> Option<LogRoom> {
     if !(traces_every_change || drops_all || transfers.is_some()) {
         return None;
     }
-    let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
     Some(LogRoom {
-        bytes: (limit_mib as f64 * MIB - Estimate::of(s).total()).max(0.0),
+        bytes: free_bytes(s),
         traces_every_change,
         drops_all,
         transfers,

@@ -20,8 +20,9 @@
 //! its last ([Vaidyanathan99, §2.1]'s flow timeout; a timeout of 0 counts flows with a packet
 //! queued).
 
-use super::keshav_buffers::study::{record_port, PortEvent};
+use super::keshav_buffers::study::{record_port, PortEvent, RunLength};
 use super::trace_gateway::MAX_SAMPLES;
+use super::StudyError;
 use crate::config::ScenarioError;
 use crate::engine::time::{secs, to_secs};
 use crate::engine::Time;
@@ -236,7 +237,8 @@ pub fn flow_key(name: &str) -> Result<FlowKey, ScenarioError> {
 }
 
 /// The study on one port of a scenario: run it, count the active flows at the port every
-/// `interval`, and cost every discipline of table 2.1 at each sample.
+/// `interval`, and cost every discipline of table 2.1 at each sample. `interrupted` is asked
+/// about every 0.2 s of wall-clock time while the scenario runs.
 pub fn port_cost_series(
     scenario: &Scenario,
     port: &str,
@@ -244,16 +246,16 @@ pub fn port_cost_series(
     timeout: Time,
     interval: Time,
     classification: Classification,
-) -> Result<Vec<CostSample>, ScenarioError> {
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Vec<CostSample>, StudyError> {
     if interval == 0 {
-        return Err(ScenarioError::new(
-            "study.interval",
-            "got 0, expected a positive duration",
-        ));
+        return Err(
+            ScenarioError::new("study.interval", "got 0, expected a positive duration").into(),
+        );
     }
     check_sample_count(secs(scenario.simulation.duration.secs()), interval)?;
     classification.validate()?;
-    let events = record_port(scenario, port)?;
+    let events = record_port(scenario, port, &RunLength::SCENARIO, interrupted)?;
     let active = active_flows(&events, key, timeout, interval);
     Ok(cost_series(&active, classification))
 }
@@ -325,6 +327,7 @@ mod tests {
                 0,
                 interval,
                 classification,
+                &mut crate::studies::never_interrupted,
             )
         };
         let linear = Classification::LinearSearch {
@@ -343,7 +346,10 @@ mod tests {
                 efficiency: 0.5,
                 mean_colliding: colliding,
             };
-            let err = series(crate::engine::time::secs(0.1), unbounded).unwrap_err();
+            let Err(StudyError::Input(err)) = series(crate::engine::time::secs(0.1), unbounded)
+            else {
+                panic!("{colliding} was not refused as an input");
+            };
             assert_eq!(err.path, "study.mean_colliding", "{colliding}");
         }
     }

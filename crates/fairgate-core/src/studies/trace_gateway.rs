@@ -14,6 +14,7 @@
 //! FQ divisor of Linux); the ASQG's routing, classification and switching latencies are 0.
 
 use super::cost_model::{cost_series, Classification, CostSample};
+use super::StudyError;
 use crate::config::ScenarioError;
 use crate::traces::{read_trace, TracePacket};
 use std::cmp::Reverse;
@@ -123,6 +124,10 @@ pub const MAX_PACKETS: u64 = 50_000_000;
 /// At most this many samples of N(t) (each gives a cost row per discipline): 10,000 s at the
 /// default interval. A damaged time stamp that jumps years ahead is caught here.
 pub const MAX_SAMPLES: u64 = 100_000;
+
+/// How many IP packets the study reads between asking whether it was interrupted (about a
+/// tenth of a second of reading).
+pub const ASK_EVERY: u64 = 1 << 16;
 
 impl Default for TraceParams {
     fn default() -> Self {
@@ -411,15 +416,24 @@ impl Gateway {
     }
 }
 
-/// Runs the gateway over the first `params.packets` IP packets of the trace at `path`.
+/// Runs the gateway over the first `params.packets` IP packets of the trace at `path`, asking
+/// `interrupted` every [`ASK_EVERY`] packets.
 pub fn trace_study(
     path: &Path,
     format: Option<&str>,
     params: TraceParams,
-) -> Result<TraceStudy, ScenarioError> {
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<TraceStudy, StudyError> {
     params.check()?;
     let mut gateway = Gateway::new(params);
-    let counts = read_trace(path, format, &mut |p| gateway.take(&p))?;
+    let mut stopped = false;
+    let counts = read_trace(path, format, &mut |p| {
+        stopped = gateway.summary.packets % ASK_EVERY == 0 && interrupted();
+        !stopped && gateway.take(&p)
+    })?;
+    if stopped {
+        return Err(StudyError::Interrupted);
+    }
     gateway.overrun()?;
     if gateway.summary.packets == 0 {
         return Err(ScenarioError::new(
@@ -428,7 +442,8 @@ pub fn trace_study(
                 "{}: got no IP packet, expected at least one",
                 path.display()
             ),
-        ));
+        )
+        .into());
     }
     if gateway.active.is_empty() {
         return Err(ScenarioError::new(
@@ -446,7 +461,8 @@ pub fn trace_study(
                 },
                 gateway.params.interval_s
             ),
-        ));
+        )
+        .into());
     }
     Ok(gateway.finish(counts.non_ip))
 }

@@ -16,13 +16,17 @@
 
 use super::{build, instructions_per_operation, Cost, Item, STRUCTURES};
 use crate::config::error::check;
+use crate::config::units::{MAX_DURATION_S, MAX_DURATION_WORDS};
+use crate::engine::time::to_secs;
 use crate::engine::Time;
 use crate::net::packet::PacketArena;
 use crate::net::packet::{Packet, PacketId};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::sched::fq::{FqConfig, FqDrop};
 use crate::qdisc::{Effects, Limit, Qdisc, QdiscCtx, QdiscEnv};
+use crate::scenario::budget::DEFAULT_LIMIT_MIB;
 use crate::scenario::{Scenario, ScenarioError};
+use crate::studies::StudyError;
 use std::sync::{Arc, Mutex};
 
 /// The most conversations a point may have: the study builds a node and a link per
@@ -47,10 +51,43 @@ pub enum HeapOp {
     GetMin,
 }
 
+/// What one recorded event costs through the study: the event, its heap operation, and the
+/// arrival numbers the replays keep.
+const BYTES_PER_RECORDED_EVENT: usize =
+    std::mem::size_of::<PortEvent>() + std::mem::size_of::<HeapOp>() + 3 * 8;
+
+/// How long a piece of a recorded run takes at most, in wall-clock time, before the study
+/// checks its record and asks whether it was interrupted.
+const PIECE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The events of a port, up to `most` of them: past that the log only notes that it is full.
+struct PortLog {
+    events: Vec<PortEvent>,
+    most: usize,
+    full: bool,
+}
+
+impl PortLog {
+    fn push(&mut self, event: PortEvent) {
+        if self.events.len() == self.most {
+            self.full = true;
+            return;
+        }
+        if self.events.len() == self.events.capacity() {
+            let grown = (self.events.capacity() * 2).clamp(1024, self.most);
+            self.events.reserve_exact(grown - self.events.len());
+        }
+        self.events.push(event);
+    }
+}
+
+/// The study's own name for the length of its workloads' runs, in seconds.
+pub const TRACE: &str = "trace_s";
+
 /// A discipline wrapper that logs arrivals and departures and otherwise defers to `inner`.
 pub struct Recorder {
     inner: Box<dyn Qdisc>,
-    log: Arc<Mutex<Vec<PortEvent>>>,
+    log: Arc<Mutex<PortLog>>,
 }
 
 impl Recorder {
@@ -97,25 +134,105 @@ impl Qdisc for Recorder {
     }
 }
 
-/// Runs `scenario` and returns the events at `port` ("a->b").
-pub fn record_port(scenario: &Scenario, port: &str) -> Result<Vec<PortEvent>, ScenarioError> {
+/// The field a recorded run's length comes from, as its caller names it: `simulation.duration`
+/// for a user's scenario (whose `memory_limit_mib` can be raised), or a study's own parameter.
+pub struct RunLength<'a>(pub &'a str);
+
+impl RunLength<'_> {
+    pub const SCENARIO: RunLength<'static> = RunLength("simulation.duration");
+}
+
+/// Runs `scenario` and returns the events at `port` ("a->b"). The record may take what the
+/// scenario's estimate leaves of `simulation.memory_limit_mib`; a longer one stops the run with
+/// an error naming `length`. `interrupted` is asked about every 0.2 s of wall-clock time.
+pub fn record_port(
+    scenario: &Scenario,
+    port: &str,
+    length: &RunLength,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Vec<PortEvent>, StudyError> {
     let mut sim = crate::scenario::build(scenario)?;
-    let log = Arc::new(Mutex::new(Vec::new()));
+    let room = crate::scenario::budget::free_bytes(scenario);
+    let most = (room / BYTES_PER_RECORDED_EVENT as f64) as usize;
+    let log = Arc::new(Mutex::new(PortLog {
+        events: Vec::new(),
+        most,
+        full: false,
+    }));
     let shared = log.clone();
     let found = sim.wrap_qdisc(port, |inner| Box::new(Recorder { inner, log: shared }));
     if !found {
         return Err(ScenarioError::new(
             "study.port",
             format!("got {port:?}, expected the name of a port (\"from->to\") of the scenario"),
-        ));
+        )
+        .into());
     }
-    sim.run();
+    sim.run_in_pieces(PIECE, |sim| {
+        if interrupted() {
+            return Err(StudyError::Interrupted);
+        }
+        match log.lock() {
+            Ok(log) if log.full => Err(too_long(scenario, port, length, &log, sim).into()),
+            _ => Ok(()),
+        }
+    })?;
+    finished_run(&sim)?;
     drop(sim);
-    let events = Arc::try_unwrap(log)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default();
-    Ok(events)
+    let log = Arc::try_unwrap(log).ok().and_then(|m| m.into_inner().ok());
+    Ok(log.map(|log| log.events).unwrap_or_default())
+}
+
+/// Refuses a recorded run that stopped early or broke conservation.
+fn finished_run(sim: &crate::sim::Simulation) -> Result<(), StudyError> {
+    if let Some(cause) = sim.failure_cause() {
+        return Err(cause.clone().into());
+    }
+    if let Some(why) = sim.failure() {
+        return Err(StudyError::Run(why.to_string()));
+    }
+    let broken = sim.conservation_violations();
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(StudyError::Run(format!(
+            "conservation violated: {}",
+            broken.join("; ")
+        )))
+    }
+}
+
+/// The error of a record that outgrew its room, with the length that would fit.
+fn too_long(
+    scenario: &Scenario,
+    port: &str,
+    length: &RunLength,
+    log: &PortLog,
+    sim: &crate::sim::Simulation,
+) -> ScenarioError {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let now_s = to_secs(sim.now());
+    let end_s = scenario.simulation.duration.secs();
+    let limit = match scenario.simulation.memory_limit_mib {
+        Some(mib) => format!("of simulation.memory_limit_mib ({mib} MiB)"),
+        None => format!("of the memory limit ({DEFAULT_LIMIT_MIB} MiB)"),
+    };
+    let raise = if length.0 == RunLength::SCENARIO.0 {
+        ", or a larger simulation.memory_limit_mib on purpose"
+    } else {
+        ""
+    };
+    ScenarioError::new(
+        length.0,
+        format!(
+            "the study's record of port {port:?} reached {} arrivals and departures ({:.0} MiB) \
+             at {now_s:.3} s of the run's {end_s} s, all the room the run leaves {limit}; \
+             expected a run of at most about {:.3e} s{raise}",
+            log.events.len(),
+            (log.events.len() * BYTES_PER_RECORDED_EVENT) as f64 / MIB,
+            now_s,
+        ),
+    )
 }
 
 /// Replays port events through FQ (limit `capacity`, largest-bid drops, charged) and returns
@@ -230,25 +347,28 @@ pub struct StudyRow {
     pub drops: u64,
 }
 
-/// A workload for one (N, B) point: the scenario, the recorded port, its link rate and the
-/// flow key FQ classifies by.
+/// A workload for one (N, B) point: the scenario, the recorded port, the parameter its length
+/// comes from, its link rate and the flow key FQ classifies by.
 pub struct Workload {
     pub scenario: Scenario,
     pub port: String,
+    pub length: RunLength<'static>,
     pub link_rate_bps: u64,
     pub classify: FlowKey,
 }
 
-/// Runs the study at every (N, B) point; `workload(n, b)` builds the scenario.
+/// Runs the study at every (N, B) point; `workload(n, b)` builds the scenario; `interrupted`
+/// is asked about every 0.2 s of wall-clock time.
 pub fn sweep(
     points: &[(u32, u32)],
     workload: impl Fn(u32, u32) -> Result<Workload, ScenarioError>,
-) -> Result<Vec<StudyRow>, ScenarioError> {
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Vec<StudyRow>, StudyError> {
     check_points(points)?;
     let mut rows = Vec::new();
     for &(n, b) in points {
         let w = workload(n, b)?;
-        let events = record_port(&w.scenario, &w.port)?;
+        let events = record_port(&w.scenario, &w.port, &w.length, interrupted)?;
         let (ops, _, drops) = fq_trace(&events, b as u64, w.classify, w.link_rate_bps);
         for name in STRUCTURES {
             let Some(r) = replay(name, &ops, b as usize) else {
@@ -282,6 +402,17 @@ fn check_points(points: &[(u32, u32)]) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// Refuses a trace length that is not a positive duration a scenario can run.
+fn check_trace(trace_s: f64) -> Result<(), ScenarioError> {
+    if trace_s > 0.0 && trace_s <= MAX_DURATION_S {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        TRACE,
+        format!("got {trace_s}, expected seconds above 0, at most {MAX_DURATION_WORDS}"),
+    ))
+}
+
 /// The stand-in workload until the TCP family lands: N windowless on/off sources on a
 /// 10 Mb/s line with 1000-byte packets, each "window" a burst of `window` packets sent back to
 /// back at 100 Mb/s followed by an exponential silence sized for an average offered `load`
@@ -291,11 +422,11 @@ pub fn onoff_workload(
     b: u32,
     window: u32,
     load: f64,
-    duration_s: f64,
+    trace_s: f64,
 ) -> Result<Workload, ScenarioError> {
     check::positive_int("", "window", u64::from(window))?;
     check::positive("", "load", load)?;
-    check::positive("", "duration_s", duration_s)?;
+    check_trace(trace_s)?;
     let packet_ms = 0.8;
     let burst_ms = window as f64 * packet_ms / 10.0;
     let cycle_ms = n as f64 * window as f64 * packet_ms / load;
@@ -304,7 +435,7 @@ pub fn onoff_workload(
         r#"
 name = "keshav-study"
 [simulation]
-duration = "{duration_s}s"
+duration = "{trace_s}s"
 seed = 11
 [[nodes]]
 name = "a"
@@ -329,6 +460,7 @@ source = {{ kind = "onoff", rate = "100Mbps", size = 1000, on = "{burst_ms}ms", 
     Ok(Workload {
         scenario: crate::scenario::parse(&text, &[])?,
         port: "a->b".into(),
+        length: RunLength(TRACE),
         link_rate_bps: 10_000_000,
         classify: FlowKey::Flow,
     })
@@ -345,16 +477,16 @@ pub fn tahoe_workload(
     n: u32,
     b: u32,
     window: u32,
-    duration_s: f64,
+    trace_s: f64,
 ) -> Result<Workload, ScenarioError> {
     check::int_in_range("", "window", u64::from(window), 1, MAX_TAHOE_WINDOW.into())?;
-    check::positive("", "duration_s", duration_s)?;
+    check_trace(trace_s)?;
     let rwnd = window * 960;
     let text = format!(
         r#"
 name = "keshav-study-tahoe"
 [simulation]
-duration = "{duration_s}s"
+duration = "{trace_s}s"
 seed = 11
 [[nodes]]
 name = "gw"
@@ -392,6 +524,7 @@ source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transm
     Ok(Workload {
         scenario: crate::scenario::parse(&scenario_text, &[])?,
         port: "gw->sink".into(),
+        length: RunLength(TRACE),
         link_rate_bps: 80_000,
         classify: FlowKey::Flow,
     })
