@@ -42,6 +42,37 @@ def client():
     return local_client(2)
 
 
+def test_a_sweep_of_too_many_points_is_refused_before_its_values_are_checked(monkeypatch):
+    """The core checks each value (about 0.1 ms each): 20,000 values of one axis took 2.5 s
+    to check before the count refused them, and 100,000 took 12 s."""
+    from fairgate.sweeps import axes
+
+    checked = []
+    monkeypatch.setattr(axes, "validate_text", lambda *args: checked.append(args))
+    limits = list(range(1, 2001))
+    with pytest.raises(fg.ScenarioError, match="the sweep has 2,000,000 points"):
+        prepare(poisson_queue(), grid={"links[0].queue.limit": limits}, seeds=1000)
+    assert checked == []
+
+
+def test_checking_the_values_shows_a_bar_after_two_seconds(monkeypatch):
+    from fairgate.display import progress_bar
+    from fairgate.sweeps import axes
+
+    bars = []
+
+    def recorded(progress, **options):
+        bars.append((progress, options["total"], options["delay"]))
+        return progress_bar(False)
+
+    monkeypatch.setattr(axes, "progress_bar", recorded)
+    grid = {"links[0].queue.limit": [5, 50]}
+    zipped = [{"links[0].rate": ["5Mbps", "20Mbps"], "links[0].delay": ["1ms", "2ms"]}]
+    prepare(poisson_queue(), grid=grid, zip=zipped, progress=True)
+    prepare(poisson_queue(), grid=grid)
+    assert bars == [(True, 4, 2.0), (False, 2, 2.0)]
+
+
 def test_product_and_zip_make_every_combination_once_per_seed():
     run = prepare(
         poisson_queue(),

@@ -348,9 +348,11 @@ def prepare(
     overrides: str | Sequence[str] = (),
     out: str | Path | None = None,
     out_name: str = "out",
+    progress: bool = False,
 ) -> SweepRun:
     """Checks a sweep (every axis value, by the core) without running anything; an error in
-    ``out`` names it as ``out_name`` (``--out`` for the CLI)."""
+    ``out`` names it as ``out_name`` (``--out`` for the CLI). ``progress`` shows a bar while
+    the values are checked, when that takes more than 2 s."""
     text = scenario_text(scenario)
     overrides = override_list(overrides)
     if is_atm(validate_text(text, overrides)):
@@ -368,7 +370,7 @@ def prepare(
             f"zip: got {shown(zip)}, expected a list of groups: zip=[{{path: values, ...}}]"
         )
     zipped = [_axes(group, f"zip[{i}]") for i, group in enumerate(zip)]
-    checked = build_grid(text, _axes(grid), zipped, seed_list, overrides)
+    checked = build_grid(text, _axes(grid), zipped, seed_list, overrides, progress)
     return SweepRun(text, checked, overrides, out, out_name)
 
 
@@ -394,5 +396,5 @@ def sweep(
     ScenarioError naming the axis for bad input before any point runs."""
     if table not in TABLES:
         raise ScenarioError(f"table: got {shown(table)}, expected one of {', '.join(TABLES)}")
-    prepared = prepare(scenario, grid, zip, seeds, overrides, out)
+    prepared = prepare(scenario, grid, zip, seeds, overrides, out, progress=progress)
     return prepared.run(client, progress, (table,), store_on_workers)[table]

@@ -142,6 +142,7 @@ def describe_sweep(spec: sweepfile.SweepFile, overrides: list[str]) -> str:
         [list(group) for group in spec.zipped],
         spec.seeds or 1,
         [*spec.overrides, *overrides],
+        progress=True,
     )
     axes = ", ".join(axis.name for axis in prepared.grid.axes) or "no axes"
     seeds, points = len(prepared.grid.seeds), len(prepared.points)
@@ -165,7 +166,8 @@ def _prepared(args: argparse.Namespace) -> SweepRun:
     seeds = 1 if seeds is None else seeds
     overrides = [*(spec.overrides if spec else []), *args.overrides]
     out = args.out or Path("out") / "sweep" / args.file.stem
-    return prepare(scenario, grid, zipped, seeds, overrides, out, out_name="--out")
+    progress = not args.quiet
+    return prepare(scenario, grid, zipped, seeds, overrides, out, "--out", progress)
 
 
 def _interval(table: pd.DataFrame, metric: str, scale: float = 1.0) -> pd.Series:
