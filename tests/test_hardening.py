@@ -777,3 +777,26 @@ def test_a_short_override_path_is_told_its_full_path():
     showcase = (SCENARIOS / "showcase.toml").read_text(encoding="utf-8")
     with pytest.raises(fg.ScenarioError, match=r"takes a full path: `topology\.bottleneck\.rate`"):
         fg.validate_text(showcase, ["bottleneck.rate=5Mbps"])
+
+
+def test_a_leading_tilde_is_the_home_directory_everywhere(tmp_path: Path, monkeypatch):
+    """The shell leaves `~` in `--out=~/x` and in quoted paths: fairgate made a folder named
+    `~` in the current directory, pandas wrote to the home directory, and the run failed after
+    simulating ("Cannot save file into a non-existent directory")."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    write(home, NO_FLOWS)
+    done = fairgate("run", "~/s.toml", "--out=~/o", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert (home / "o" / "summary.json").is_file() and list(work.iterdir()) == []
+    write(home, 'scenario = "~/s.toml"\nseeds = 2\n', "w.toml")
+    done = fairgate("validate", "~/w.toml")
+    assert done.returncode == 0 and "valid sweep of 2 points" in done.stdout, done.stderr
+    results = fg.run_file("~/s.toml")
+    results.save("~/saved")
+    assert fg.Results.load(home / "saved").summary == results.summary
+    assert fg.Results.load("~/saved").summary == results.summary
+    assert list(work.iterdir()) == []

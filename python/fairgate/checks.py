@@ -114,14 +114,17 @@ def seed_value(seed: object, name: str) -> int:
     raise ScenarioError(f"{name}: got {got}, expected a whole number from 0 to {MAX_SEED}")
 
 
-def path_value(path: object, name: str) -> str | os.PathLike[str]:
-    """``path`` when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming
-    ``name``. A number would be opened as a file descriptor, and closed after; an empty
-    path would be read as the current directory."""
+def path_value(path: object, name: str) -> str:
+    """``path`` as text, with a leading ``~`` or ``~user`` expanded to the home directory,
+    when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming ``name``. A
+    number would be opened as a file descriptor, and closed after; an empty path would be
+    read as the current directory. The shell leaves ``~`` in ``--out=~/x`` and in a quoted
+    path: fairgate made a folder named ``~`` there while pandas wrote to the home directory."""
     if isinstance(path, str | os.PathLike) and not isinstance(path, bytes):
-        if os.fspath(path) == "":
+        text = os.fspath(path)
+        if text == "":
             raise ScenarioError(f"{name}: got an empty path, expected a file or directory")
-        return path
+        return os.path.expanduser(text)
     raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
 
 
@@ -185,10 +188,11 @@ def _typed(value: object) -> str:
 def utf8_path(path: str | os.PathLike[str], name: str) -> Path:
     """``path`` as a Path when it is a path whose name is UTF-8 text; otherwise ScenarioError
     naming ``name`` (:func:`path_value`, :func:`utf8_problem`)."""
-    problem = utf8_problem(path_value(path, name))
+    text = path_value(path, name)
+    problem = utf8_problem(text)
     if problem:
         raise ScenarioError(f"{name}: {problem}")
-    return Path(path)
+    return Path(text)
 
 
 def utf8_problem(path: str | os.PathLike[str]) -> str | None:

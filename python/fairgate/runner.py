@@ -57,14 +57,14 @@ class ConservationError(_core.SimulationError):
 
 
 def path_argument(text: str) -> Path:
-    """A command-line path; an empty one is refused (``Path("")`` would silently be the
-    current directory)."""
+    """A command-line path, ``~`` expanded (:func:`fairgate.checks.path_value`); an empty one
+    is refused (``Path("")`` would silently be the current directory)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("got an empty path, expected a file or directory")
     problem = utf8_problem(text)
     if problem:
         raise argparse.ArgumentTypeError(problem)
-    return Path(text)
+    return Path(path_value(text, "path"))
 
 
 def output_argument(text: str) -> Path:
@@ -277,7 +277,7 @@ def streams_read_once() -> Iterator[None]:
 
 def read_text_file(path: str | Path, what: str = "scenario file") -> str:
     """The UTF-8 text of ``path``, at most MAX_FILE_BYTES; raises ScenarioError naming it."""
-    path_value(path, what)
+    path = path_value(path, what)
     read_once = _READ_ONCE.get()
     kept = None if read_once is None else read_once.get(os.fspath(path))
     if kept is not None:

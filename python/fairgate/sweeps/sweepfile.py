@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, shown
+from fairgate.checks import clipped, path_value, shown
 from fairgate.runner import is_regular_file, read_text_file, toml_document
 from fairgate.sweeps.axes import Axis
 
@@ -114,8 +114,9 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
         raise ScenarioError(
             f"`scenario`: got {shown(scenario)}, expected the path of a scenario file (a string)"
         )
-    _check_scenario_file(base / scenario, scenario)
-    _check_not_a_sweep_file(base / scenario, scenario)
+    scenario_path = base / path_value(scenario, "scenario")
+    _check_scenario_file(scenario_path, scenario)
+    _check_not_a_sweep_file(scenario_path, scenario)
     seeds = doc.get("seeds")
     if seeds is not None and not isinstance(seeds, int | list):
         raise ScenarioError(f"`seeds`: got {shown(seeds)}, expected a count or a list of seeds")
@@ -126,7 +127,7 @@ def from_doc(doc: dict[str, Any], base: Path) -> SweepFile:
     if not isinstance(zipped, list):
         raise ScenarioError("`zip`: expected an array of tables ([[zip]])")
     return SweepFile(
-        scenario=base / scenario,
+        scenario=scenario_path,
         seeds=seeds,
         overrides=list(overrides),
         grid=_axes(doc.get("grid", {}), "grid"),
