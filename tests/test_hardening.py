@@ -800,3 +800,24 @@ def test_a_leading_tilde_is_the_home_directory_everywhere(tmp_path: Path, monkey
     assert fg.Results.load(home / "saved").summary == results.summary
     assert fg.Results.load("~/saved").summary == results.summary
     assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/x", "file:///tmp/x", "https://example.com/x"])
+def test_a_url_is_refused_as_a_path_before_anything_runs(tmp_path: Path, monkeypatch, url: str):
+    """pandas and Arrow take `s3://...` as a URL: fairgate made folders named `s3:` in the
+    current directory, ran, then failed with Arrow's traceback ("Missing bucket name")."""
+    from fairgate.sweeps import prepare, query
+
+    monkeypatch.chdir(tmp_path)
+    said = f"got '{url}', a URL; expected a local path"
+    done = fairgate("run", SCENARIOS / "showcase.toml", "--out", url)
+    assert done.returncode == 2 and f"argument --out: {said}" in done.stderr, done.stderr
+    for call in [
+        lambda: fg.run_file(url),
+        lambda: fg.Results.load(url),
+        lambda: query(url, "SELECT 1"),
+        lambda: prepare(SCENARIOS / "showcase.toml", out=url),
+    ]:
+        with pytest.raises(fg.ScenarioError, match=re.escape(said)):
+            call()
+    assert list(tmp_path.iterdir()) == []

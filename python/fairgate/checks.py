@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 import unicodedata
 from pathlib import Path
 
@@ -114,16 +115,28 @@ def seed_value(seed: object, name: str) -> int:
     raise ScenarioError(f"{name}: got {got}, expected a whole number from 0 to {MAX_SEED}")
 
 
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A path that pandas, Arrow and DuckDB take as a URL (``s3://``, ``file://``, ``https://``):
+fairgate made local folders named ``s3:`` while Arrow wrote, or failed with a traceback, after
+the run."""
+
+
 def path_value(path: object, name: str) -> str:
     """``path`` as text, with a leading ``~`` or ``~user`` expanded to the home directory,
     when it is a path (text or ``os.PathLike``); otherwise ScenarioError naming ``name``. A
     number would be opened as a file descriptor, and closed after; an empty path would be
-    read as the current directory. The shell leaves ``~`` in ``--out=~/x`` and in a quoted
-    path: fairgate made a folder named ``~`` there while pandas wrote to the home directory."""
+    read as the current directory; a URL (:data:`URL`) is refused. The shell leaves ``~`` in
+    ``--out=~/x`` and in a quoted path: fairgate made a folder named ``~`` there while pandas
+    wrote to the home directory."""
     if isinstance(path, str | os.PathLike) and not isinstance(path, bytes):
         text = os.fspath(path)
         if text == "":
             raise ScenarioError(f"{name}: got an empty path, expected a file or directory")
+        if URL.match(text):
+            raise ScenarioError(
+                f"{name}: got {shown(text)}, a URL; expected a local path (fairgate reads and "
+                "writes local files; write ./ before a folder whose name has a colon)"
+            )
         return os.path.expanduser(text)
     raise ScenarioError(f"{name}: got {_typed(path)}, expected a path (str or pathlib.Path)")
 

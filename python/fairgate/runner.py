@@ -64,7 +64,10 @@ def path_argument(text: str) -> Path:
     problem = utf8_problem(text)
     if problem:
         raise argparse.ArgumentTypeError(problem)
-    return Path(path_value(text, "path"))
+    try:
+        return Path(path_value(text, "path"))
+    except _core.ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("path: ")) from None
 
 
 def output_argument(text: str) -> Path:
