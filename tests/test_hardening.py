@@ -821,3 +821,24 @@ def test_a_url_is_refused_as_a_path_before_anything_runs(tmp_path: Path, monkeyp
         with pytest.raises(fg.ScenarioError, match=re.escape(said)):
             call()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_results_folder_with_a_backslash_is_refused_as_duckdb_cannot_read_it(tmp_path: Path):
+    """DuckDB finds no file under a folder whose path has a backslash: `--out 'o\\b'` was
+    written, then `fairgate query` said "No files found ... a damaged point's folder can be
+    removed"."""
+    from fairgate.sweeps import query
+
+    said = "has a backslash, which DuckDB (that reads results back) takes as a separator"
+    done = fairgate("run", write(tmp_path, NO_FLOWS), "--out", tmp_path / "o\\b")
+    assert done.returncode == 2 and f"--out: '{tmp_path}/o\\b' {said}" in done.stderr
+    assert not (tmp_path / "o\\b").exists()
+    results = fg.run_file(tmp_path / "s.toml")
+    with pytest.raises(fg.ScenarioError, match=re.escape(said)):
+        results.save(tmp_path / "r\\s")
+    results.save(tmp_path / "o")
+    (tmp_path / "o").rename(tmp_path / "o\\b")
+    done = fairgate("query", tmp_path / "o\\b", "SELECT 1")
+    assert done.returncode == 2 and "rename the folder to read it" in done.stderr, done.stderr
+    with pytest.raises(fg.ScenarioError, match=re.escape(said)):
+        query(tmp_path / "o\\b", "SELECT 1")

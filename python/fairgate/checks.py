@@ -198,6 +198,22 @@ def _typed(value: object) -> str:
     return "None" if value is None else f"{type(value).__name__} {shown(value)}"
 
 
+def backslash_problem(path: Path) -> str | None:
+    """What is wrong with ``path`` as a folder of results when its full path has a backslash,
+    else None: DuckDB finds no file under such a folder (its file search reads ``\\`` as a
+    separator), so ``fairgate query`` could not read what was written there."""
+    try:
+        full = str(path.resolve())
+    except (OSError, RuntimeError):
+        return None  # the system's own refusal is named where the folder is used
+    if "\\" not in full:
+        return None
+    return (
+        f"'{printable(full)}' has a backslash, which DuckDB (that reads results back) takes as a "
+        "separator; expected a path without one (on this system a backslash is part of a name)"
+    )
+
+
 def utf8_path(path: str | os.PathLike[str], name: str) -> Path:
     """``path`` as a Path when it is a path whose name is UTF-8 text; otherwise ScenarioError
     naming ``name`` (:func:`path_value`, :func:`utf8_problem`)."""

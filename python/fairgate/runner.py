@@ -19,6 +19,7 @@ from typing import Any
 from fairgate import _core
 from fairgate.checks import (
     MAX_FILE_BYTES,
+    backslash_problem,
     path_value,
     shown,
     text_value,
@@ -184,9 +185,13 @@ def check_out_dir(out: str | Path, option: str = "--out") -> Path:
     Raises ScenarioError naming ``option`` (``out`` in Python) when it is an existing file,
     lies under a file, its first existing ancestor refuses a new entry
     (:func:`_probe_writable`), or it is a directory holding entries fairgate did not write
-    (:func:`_check_ours_or_empty`).
+    (:func:`_check_ours_or_empty`), or a folder DuckDB could not read back
+    (:func:`fairgate.checks.backslash_problem`).
     """
     out = utf8_path(out, option)
+    problem = backslash_problem(out)
+    if problem:
+        raise _core.ScenarioError(f"{option}: {problem}")
     with _path_refused(option, out):
         _check_dir_target(out, option)
     return out

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairgate._core import ScenarioError
-from fairgate.checks import clipped, path_value, text_value
+from fairgate.checks import backslash_problem, clipped, path_value, text_value
 from fairgate.staging import stop_received
 from fairgate.sweeps import store
 
@@ -71,6 +71,9 @@ VIEW_NAME = re.compile(r"[A-Za-z_]\w*")
 def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with one view per table of the store at ``root``."""
     root = Path(root)
+    problem = backslash_problem(root)
+    if problem:
+        raise ScenarioError(f"{clipped(str(root))}: {problem}; rename the folder to read it")
     try:
         views = _views(root.resolve())  # the paths _sandbox allows, as DuckDB compares them
     except (OSError, RuntimeError) as err:  # RuntimeError: symbolic links in a loop
