@@ -103,6 +103,26 @@ def test_long_names_are_clipped_in_legends_and_titles(
     assert not [w for w in recwarn if "constrained_layout" in str(w.message)]
 
 
+def test_dollar_signs_in_names_are_shown_as_written(tmp_path: Path) -> None:
+    """Matplotlib reads text between two `$` as mathematics: a flow named `$\\frac{1}$` (or
+    a node `a$\\alpha`) stopped `fairgate run --plot` with a traceback after the run."""
+    from fairgate.plot import class_throughput, transfer_time_cdf
+
+    sc = fg.Scenario("$\\nosuch{x}$ run", duration=0.5, seed=1)
+    sc.node("a$\\alpha")
+    sc.node("b")
+    sc.link("a$\\alpha", "b", "10Mbps")
+    sc.flow("a$\\alpha", "b", fg.source("cbr", rate="1Mbps"), name="$\\frac{1}$")
+    results = sc.run()
+    figure = overview(results, tmp_path / "o.png")
+    labels = [t.get_text() for ax in figure.axes for t in ax.get_legend().get_texts()]
+    assert labels == ["a\\$\\alpha->b", "b->a\\$\\alpha", "\\$\\frac{1}\\$"]
+    assert figure.get_suptitle() == "\\$\\nosuch{x}\\$ run"
+    queue_over_time(results, path=tmp_path / "q.png")
+    class_throughput(results, path=tmp_path / "c.png")
+    transfer_time_cdf(results, path=tmp_path / "t.png")
+
+
 def test_the_overview_draws_ten_flows_in_ten_colours_and_says_how_many_it_left_out() -> None:
     sc = fg.Scenario("many", duration=0.5, seed=1)
     sc.node("a")

@@ -21,6 +21,14 @@ def cell(text: object, width: int = PRINTED_CELL) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def figure_text(text: object, width: int = PRINTED_CELL) -> str:
+    """``text`` from a run (a scenario's, flow's or port's name) as a figure shows it: clipped
+    as :func:`cell` does, its ``$`` escaped, as Matplotlib reads the text between two as
+    mathematics (a flow named ``$\\frac{1}$`` stopped ``fairgate run --plot`` with a
+    traceback after the run)."""
+    return cell(text, width).replace("$", r"\$")
+
+
 class _Silent:
     """A progress bar that shows nothing."""
 

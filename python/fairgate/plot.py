@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
 from fairgate.checks import number, shown
-from fairgate.display import cell
+from fairgate.display import figure_text
 from fairgate.results import Results, results_argument
 from fairgate.runner import check_out_file
 
@@ -49,14 +49,14 @@ def overview(results: Results, path: str | Path | None = None, title: str | None
     qs = results.queue_series
     for port in busiest_ports(results):
         series = qs[qs["port"] == port]
-        ax_q.step(series["time_s"], series["packets"], where="post", label=cell(port), lw=1)
+        ax_q.step(series["time_s"], series["packets"], where="post", label=figure_text(port), lw=1)
     ax_q.set_ylabel("queue length (packets)")
     if ax_q.get_legend_handles_labels()[0]:
         ax_q.legend(loc="upper right", fontsize="small")
     ax_q.grid(alpha=0.3)
     rates = results.throughput()
     for flow in list(rates.columns)[:MAX_FLOWS]:
-        ax_t.plot(rates.index, rates[flow] / 1e6, label=cell(flow), lw=1)
+        ax_t.plot(rates.index, rates[flow] / 1e6, label=figure_text(flow), lw=1)
     ax_t.set_ylabel("goodput (Mb/s)")
     ax_t.set_xlabel("time (s)")
     ax_t.grid(alpha=0.3)
@@ -87,11 +87,13 @@ def queue_over_time(
     qs = results.queue_series
     for port in _known_ports(results, ports) if ports is not None else busiest_ports(results):
         series = qs[qs["port"] == port]
-        line = ax_q.step(series["time_s"], series["packets"], where="post", label=cell(port), lw=1)
+        line = ax_q.step(
+            series["time_s"], series["packets"], where="post", label=figure_text(port), lw=1
+        )
         color = line[0].get_color()
         ax_r.plot(series["time_s"], series["arrival_bps"] / 1e6, ls="--", color=color, lw=1)
         departures = series["departure_bps"] / 1e6
-        ax_r.plot(series["time_s"], departures, color=color, lw=1, label=cell(port))
+        ax_r.plot(series["time_s"], departures, color=color, lw=1, label=figure_text(port))
     ax_q.set_ylabel("queue length (packets)")
     ax_r.set_ylabel("in (dashed) / out rate (Mb/s)")
     ax_r.set_xlabel("time (s)")
@@ -155,7 +157,9 @@ def _checked(results: object, path: str | Path | None, title: object) -> Results
 
 
 def _finish(fig: Figure, results: Results, path: str | Path | None, title: str | None) -> Figure:
-    fig.suptitle(title or cell(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH))
+    fig.suptitle(
+        title or figure_text(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH)
+    )
     if path is not None:
         save(fig, path)
     return fig
@@ -170,7 +174,7 @@ def class_throughput(
     ax = fig.subplots()
     rates = results.class_throughput()
     for kind in rates.columns:
-        ax.plot(rates.index, rates[kind] / 1e6, label=cell(kind), lw=1)
+        ax.plot(rates.index, rates[kind] / 1e6, label=figure_text(kind), lw=1)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("goodput (Mb/s)")
     ax.grid(alpha=0.3)
@@ -191,7 +195,7 @@ def transfer_time_cdf(
     for flow in transfers["flow"].unique():
         times = np.sort(transfers.loc[transfers["flow"] == flow, "transfer_time_s"].to_numpy())
         share = np.arange(1, len(times) + 1) / len(times)
-        ax.step(times, share, where="post", label=cell(flow), lw=1)
+        ax.step(times, share, where="post", label=figure_text(flow), lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("transfer time, request to last byte (s)")
     ax.set_ylabel("fraction of transfers")

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from fairgate._core import ScenarioError
 from fairgate.checks import shown
-from fairgate.display import cell
+from fairgate.display import figure_text
 from fairgate.plot import TITLE_WIDTH, image_path, save
 from fairgate.results import Results, results_argument
 
@@ -74,7 +74,7 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
     ax_t, ax_b, ax_w = fig.subplots(3, 1, sharex=True)
     rates = results.throughput()
     for flow in list(rates.columns)[:MAX_CONNECTIONS]:
-        ax_t.plot(rates.index, rates[flow] / 1e6, label=cell(flow), lw=1)
+        ax_t.plot(rates.index, rates[flow] / 1e6, label=figure_text(flow), lw=1)
     ax_t.set_ylabel("goodput (Mb/s)")
     for var in BUFFERS:
         total = _var(results, gateway, var).groupby("time_s")["value"].sum()
@@ -84,7 +84,7 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
         series = _var(results, gateway, var)
         for i, flow in enumerate(list(series["flow"].unique())[:MAX_CONNECTIONS]):
             s = series[series["flow"] == flow]
-            label = cell(f"{var} {flow}")
+            label = figure_text(f"{var} {flow}")
             ax_w.plot(s["time_s"], s["value"] / 1e3, f"C{i}{style}", label=label, lw=1)
     ax_w.set_ylabel("window (KB)")
     ax_w.set_xlabel("time (s)")
@@ -92,8 +92,8 @@ def gateway_figure(results: Results, gateway: str, path: str | Path | None = Non
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", fontsize="small", ncol=2)
-    scenario = cell(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH)
-    fig.suptitle(f"{scenario}: gateway {cell(gateway)}")
+    scenario = figure_text(results.summary.get("scenario") or "fairgate run", TITLE_WIDTH)
+    fig.suptitle(f"{scenario}: gateway {figure_text(gateway)}")
     if path is not None:
         save(fig, path)
     return fig
