@@ -123,6 +123,16 @@ def test_dollar_signs_in_names_are_shown_as_written(tmp_path: Path) -> None:
     transfer_time_cdf(results, path=tmp_path / "t.png")
 
 
+def test_a_name_beginning_with_an_underscore_keeps_its_legend_entry() -> None:
+    """A legend leaves out labels that begin with `_`: a flow `_f1` was drawn unnamed."""
+    sc = fg.Scenario("u", duration=0.5, seed=1)
+    sc.node("a").node("b").link("a", "b", "10Mbps")
+    sc.flow("a", "b", fg.source("cbr", rate="1Mbps"), name="_f1")
+    figure = overview(sc.run())
+    labels = [t.get_text() for ax in figure.axes for t in ax.get_legend().get_texts()]
+    assert labels == ["a->b", "b->a", " _f1"]
+
+
 def test_the_overview_draws_ten_flows_in_ten_colours_and_says_how_many_it_left_out() -> None:
     sc = fg.Scenario("many", duration=0.5, seed=1)
     sc.node("a")

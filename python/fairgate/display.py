@@ -25,8 +25,10 @@ def figure_text(text: object, width: int = PRINTED_CELL) -> str:
     """``text`` from a run (a scenario's, flow's or port's name) as a figure shows it: clipped
     as :func:`cell` does, its ``$`` escaped, as Matplotlib reads the text between two as
     mathematics (a flow named ``$\\frac{1}$`` stopped ``fairgate run --plot`` with a
-    traceback after the run)."""
-    return cell(text, width).replace("$", r"\$")
+    traceback after the run), and a leading ``_`` after a space, as a legend leaves out the
+    labels that begin with one (a flow named ``_f1`` was drawn without its entry)."""
+    shown = cell(text, width).replace("$", r"\$")
+    return " " + shown if shown.startswith("_") else shown
 
 
 class _Silent:
