@@ -842,3 +842,18 @@ def test_a_results_folder_with_a_backslash_is_refused_as_duckdb_cannot_read_it(t
     assert done.returncode == 2 and "rename the folder to read it" in done.stderr, done.stderr
     with pytest.raises(fg.ScenarioError, match=re.escape(said)):
         query(tmp_path / "o\\b", "SELECT 1")
+
+
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]])
+def test_a_sweeps_failed_points_are_named_on_stderr_even_when_quiet(tmp_path: Path, quiet):
+    """`--quiet` prints "nothing but errors", yet a quiet sweep whose points failed (a full
+    disk, a run that broke conservation) ended with status 1 and no word; without it the
+    failures went to stdout, among the tables."""
+    done = fairgate(
+        "sweep", write(tmp_path, LEAKY), "--seeds", "7", "--out", tmp_path / "o", *quiet
+    )
+    assert done.returncode == 1, done.stderr
+    failures = [line for line in done.stderr.splitlines() if line.startswith("failed: point")]
+    assert len(failures) == 5 and "conservation violated" in failures[0], done.stderr
+    assert "... and 2 more failed points (the summary's error column)" in done.stderr
+    assert "failed: point" not in done.stdout

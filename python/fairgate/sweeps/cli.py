@@ -218,11 +218,23 @@ def report(prepared: SweepRun, tables: dict[str, pd.DataFrame], flows: bool) -> 
     if flows and not tables["flows"].empty:
         print("\nflows")
         print(printed_table(flow_table(tables["flows"], axes)))
-    for row in failed.head(5).itertuples(index=False):
-        print(f"\nfailed: point {row.point} seed {row.seed}: {row.error}")
     if prepared.out is not None:
         print(f"\nwrote {prepared.out}/{{summary,flows,ports}}/point=*/ (fairgate query)")
+    print_failures(failed)
     return 0 if failed.empty else 1
+
+
+SHOWN_FAILURES = 5
+
+
+def print_failures(failed: pd.DataFrame) -> None:
+    """The first SHOWN_FAILURES failed points and their errors, on stderr: errors, which
+    ``--quiet`` keeps (a quiet sweep of failed points ended with status 1 and no word)."""
+    for row in failed.head(SHOWN_FAILURES).itertuples(index=False):
+        print(f"failed: point {row.point} seed {row.seed}: {row.error}", file=sys.stderr)
+    if len(failed) > SHOWN_FAILURES:
+        more = len(failed) - SHOWN_FAILURES
+        print(f"... and {more:,} more failed points (the summary's error column)", file=sys.stderr)
 
 
 SAME_RUN = ["events", "delivered_pkts", "dropped_pkts"]
@@ -251,7 +263,10 @@ def run_sweep(args: argparse.Namespace, flows: bool = False) -> int:
         )
         return exit_status(stop)
     if args.quiet:
-        return 0 if tables["summary"]["status"].eq("ok").all() else 1
+        summary = tables["summary"]
+        failed = summary[summary["status"] != "ok"]
+        print_failures(failed)
+        return 0 if failed.empty else 1
     return report(prepared, tables, flows)
 
 
