@@ -100,13 +100,15 @@ def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: s
         (("t.pcap", "f1", 1.0), {"buckets": "x"}, "`buckets`: got 'x'"),
         (("t.pcap", "f1", 1.0), {"format": 5}, "`format`: got 5"),
         (("t.pcap", "f1", 1.0), {"nope": 1}, "`nope`: unknown option, expected one of"),
+        (("t.pcap", "f1", 1.0), {"packets": 2**70}, r"in \[1, 50000000\]"),
+        (("t.pcap", "f1", 1.0), {"buckets": 2**30}, r"`buckets`: got 1073741824, .* 16777216\]"),
     ],
 )
 def test_the_documented_gateway_names_an_argument_of_the_wrong_kind(
     tmp_path: Path, args: tuple, options: dict, message: str
 ):
     """`trace_fq.gateway(None, ...)` opened a file named "None"; a key, timeout or option of
-    the wrong kind was the binding's TypeError."""
+    the wrong kind was the binding's TypeError, and a count past 2^64 PyO3's OverflowError."""
     from fairgate.studies import trace_fq
 
     write_pcap(tmp_path / "t.pcap", packets=10)

@@ -89,14 +89,18 @@ def _fits(
 
 def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: bool) -> str:
     kind = "a whole number" if integer else "a finite number"
+
+    def bound(x: float) -> str:  # a whole number's every digit: 16777216 is no 1.67772e+07
+        return str(int(x)) if integer else f"{x:g}"
+
     if math.isinf(low) and math.isinf(high):
         return kind
     if math.isinf(high):
-        return f"{kind} {'>' if low_open else '>='} {low:g}"
+        return f"{kind} {'>' if low_open else '>='} {bound(low)}"
     if math.isinf(low):
-        return f"{kind} {'<' if high_open else '<='} {high:g}"
+        return f"{kind} {'<' if high_open else '<='} {bound(high)}"
     left, right = "(" if low_open else "[", ")" if high_open else "]"
-    return f"{kind} in {left}{low:g}, {high:g}{right}"
+    return f"{kind} in {left}{bound(low)}, {bound(high)}{right}"
 
 
 MAX_SEED = 2**63 - 1

@@ -492,6 +492,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atm_run, m)?)?;
     m.add_function(wrap_pyfunction!(fq_cost_study, m)?)?;
     m.add_function(wrap_pyfunction!(trace_study, m)?)?;
+    {
+        use fairgate_core::studies::trace_gateway::{MAX_BUCKETS, MAX_PACKETS};
+        m.add("TRACE_MAX_BUCKETS", MAX_BUCKETS)?;
+        m.add("TRACE_MAX_PACKETS", MAX_PACKETS)?;
+    }
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -99,7 +99,8 @@ def _gateway_option(name: str, value: object) -> Any:
     if name == "rate_bps":
         return number("rate", value)
     if name in ("buckets", "packets"):
-        return int(number(name, value, integer=True, low=0))
+        most = _core.TRACE_MAX_BUCKETS if name == "buckets" else _core.TRACE_MAX_PACKETS
+        return int(number(name, value, 1, most, integer=True))
     if name == "format":
         if value is not None and not isinstance(value, str):
             raise _core.ScenarioError(f"`format`: got {shown(value)}, expected a format's name")

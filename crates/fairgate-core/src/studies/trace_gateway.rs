@@ -121,6 +121,9 @@ pub struct TraceParams {
 
 /// At most this many packets: the gateway's queue could hold them all on an overloaded line.
 pub const MAX_PACKETS: u64 = 50_000_000;
+
+/// The most hash buckets of the gateway's flow table.
+pub const MAX_BUCKETS: u64 = 1 << 24;
 /// At most this many samples of N(t) (each gives a cost row per discipline): 10,000 s at the
 /// default interval. A damaged time stamp that jumps years ahead is caught here.
 pub const MAX_SAMPLES: u64 = 100_000;
@@ -169,7 +172,7 @@ impl TraceParams {
             1e13,
             "bits per second from 1 to 1e13",
         )?;
-        if !(1..=1 << 24).contains(&self.buckets) {
+        if !(1..=MAX_BUCKETS).contains(&self.buckets) {
             return Err(ScenarioError::new(
                 "buckets",
                 format!(
