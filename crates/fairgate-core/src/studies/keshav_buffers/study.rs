@@ -74,7 +74,7 @@ impl PortLog {
             return;
         }
         if self.events.len() == self.events.capacity() {
-            let grown = (self.events.capacity() * 2).clamp(1024, self.most);
+            let grown = (self.events.capacity() * 2).max(1024).min(self.most);
             self.events.reserve_exact(grown - self.events.len());
         }
         self.events.push(event);
@@ -528,4 +528,25 @@ source = {{ kind = "tcp", cc = "tahoe", mss = 960, rwnd = {rwnd}, limited_transm
         link_rate_bps: 80_000,
         classify: FlowKey::Flow,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PortEvent, PortLog};
+
+    #[test]
+    fn a_port_log_never_holds_or_reserves_more_than_its_room() {
+        for most in [0, 1, 5, 1023, 1024, 1025, 3000] {
+            let mut log = PortLog {
+                events: Vec::new(),
+                most,
+                full: false,
+            };
+            for _ in 0..most + 2 {
+                log.push(PortEvent::Departure { time: 0 });
+                assert!(log.events.capacity() <= most.max(1), "room {most}");
+            }
+            assert_eq!((log.events.len(), log.full), (most, true), "room {most}");
+        }
+    }
 }
