@@ -12,7 +12,7 @@ import pytest
 import fairgate as fg
 from fairgate import atm, fluid
 from fairgate.analysis import sfg
-from fairgate.sweeps import query, repetitions
+from fairgate.sweeps import query, repetitions, sweep
 from test_hardening import NO_FLOWS as SMALL
 
 FRAME = pd.DataFrame({"limit": [5, 5, 9, 9], "label": list("aabb"), "goodput": [1.0, 2, 3, 4]})
@@ -291,3 +291,12 @@ def test_reading_a_store_table_names_what_is_not_one(tmp_path):
     with pytest.raises(fg.ScenarioError, match="root: got None, expected a path"):
         store.read(None, "flows")  # type: ignore[arg-type]
     assert store.read(tmp_path, "flows").empty  # a store with no point yet
+
+
+@pytest.mark.parametrize("progress", ["no", 0, None])
+def test_progress_is_true_or_false(progress: object) -> None:
+    """Python reads any text but "" as true: `progress="no"` drew a bar."""
+    with pytest.raises(fg.ScenarioError, match="progress: got .*, expected True or False"):
+        fg.run_text(SMALL, progress=progress)
+    with pytest.raises(fg.ScenarioError, match="progress: got .*, expected True or False"):
+        sweep(SMALL, seeds=1, progress=progress)

@@ -56,12 +56,26 @@ def progress_bar(progress: bool, **options: Any) -> Any:
     """A tqdm bar, or when ``progress`` is off one that shows nothing and, unlike
     ``tqdm(disable=True)``, creates no multiprocessing lock: a pool's worker running
     fairgate is terminated without cleanup, and the resource tracker then warned at exit of
-    the lock it had left."""
-    if not progress:
+    the lock it had left. A ``progress`` that is not a bool (numpy's too) raises
+    ScenarioError: ``progress="no"`` drew a bar, as Python reads any text but "" as true."""
+    if not _switch(progress):
         return _Silent()
     from tqdm import tqdm
 
     return tqdm(**options)
+
+
+def _switch(progress: object) -> bool:
+    if isinstance(progress, bool):
+        return progress
+    import numpy as np
+
+    if isinstance(progress, np.bool_):
+        return bool(progress)
+    from fairgate._core import ScenarioError
+    from fairgate.checks import shown
+
+    raise ScenarioError(f"progress: got {shown(progress)}, expected True or False")
 
 
 def printed_table(table: pd.DataFrame) -> str:
