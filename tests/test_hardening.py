@@ -857,3 +857,16 @@ def test_a_sweeps_failed_points_are_named_on_stderr_even_when_quiet(tmp_path: Pa
     assert len(failures) == 5 and "conservation violated" in failures[0], done.stderr
     assert "... and 2 more failed points (the summary's error column)" in done.stderr
     assert "failed: point" not in done.stdout
+
+
+def test_a_cell_network_run_reports_its_progress():
+    """A cell network ran without a progress bar (200 s of the DFBA network take 14 s)."""
+    text = (SCENARIOS / "dfba_e3.toml").read_text(encoding="utf-8")
+    reported: list[tuple[float, float]] = []
+    _core.atm_run(text, ["simulation.duration=10s"], lambda now, end: reported.append((now, end)))
+    assert reported, "a run of about a second reports after each quarter second"
+    assert all(end == 10.0 for _, end in reported)
+    assert [now for now, _ in reported] == sorted(now for now, _ in reported)
+    assert 0 < reported[-1][0] < 10.0
+    with pytest.raises(fg.ScenarioError, match="progress: got 'yes', expected True or False"):
+        fg.atm.run_atm(text, progress="yes")

@@ -16,6 +16,7 @@ import pandas as pd
 from fairgate import _core
 from fairgate._core import ScenarioError
 from fairgate.checks import shown, text_value
+from fairgate.display import progress_bar
 from fairgate.runner import override_list
 from fairgate.scenario import toml_text
 
@@ -71,13 +72,31 @@ def paper_vcs(mcrs: list[int], tcps_per_vc: int) -> list[dict[str, Any]]:
     return [{"name": f"vc{i + 1}", "mcr": m, "tcps": tcps_per_vc} for i, m in enumerate(mcrs)]
 
 
-def run_atm(scenario: dict[str, Any] | str, overrides: Sequence[str] = ()) -> AtmRun:
+def run_atm(
+    scenario: dict[str, Any] | str, overrides: Sequence[str] = (), progress: bool = False
+) -> AtmRun:
     """Runs the cell-level GFR network of a scenario with an ``[atm]`` section (a dict or TOML
-    text, with ``key.path=value`` overrides); bad input raises ``fairgate.ScenarioError``."""
+    text, with ``key.path=value`` overrides); bad input raises ``fairgate.ScenarioError``.
+    ``progress`` draws a bar of simulated seconds once the run takes more than 2 s."""
     if isinstance(scenario, dict):
         scenario = toml_text(scenario)
     text = text_value(scenario, "scenario", "TOML text or its dict")
-    raw = json.loads(_core.atm_run(text, override_list(overrides)))
+    overrides = override_list(overrides)
+    with progress_bar(
+        progress,
+        total=1.0,
+        unit="s",
+        desc="simulating cells",
+        delay=2.0,
+        leave=False,
+        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
+    ) as bar:
+
+        def advanced(now_s: float, end_s: float) -> None:
+            bar.total = end_s
+            bar.update(now_s - bar.n)
+
+        raw = json.loads(_core.atm_run(text, overrides, advanced))
     names = [v["name"] for v in raw["vcs"]]
     occupancy = pd.DataFrame(raw["occupancy"])
     occupancy["vc"] = occupancy["vc"].map(dict(enumerate(names)))

@@ -284,7 +284,7 @@ def _run_atm(args: argparse.Namespace, overrides: list[str], out: Path) -> int:
     """Runs a scenario with an ``[atm]`` section on the cell network and writes its tables."""
     if args.plot:
         raise ScenarioError("--plot: expected none for an [atm] scenario (no overview plot)")
-    run = atm.run_atm(read_scenario(args.scenario), overrides)
+    run = atm.run_atm(read_scenario(args.scenario), overrides, progress=not args.quiet)
     written = run.write_into(out)
     if not args.quiet:
         goodput = f"{run.total_goodput_mbps:.3f} Mb/s goodput over {run.window_s:g} s"

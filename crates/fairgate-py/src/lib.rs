@@ -313,8 +313,15 @@ fn keshav_study<'py>(
 
 /// Runs the cell-level GFR network (`fairgate_core::atm`) of a scenario with an `[atm]`
 /// section (TOML text plus `key.path=value` overrides); returns the results as JSON text.
+/// `progress(now_s, end_s)`, when given, is called after every piece of the run.
 #[pyfunction]
-fn atm_run(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (text, overrides, progress = None))]
+fn atm_run(
+    py: Python<'_>,
+    text: &str,
+    overrides: Vec<String>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let scenario = scenario::parse(text, &overrides).map_err(scenario_err)?;
     let config = fairgate_core::scenario::atm::atm_config(&scenario).map_err(scenario_err)?;
     let mut run = fairgate_core::atm::AtmRun::new(&config);
@@ -322,6 +329,9 @@ fn atm_run(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<Strin
     let piece = std::time::Duration::from_millis(250);
     while !py.detach(|| guarded("running the cell network", || run.run_for(piece)))? {
         py.check_signals()?;
+        if let Some(report) = &progress {
+            report.call1(run.progress())?;
+        }
     }
     let results = run.finish().map_err(SimulationError::new_err)?;
     serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))

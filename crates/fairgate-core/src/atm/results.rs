@@ -87,6 +87,11 @@ impl<'a> AtmRun<'a> {
         self.net.run_for(wall)
     }
 
+    /// How far the run has come: its clock and its end, in seconds.
+    pub fn progress(&self) -> (f64, f64) {
+        (to_secs(self.net.now), to_secs(self.net.end))
+    }
+
     /// The results of a run that reached its end; errors name a broken conservation law.
     pub fn finish(self) -> Result<AtmResults, String> {
         check_conservation(&self.net)?;
