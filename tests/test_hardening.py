@@ -870,3 +870,41 @@ def test_a_cell_network_run_reports_its_progress():
     assert 0 < reported[-1][0] < 10.0
     with pytest.raises(fg.ScenarioError, match="progress: got 'yes', expected True or False"):
         fg.atm.run_atm(text, progress="yes")
+
+
+WIDE_DUMBBELL = """
+[simulation]
+duration = "10s"
+sample_interval = "3ms"
+[topology]
+kind = "dumbbell"
+senders = 2000
+bottleneck = { rate = "100Mbps", delay = "10ms" }
+access = { rate = "1Gbps", delay = "1ms" }
+[[flows]]
+name = "f{i}"
+count = 2000
+src = "s{i}"
+dst = "d{i}"
+source = { kind = "tcp" }
+"""
+
+
+def test_an_address_space_limit_is_a_memory_limit_named_before_the_run(tmp_path: Path):
+    """Under `ulimit -v` (a batch system's limit), a scenario within the 4 GiB default passed
+    validation and aborted the process when an allocation failed (exit 134)."""
+    import resource
+
+    scenario = write(tmp_path, WIDE_DUMBBELL)  # about 3,126 MiB of series
+    assert fairgate("validate", scenario).returncode == 0
+
+    def two_gib() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(scenario), "--out", str(tmp_path / "o")]
+    done = subprocess.run(cmd, preexec_fn=two_gib, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "`simulation.sample_interval`: 3334 samples x 12003 series" in done.stderr
+    assert "MiB this process may still map (ulimit -v" in done.stderr
+    assert done.stderr.rstrip().endswith("or run with a larger ulimit -v")
+    assert not (tmp_path / "o").exists()

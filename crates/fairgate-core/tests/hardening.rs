@@ -477,8 +477,8 @@ mod studies {
         for words in [
             "the study's record of port \"r->b\" reached",
             "of the run's 60 s",
-            "simulation.memory_limit_mib (1 MiB)",
-            "or a larger simulation.memory_limit_mib on purpose",
+            "the memory limit of 1 MiB",
+            "or raise simulation.memory_limit_mib on purpose",
         ] {
             assert!(e.message.contains(words), "{words}: {e}");
         }

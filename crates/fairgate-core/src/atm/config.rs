@@ -9,6 +9,7 @@
 
 use super::gfr::{TaggingConfig, VcConfig};
 use crate::config::error::{check, join, ScenarioError};
+use crate::config::memory_limit::MemoryLimit;
 use crate::config::units::Duration;
 use crate::qdisc::buffer::dfba::DfbaConfig;
 use crate::qdisc::buffer::epd::EpdConfig;
@@ -195,7 +196,8 @@ impl AtmConfig {
     fn check_memory(&self) -> Result<(), ScenarioError> {
         let tcps: f64 = self.spec.vcs.iter().map(|vc| vc.tcps as f64).sum();
         let needed_mib = tcps * BYTES_PER_TCP / MIB;
-        if needed_mib <= self.memory_limit_mib as f64 {
+        let limit = MemoryLimit::of(Some(self.memory_limit_mib));
+        if needed_mib <= limit.mib as f64 {
             return Ok(());
         }
         let (i, largest) = self
@@ -209,12 +211,12 @@ impl AtmConfig {
         Err(ScenarioError::new(
             format!("atm.vcs[{i}].tcps"),
             format!(
-                "got {}: {tcps:.0} TCPs on {} VCs need about {needed_mib:.0} MiB, more than the \
-                 memory limit of {} MiB; expected fewer, or raise simulation.memory_limit_mib \
-                 on purpose",
+                "got {}: {tcps:.0} TCPs on {} VCs need about {needed_mib:.0} MiB, more than \
+                 {}; expected fewer, {}",
                 largest.tcps,
                 self.spec.vcs.len(),
-                self.memory_limit_mib
+                limit.words(),
+                limit.raise()
             ),
         ))
     }

@@ -5,6 +5,7 @@
 
 pub mod dist;
 pub mod error;
+pub mod memory_limit;
 pub mod strict;
 pub mod tagged;
 pub mod units;

@@ -21,8 +21,7 @@ use super::topology::TopologySpec;
 use crate::stats::events::EventLimit;
 use crate::stats::log_room::{LogRoom, BYTES_PER_DROP_EVENT};
 
-/// The default of `simulation.memory_limit_mib`.
-pub const DEFAULT_LIMIT_MIB: u64 = 4096;
+pub use crate::config::memory_limit::{MemoryLimit, DEFAULT_LIMIT_MIB};
 const BYTES_PER_FLOW: f64 = 8192.0;
 const BYTES_PER_NODE: f64 = 256.0;
 const BYTES_PER_PORT: f64 = 1024.0;
@@ -93,7 +92,13 @@ impl Estimate {
 
 /// Refuses a scenario whose estimated memory exceeds its limit, naming the largest cause.
 pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
-    let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
+    check_memory_within(s, MemoryLimit::of(s.simulation.memory_limit_mib))
+}
+
+/// [`check_memory`] against `limit`.
+pub fn check_memory_within(s: &Scenario, limit: MemoryLimit) -> Result<(), ScenarioError> {
+    let limit_mib = limit.mib;
+    let (within, raise) = (limit.words(), limit.raise());
     let e = Estimate::of(s);
     let total_mib = e.total() / MIB;
     if total_mib <= limit_mib as f64 {
@@ -103,9 +108,8 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
         return Err(ScenarioError::new(
             "simulation.record_drops",
             format!(
-                "got {:.0} events, which need about {total_mib:.0} MiB, more than the \
-                 memory limit of {limit_mib} MiB; expected a smaller count, or raise \
-                 simulation.memory_limit_mib on purpose",
+                "got {:.0} events, which need about {total_mib:.0} MiB, more than \
+                 {within}; expected a smaller count, {raise}",
                 e.events / BYTES_PER_DROP_EVENT
             ),
         ));
@@ -145,10 +149,7 @@ pub fn check_memory(s: &Scenario) -> Result<(), ScenarioError> {
     };
     Err(ScenarioError::new(
         path,
-        format!(
-            "{cause} need about {total_mib:.0} MiB, more than the memory limit of {limit_mib} \
-             MiB; {expected}, or raise simulation.memory_limit_mib on purpose"
-        ),
+        format!("{cause} need about {total_mib:.0} MiB, more than {within}; {expected}, {raise}"),
     ))
 }
 
@@ -192,8 +193,8 @@ fn seconds_up(secs: f64) -> String {
 
 /// The bytes of `simulation.memory_limit_mib` the scenario's estimate leaves free.
 pub fn free_bytes(s: &Scenario) -> f64 {
-    let limit_mib = s.simulation.memory_limit_mib.unwrap_or(DEFAULT_LIMIT_MIB);
-    (limit_mib as f64 * MIB - Estimate::of(s).total()).max(0.0)
+    let limit = MemoryLimit::of(s.simulation.memory_limit_mib);
+    (limit.mib as f64 * MIB - Estimate::of(s).total()).max(0.0)
 }
 
 /// The room a scenario's unsized logs have, if it keeps any.
@@ -308,6 +309,30 @@ mod tests {
         let e = parse(&text, &[]).unwrap_err();
         assert_eq!(e.path, "simulation.record_drops");
         assert!(parse(&text.replace("100000000000", "\"all\""), &[]).is_ok());
+    }
+
+    #[test]
+    fn a_smaller_address_space_limit_is_the_limit_and_is_named() {
+        use super::{check_memory_within, MemoryLimit};
+        let text = format!("{BASE}sample_interval = \"1ms\"\n[[nodes]]\nname = \"a\"\n");
+        let s = parse(&text, &[]).unwrap(); // 1e6 samples of one series: about 76 MiB
+        let ulimit = MemoryLimit::within(None, Some(100));
+        assert_eq!((ulimit.mib, ulimit.mappable_mib), (50, Some(100)));
+        let e = check_memory_within(&s, ulimit).unwrap_err();
+        assert_eq!(e.path, "simulation.sample_interval");
+        let words = "more than 50 MiB, half the 100 MiB this process may still map (ulimit -v";
+        assert!(e.message.contains(words), "{e}");
+        assert!(e.message.ends_with("or run with a larger ulimit -v"), "{e}");
+        assert!(check_memory_within(&s, MemoryLimit::within(None, Some(10_000))).is_ok());
+        let asked = MemoryLimit::within(Some(10), Some(100));
+        assert_eq!((asked.mib, asked.mappable_mib), (10, None));
+        let e = check_memory_within(&s, asked).unwrap_err();
+        assert!(e.message.contains("memory limit of 10 MiB"), "{e}");
+        assert!(
+            e.message
+                .ends_with("or raise simulation.memory_limit_mib on purpose"),
+            "{e}"
+        );
     }
 
     #[test]

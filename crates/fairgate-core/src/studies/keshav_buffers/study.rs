@@ -24,7 +24,7 @@ use crate::net::packet::{Packet, PacketId};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::sched::fq::{FqConfig, FqDrop};
 use crate::qdisc::{Effects, Limit, Qdisc, QdiscCtx, QdiscEnv};
-use crate::scenario::budget::DEFAULT_LIMIT_MIB;
+use crate::scenario::budget::MemoryLimit;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::studies::StudyError;
 use std::sync::{Arc, Mutex};
@@ -213,23 +213,21 @@ fn too_long(
     const MIB: f64 = 1024.0 * 1024.0;
     let now_s = to_secs(sim.now());
     let end_s = scenario.simulation.duration.secs();
-    let limit = match scenario.simulation.memory_limit_mib {
-        Some(mib) => format!("of simulation.memory_limit_mib ({mib} MiB)"),
-        None => format!("of the memory limit ({DEFAULT_LIMIT_MIB} MiB)"),
-    };
-    let raise = if length.0 == RunLength::SCENARIO.0 {
-        ", or a larger simulation.memory_limit_mib on purpose"
+    let limit = MemoryLimit::of(scenario.simulation.memory_limit_mib);
+    let raise = if length.0 == RunLength::SCENARIO.0 || limit.by_ulimit() {
+        format!(", {}", limit.raise())
     } else {
-        ""
+        String::new()
     };
     ScenarioError::new(
         length.0,
         format!(
             "the study's record of port {port:?} reached {} arrivals and departures ({:.0} MiB) \
-             at {now_s:.3} s of the run's {end_s} s, all the room the run leaves {limit}; \
+             at {now_s:.3} s of the run's {end_s} s, all the room the run leaves of {}; \
              expected a run of at most about {:.3e} s{raise}",
             log.events.len(),
             (log.events.len() * BYTES_PER_RECORDED_EVENT) as f64 / MIB,
+            limit.words(),
             now_s,
         ),
     )
