@@ -672,6 +672,8 @@ def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_pat
     )
     assert done.returncode == 2, done.stderr
     assert "`simulation.trace_every_change`: the window-change trace reached" in done.stderr
+    assert "MiB the scenario leaves of the memory limit of 2 MiB;" in done.stderr
+    assert done.stderr.rstrip().endswith("or raise simulation.memory_limit_mib on purpose")
     assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
     with pytest.raises(fg.ScenarioError) as caught:
         fg.run_file(scenario, ["simulation.trace_every_change=true"])

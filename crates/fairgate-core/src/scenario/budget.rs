@@ -211,6 +211,7 @@ pub fn log_room(s: &Scenario) -> Option<LogRoom> {
     }
     Some(LogRoom {
         bytes: free_bytes(s),
+        limit: MemoryLimit::of(s.simulation.memory_limit_mib),
         traces_every_change,
         drops_all,
         transfers,

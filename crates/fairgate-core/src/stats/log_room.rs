@@ -4,6 +4,8 @@
 //! them of its memory limit; the engine checks them at each sample (`docs/scenarios.md`,
 //! limits).
 
+use crate::config::memory_limit::MemoryLimit;
+
 /// Bytes a window-change trace row takes, in the run and in its results.
 pub const BYTES_PER_TRACE_ROW: f64 = 64.0;
 /// Bytes a drop or mark event takes, in the run and in its results.
@@ -17,6 +19,8 @@ pub const BYTES_PER_TRANSFER: f64 =
 pub struct LogRoom {
     /// Bytes the logs may take: the memory limit less the estimate of everything else.
     pub bytes: f64,
+    /// The limit they come from (the scenario's, or the address space's).
+    pub limit: MemoryLimit,
     pub traces_every_change: bool,
     pub drops_all: bool,
     /// The `record_transfers` field of the first source that records transfers, if one does.

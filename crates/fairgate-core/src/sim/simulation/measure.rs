@@ -76,15 +76,16 @@ impl Simulation {
             .expect("a log is kept");
         let message = format!(
             "the {} reached {:.1} MiB at {:.3} s (all logs {:.1} MiB), more than the {:.1} MiB \
-             the scenario leaves of simulation.memory_limit_mib; expected a shorter run, {} = \
-             {}, or a larger memory_limit_mib on purpose",
+             the scenario leaves of {}; expected a shorter run, {} = {}, {}",
             largest.what,
             largest.bytes / MIB,
             to_secs(self.now),
             total / MIB,
             room.bytes / MIB,
+            room.limit.words(),
             largest.field,
-            largest.fix
+            largest.fix,
+            room.limit.raise()
         );
         let cause = ScenarioError::new(largest.field, message);
         self.failure = Some(cause.to_string());
