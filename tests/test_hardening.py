@@ -910,3 +910,24 @@ def test_an_address_space_limit_is_a_memory_limit_named_before_the_run(tmp_path:
     assert "MiB this process may still map (ulimit -v" in done.stderr
     assert done.stderr.rstrip().endswith("or run with a larger ulimit -v")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_query_to_a_closed_standard_output_is_refused(tmp_path: Path):
+    """With standard output closed (`>&-`) Python's print() drops what it is given: the query
+    printed nothing and ended with status 0."""
+    fg.run_text(NO_FLOWS).save(tmp_path / "o")
+    cmd = [sys.executable, "-m", "fairgate.cli", "query", str(tmp_path / "o"), "SELECT 1 AS n"]
+
+    def closed_stdout() -> None:
+        os.close(1)
+
+    done = subprocess.run(cmd, preexec_fn=closed_stdout, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: standard output is closed; expected it open, or the rows written with --csv "
+        "FILE or --parquet FILE\n"
+    )
+    done = subprocess.run(
+        [*cmd, "--csv", str(tmp_path / "n.csv")], preexec_fn=closed_stdout, timeout=120
+    )
+    assert done.returncode == 0 and (tmp_path / "n.csv").read_text() == '"n"\n1\n'

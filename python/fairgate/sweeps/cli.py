@@ -304,6 +304,11 @@ def run_query(args: argparse.Namespace) -> int:
     """``fairgate query``: writes the rows to ``--csv``/``--parquet`` as they come, or prints the
     first PRINTED_ROWS and, on stderr, how many there were."""
     outputs = {flag: path for flag, path in (("csv", args.csv), ("parquet", args.parquet)) if path}
+    if not outputs and sys.stdout is None:  # closed (>&-): print() would drop every row
+        raise ScenarioError(
+            "standard output is closed; expected it open, or the rows written with --csv FILE "
+            "or --parquet FILE"
+        )
     for flag, path in outputs.items():
         check_out_file(path, f"--{flag}")
     if len(outputs) == 2 and Path(args.csv).resolve() == Path(args.parquet).resolve():
