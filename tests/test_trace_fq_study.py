@@ -58,6 +58,12 @@ def test_the_study_writes_its_tables_figures_and_the_thesis_claims(tmp_path: Pat
     assert "**The line is overloaded**" in done.stdout, "1.7 Mb/s offered to a T1"
     fast = fairgate("study", "trace-fq", "--trace", trace, "--quick", "--rate", "1e8", "--out", out)
     assert fast.returncode == 0 and "overloaded" not in fast.stdout, fast.stderr
+    costs = (out / "trace_fq_costs.csv").read_text()
+    again = fairgate(
+        "study", "trace-fq", "--trace", trace, "--quick", "--rate", "100Mbps", "--out", out
+    )
+    assert again.returncode == 0 and "overloaded" not in again.stdout, again.stderr
+    assert (out / "trace_fq_costs.csv").read_text() == costs, "100Mbps is 1e8 bit/s"
 
 
 def test_the_gateway_counts_flows_protocols_and_costs_deterministically(tmp_path: Path):
@@ -139,6 +145,10 @@ def test_a_study_takes_its_folder_and_trace_as_text(tmp_path: Path):
             "--trace: /nonexistent.pcap: cannot open it",
         ),
         (["trace-fq", "--trace", "TRACE", "--rate", "0"], "--rate: got 0.0"),
+        (
+            ["trace-fq", "--trace", "TRACE", "--rate", "10Xbps"],
+            '--rate: got "10Xbps": unknown unit',
+        ),
         (["trace-fq", "--trace", "TRACE", "--trace-format", "wav"], '--trace-format: got "wav"'),
         (["fq-cost", "--trace", "TRACE"], "--trace: the study fq-cost takes no trace options"),
         # 10 packets at 400/s: no sample of N(t), where the study's tables failed with a

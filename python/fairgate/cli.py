@@ -29,6 +29,7 @@ from fairgate.runner import (
     ConservationError,
     check_out_dir,
     path_argument,
+    rate_argument,
     run_file,
     streams_read_once,
     validate_file,
@@ -136,8 +137,8 @@ def _parser() -> argparse.ArgumentParser:
         "--rate",
         dest="rate_bps",
         metavar="RATE",
-        type=float,
-        help="trace-fq's output line in bit/s (1.544e6)",
+        type=rate_argument,
+        help="trace-fq's output line: bit/s (1.544e6) or with a unit (1.544Mbps)",
     )
 
     sweep_cli.add_parsers(sub)

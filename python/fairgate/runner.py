@@ -71,6 +71,15 @@ def path_argument(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(err).removeprefix("path: ")) from None
 
 
+def rate_argument(text: str) -> float:
+    """A command-line rate in bits per second, a number or written with the scenarios' units
+    (``10Mbps``, ``1.5MB/s``); its range is the option's to check."""
+    try:
+        return _core.rate_in_bps(text)
+    except _core.ScenarioError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
+
+
 def output_argument(text: str) -> Path:
     """A command-line path to write a file at: :func:`path_argument`, but ``-`` is refused
     with the name of standard output (it wrote a file named ``-``, where many tools write

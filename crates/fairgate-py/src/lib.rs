@@ -466,6 +466,14 @@ fn trace_study<'py>(
     Ok(out)
 }
 
+/// The bits per second `text` writes (`"10Mbps"`, `"1.544e6"`), in the scenario's units; its
+/// range is the caller's to check.
+#[pyfunction]
+fn rate_in_bps(text: &str) -> PyResult<f64> {
+    fairgate_core::config::units::rate_in_bps(text)
+        .map_err(|why| scenario_err(CoreScenarioError::new("rate", why)))
+}
+
 /// Jain's fairness index of `values` (1 = perfectly fair), as the run summary computes it.
 #[pyfunction]
 fn jain_index(values: Vec<f64>) -> f64 {
@@ -508,6 +516,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("TRACE_MAX_PACKETS", MAX_PACKETS)?;
     }
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
+    m.add_function(wrap_pyfunction!(rate_in_bps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -138,6 +138,12 @@ const RATE_UNITS: [(&str, f64); 24] = [
 pub const MAX_RATE_BPS: f64 = 1e12;
 
 pub fn parse_rate(text: &str) -> Result<f64, String> {
+    check_rate(rate_in_bps(text)?, &clipped(text))
+}
+
+/// The bits per second `text` writes (`"10Mbps"`, `"1.5 MB/s"`, `"1e6"`), unbounded: a
+/// caller with its own range checks it.
+pub fn rate_in_bps(text: &str) -> Result<f64, String> {
     let expected = "expected a rate such as \"10Mbps\" or a number of bits per second";
     let shown = clipped(text);
     let (value, unit) = split_number(text).ok_or_else(|| format!("got {shown:?}, {expected}"))?;
@@ -152,7 +158,7 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
             )
         })?,
     };
-    check_rate(value * scale, &shown)
+    Ok(value * scale)
 }
 
 fn check_rate(bps: f64, shown: &str) -> Result<f64, String> {
