@@ -16,7 +16,7 @@ import pandas as pd
 from fairgate import _core
 from fairgate._core import ScenarioError
 from fairgate.checks import shown, text_value
-from fairgate.display import progress_bar
+from fairgate.display import simulated_bar
 from fairgate.runner import override_list
 from fairgate.scenario import toml_text
 
@@ -82,15 +82,7 @@ def run_atm(
         scenario = toml_text(scenario)
     text = text_value(scenario, "scenario", "TOML text or its dict")
     overrides = override_list(overrides)
-    with progress_bar(
-        progress,
-        total=1.0,
-        unit="s",
-        desc="simulating cells",
-        delay=2.0,
-        leave=False,
-        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
-    ) as bar:
+    with simulated_bar(progress, 1.0, "simulating cells") as bar:
 
         def advanced(now_s: float, end_s: float) -> None:
             bar.total = end_s

@@ -65,6 +65,19 @@ def progress_bar(progress: bool, **options: Any) -> Any:
     return tqdm(**options)
 
 
+def simulated_bar(progress: bool, total_s: float, desc: str) -> Any:
+    """:func:`progress_bar` of simulated seconds, shown once a run has taken 2 s."""
+    return progress_bar(
+        progress,
+        total=total_s,
+        unit="s",
+        desc=desc,
+        delay=2.0,
+        leave=False,
+        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
+    )
+
+
 def _switch(progress: object) -> bool:
     if isinstance(progress, bool):
         return progress

@@ -26,7 +26,7 @@ from fairgate.checks import (
     utf8_path,
     utf8_problem,
 )
-from fairgate.display import progress_bar
+from fairgate.display import simulated_bar
 from fairgate.results import Results
 
 PROGRESS_STEPS = 200
@@ -400,15 +400,7 @@ def read_scenario_file(path: str | Path) -> str:
 def _advance(sim: Any, progress: bool) -> None:
     end = sim.end_s
     chunk = min(FIRST_CHUNK_SECONDS, end / PROGRESS_STEPS)
-    with progress_bar(
-        progress,
-        total=round(end, 6),
-        unit="s",
-        desc="simulating",
-        delay=2.0,
-        leave=False,
-        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s simulated [{elapsed}<{remaining}]",
-    ) as bar:
+    with simulated_bar(progress, round(end, 6), "simulating") as bar:
         while True:
             target = min(end, sim.now_s + chunk)
             started = time.perf_counter()
