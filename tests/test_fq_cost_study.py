@@ -36,7 +36,8 @@ def test_the_study_is_deterministic(table) -> None:
 
 def test_bad_input_names_the_field() -> None:
     text = fq_cost.scenario(flows=2, duration_s=1.0)
-    with pytest.raises(fairgate.ScenarioError, match="study.port"):
+    ports = '"s0->left", "left->s0", "s1->left", "left->s1", and 6 more'
+    with pytest.raises(fairgate.ScenarioError, match=f"study.port.*; it has {ports}$"):
         _core.fq_cost_study(text, "nowhere->else")
     with pytest.raises(fairgate.ScenarioError, match="study.efficiency"):
         _core.fq_cost_study(text, fq_cost.PORT, efficiency=1.5)

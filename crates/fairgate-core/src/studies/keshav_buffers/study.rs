@@ -162,11 +162,7 @@ pub fn record_port(
     let shared = log.clone();
     let found = sim.wrap_qdisc(port, |inner| Box::new(Recorder { inner, log: shared }));
     if !found {
-        return Err(ScenarioError::new(
-            "study.port",
-            format!("got {port:?}, expected the name of a port (\"from->to\") of the scenario"),
-        )
-        .into());
+        return Err(unknown_port(&sim, port).into());
     }
     sim.run_in_pieces(PIECE, |sim| {
         if interrupted() {
@@ -181,6 +177,29 @@ pub fn record_port(
     drop(sim);
     let log = Arc::try_unwrap(log).ok().and_then(|m| m.into_inner().ok());
     Ok(log.map(|log| log.events).unwrap_or_default())
+}
+
+/// The error for a port the scenario does not have, with the first of those it has.
+fn unknown_port(sim: &crate::sim::Simulation, port: &str) -> ScenarioError {
+    const SHOWN: usize = 4;
+    let ports = sim.ports();
+    let mut named: Vec<String> = ports
+        .iter()
+        .take(SHOWN)
+        .map(|p| format!("{:?}", p.name))
+        .collect();
+    if ports.len() > SHOWN {
+        named.push(format!("and {} more", ports.len() - SHOWN));
+    }
+    let has = if named.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("it has {}", named.join(", "))
+    };
+    ScenarioError::new(
+        "study.port",
+        format!("got {port:?}, expected the name of a port (\"from->to\") of the scenario; {has}"),
+    )
 }
 
 /// Refuses a recorded run that stopped early or broke conservation.
