@@ -623,44 +623,6 @@ def test_a_cell_network_run_stops_on_a_signal(tmp_path: Path, signum: int, statu
     assert not out.exists()
 
 
-@pytest.mark.parametrize(
-    "study",
-    [
-        "from fairgate.studies import keshav_buffers as m; m.sweep(trace_s=1e6)",
-        "from fairgate.studies import fq_cost as m; m.cost_table(m.scenario(duration_s=3e4))",
-    ],
-)
-def test_ctrl_c_stops_a_study_inside_the_core(study: str):
-    """The studies ran in one call of the core without the GIL: Ctrl-C in Python waited for
-    the end (a 10^6 s Keshav trace ran 9 minutes, then aborted on its memory). They now ask
-    Python for a signal between pieces of about 0.2 s."""
-    code = (
-        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        f"print('started', flush=True); {study}"
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert process.stdout.readline() == b"started\n"
-    time.sleep(2)  # inside the core's run
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=60) == -signal.SIGINT  # Python's exit on KeyboardInterrupt
-    assert process.stderr.read().decode().rstrip().endswith("KeyboardInterrupt")
-
-
-def test_the_keshav_studys_own_arguments_are_named():
-    from fairgate.studies import keshav_buffers
-
-    for window, trace_s, said in [
-        ("x", 10, "`window`: got 'x', expected a whole number in [1, 68]"),
-        (69, 10, "`window`: got 69, expected a whole number in [1, 68]"),
-        (8, "x", "`trace_s`: got 'x', expected a finite number > 0"),
-        (8, 1e300, "`trace_s`: got 1e300, expected seconds above 0, at most 1.8e7 s"),
-    ]:
-        with pytest.raises(fg.ScenarioError, match=re.escape(said)):
-            keshav_buffers.sweep(window, trace_s)
-
-
 def test_a_log_outgrowing_the_memory_limit_is_bad_input_naming_its_field(tmp_path: Path):
     scenario = write(
         tmp_path,
@@ -781,71 +743,6 @@ def test_a_short_override_path_is_told_its_full_path():
         fg.validate_text(showcase, ["bottleneck.rate=5Mbps"])
 
 
-def test_a_leading_tilde_is_the_home_directory_everywhere(tmp_path: Path, monkeypatch):
-    """The shell leaves `~` in `--out=~/x` and in quoted paths: fairgate made a folder named
-    `~` in the current directory, pandas wrote to the home directory, and the run failed after
-    simulating ("Cannot save file into a non-existent directory")."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(work)
-    write(home, NO_FLOWS)
-    done = fairgate("run", "~/s.toml", "--out=~/o", "--quiet")
-    assert done.returncode == 0, done.stderr
-    assert (home / "o" / "summary.json").is_file() and list(work.iterdir()) == []
-    write(home, 'scenario = "~/s.toml"\nseeds = 2\n', "w.toml")
-    done = fairgate("validate", "~/w.toml")
-    assert done.returncode == 0 and "valid sweep of 2 points" in done.stdout, done.stderr
-    results = fg.run_file("~/s.toml")
-    results.save("~/saved")
-    assert fg.Results.load(home / "saved").summary == results.summary
-    assert fg.Results.load("~/saved").summary == results.summary
-    assert list(work.iterdir()) == []
-
-
-@pytest.mark.parametrize("url", ["s3://bucket/x", "file:///srv/x", "https://example.com/x"])
-def test_a_url_is_refused_as_a_path_before_anything_runs(tmp_path: Path, monkeypatch, url: str):
-    """pandas and Arrow take `s3://...` as a URL: fairgate made folders named `s3:` in the
-    current directory, ran, then failed with Arrow's traceback ("Missing bucket name")."""
-    from fairgate.sweeps import prepare, query
-
-    monkeypatch.chdir(tmp_path)
-    said = f"got '{url}', a URL; expected a local path"
-    done = fairgate("run", SCENARIOS / "showcase.toml", "--out", url)
-    assert done.returncode == 2 and f"argument --out: {said}" in done.stderr, done.stderr
-    for call in [
-        lambda: fg.run_file(url),
-        lambda: fg.Results.load(url),
-        lambda: query(url, "SELECT 1"),
-        lambda: prepare(SCENARIOS / "showcase.toml", out=url),
-    ]:
-        with pytest.raises(fg.ScenarioError, match=re.escape(said)):
-            call()
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_results_folder_with_a_backslash_is_refused_as_duckdb_cannot_read_it(tmp_path: Path):
-    """DuckDB finds no file under a folder whose path has a backslash: `--out 'o\\b'` was
-    written, then `fairgate query` said "No files found ... a damaged point's folder can be
-    removed"."""
-    from fairgate.sweeps import query
-
-    said = "has a backslash, which DuckDB (that reads results back) takes as a separator"
-    done = fairgate("run", write(tmp_path, NO_FLOWS), "--out", tmp_path / "o\\b")
-    assert done.returncode == 2 and f"--out: '{tmp_path}/o\\b' {said}" in done.stderr
-    assert not (tmp_path / "o\\b").exists()
-    results = fg.run_file(tmp_path / "s.toml")
-    with pytest.raises(fg.ScenarioError, match=re.escape(said)):
-        results.save(tmp_path / "r\\s")
-    results.save(tmp_path / "o")
-    (tmp_path / "o").rename(tmp_path / "o\\b")
-    done = fairgate("query", tmp_path / "o\\b", "SELECT 1")
-    assert done.returncode == 2 and "rename the folder to read it" in done.stderr, done.stderr
-    with pytest.raises(fg.ScenarioError, match=re.escape(said)):
-        query(tmp_path / "o\\b", "SELECT 1")
-
-
 @pytest.mark.parametrize("quiet", [[], ["--quiet"]])
 def test_a_sweeps_failed_points_are_named_on_stderr_even_when_quiet(tmp_path: Path, quiet):
     """`--quiet` prints "nothing but errors", yet a quiet sweep whose points failed (a full
@@ -872,44 +769,6 @@ def test_a_cell_network_run_reports_its_progress():
     assert 0 < reported[-1][0] < 10.0
     with pytest.raises(fg.ScenarioError, match="progress: got 'yes', expected True or False"):
         fg.atm.run_atm(text, progress="yes")
-
-
-WIDE_DUMBBELL = """
-[simulation]
-duration = "10s"
-sample_interval = "3ms"
-[topology]
-kind = "dumbbell"
-senders = 2000
-bottleneck = { rate = "100Mbps", delay = "10ms" }
-access = { rate = "1Gbps", delay = "1ms" }
-[[flows]]
-name = "f{i}"
-count = 2000
-src = "s{i}"
-dst = "d{i}"
-source = { kind = "tcp" }
-"""
-
-
-def test_an_address_space_limit_is_a_memory_limit_named_before_the_run(tmp_path: Path):
-    """Under `ulimit -v` (a batch system's limit), a scenario within the 4 GiB default passed
-    validation and aborted the process when an allocation failed (exit 134)."""
-    import resource
-
-    scenario = write(tmp_path, WIDE_DUMBBELL)  # about 3,126 MiB of series
-    assert fairgate("validate", scenario).returncode == 0
-
-    def two_gib() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(scenario), "--out", str(tmp_path / "o")]
-    done = subprocess.run(cmd, preexec_fn=two_gib, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2, done.stderr
-    assert "`simulation.sample_interval`: 3334 samples x 12003 series" in done.stderr
-    assert "MiB this process may still map (ulimit -v" in done.stderr
-    assert done.stderr.rstrip().endswith("or run with a larger ulimit -v")
-    assert not (tmp_path / "o").exists()
 
 
 def test_a_query_to_a_closed_standard_output_is_refused(tmp_path: Path):
