@@ -98,11 +98,36 @@ def test_bad_parameters_name_their_field(tmp_path: Path, options: dict, field: s
 
 
 @pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (("gateway", {"timeout_s": -1.0}), "`timeout_s`: got -1"),
+        (("gateway", {"timeout_s": 1.0, "rate_bps": 0.0}), "`rate_bps`: got 0"),
+        (("gateway", {"timeout_s": 1.0, "rate_bps": 1e20}), "`rate_bps`: got 1000"),
+        (("run", {"rate_bps": 0.0}), r"`rate_bps`: got 0.0, expected .* in \[1, 1e13\]"),
+        (("run", {"trace_format": "wav"}), '`trace_format`: got "wav"'),
+    ],
+)
+def test_the_python_functions_name_their_own_parameters(tmp_path: Path, call: tuple, message: str):
+    """The trace reader's fields are `rate`, `timeout` and `format` (the command line's
+    words); `gateway(timeout_s=-1)` and `run(trace_format="wav")` named them so, where the
+    caller wrote `timeout_s`, `rate_bps` and `trace_format`."""
+    from fairgate.studies import trace_fq
+
+    trace = write_pcap(tmp_path / "t.pcap", packets=10)
+    function, options = call
+    with pytest.raises(fg.ScenarioError, match=message):
+        if function == "gateway":
+            trace_fq.gateway(trace, "f1", **options)
+        else:
+            trace_fq.run(tmp_path / "out", quick=True, trace=trace, **options)
+
+
+@pytest.mark.parametrize(
     ("args", "options", "message"),
     [
         ((None, "f1", 1.0), {}, "trace: got None, expected a path"),
         (("t.pcap", None, 1.0), {}, "`key`: got None"),
-        (("t.pcap", "f1", "x"), {}, "`timeout`: got 'x'"),
+        (("t.pcap", "f1", "x"), {}, "`timeout_s`: got 'x'"),
         (("t.pcap", "f1", 1.0), {"buckets": "x"}, "`buckets`: got 'x'"),
         (("t.pcap", "f1", 1.0), {"format": 5}, "`format`: got 5"),
         (("t.pcap", "f1", 1.0), {"nope": 1}, "`nope`: unknown option, expected one of"),

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from fairgate._core import ScenarioError
@@ -87,11 +89,18 @@ def _fits(
     return above and below
 
 
+def compact(x: float) -> str:
+    """``x`` as ``:g`` writes it, its exponent as the scenarios write one: 1e13, 2.5e-05 as
+    2.5e-5."""
+    mantissa, e, exponent = f"{x:g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else mantissa
+
+
 def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: bool) -> str:
     kind = "a whole number" if integer else "a finite number"
 
     def bound(x: float) -> str:  # a whole number's every digit: 16777216 is no 1.67772e+07
-        return str(int(x)) if integer else f"{x:g}"
+        return str(int(x)) if integer else compact(x)
 
     if math.isinf(low) and math.isinf(high):
         return kind
@@ -101,6 +110,22 @@ def _bounds(low: float, high: float, low_open: bool, high_open: bool, integer: b
         return f"{kind} {'<' if high_open else '<='} {bound(high)}"
     left, right = "(" if low_open else "[", ")" if high_open else "]"
     return f"{kind} in {left}{bound(low)}, {bound(high)}{right}"
+
+
+@contextlib.contextmanager
+def fields_named(names: Mapping[str, str]) -> Iterator[None]:
+    """Renames the field a ScenarioError begins with (`` `rate`: got 0``) to the name the
+    caller wrote (``names["rate"]``, say `` `rate_bps` `` or ``--rate``), where a lower layer
+    names a field of its own that the caller's parameters or flags do not have."""
+    try:
+        yield
+    except ScenarioError as err:
+        text = str(err)
+        for field, name in names.items():
+            if text.startswith(f"`{field}`: "):
+                shown_name = name if name.startswith("-") else f"`{name}`"
+                raise ScenarioError(f"{shown_name}: {text[len(field) + 4 :]}") from None
+        raise
 
 
 MAX_SEED = 2**63 - 1

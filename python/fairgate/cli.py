@@ -22,7 +22,7 @@ import pandas as pd
 
 from fairgate import __version__, atm
 from fairgate._core import ScenarioError, SimulationError
-from fairgate.checks import clipped, printable, seed_value, shown
+from fairgate.checks import clipped, fields_named, printable, seed_value, shown
 from fairgate.display import printed_table
 from fairgate.results import Results
 from fairgate.runner import (
@@ -367,26 +367,14 @@ def _scope(args: argparse.Namespace, experiments: Sequence[object]) -> str:
 
 
 TRACE_OPTIONS = (
-    ("--trace", "trace", "trace"),
-    ("--trace-format", "trace_format", "format"),
-    ("--rate", "rate_bps", "rate"),
+    ("--trace", "trace"),
+    ("--trace-format", "trace_format"),
+    ("--rate", "rate_bps"),
 )
-"""A study's trace options: the flag, the study's parameter (the flag's ``dest``) and the
-field the core's trace reader names in its errors."""
+"""A study's trace options: the flag and the study's parameter (the flag's ``dest``), which
+the study names in its errors and the command line names by its flag."""
 
-
-@contextlib.contextmanager
-def _fields_as_options() -> Iterator[None]:
-    """Names a trace option's error after its flag (``--rate: got 0.0``), where the trace
-    reader names its own field (`` `rate`: got 0.0 ``), a name the command line does not have."""
-    try:
-        yield
-    except ScenarioError as err:
-        text = str(err)
-        for flag, _, field in TRACE_OPTIONS:
-            if text.startswith(f"`{field}`: "):
-                raise ScenarioError(f"{flag}: {text[len(field) + 4 :]}") from None
-        raise
+FLAGS_OF_TRACE_OPTIONS = {name: flag for flag, name in TRACE_OPTIONS}
 
 
 def _study(args: argparse.Namespace) -> int:
@@ -401,14 +389,14 @@ def _study(args: argparse.Namespace) -> int:
     module = _named(studies, args.name)
     accepted = inspect.signature(module.run).parameters
     options = {}
-    for flag, name, _ in TRACE_OPTIONS:
+    for flag, name in TRACE_OPTIONS:
         value = getattr(args, name)
         if value is not None and name not in accepted:
             raise ScenarioError(f"{flag}: the study {args.name} takes no trace options")
         if value is not None:
             options[name] = value
     out = check_out_dir(args.out or Path("out") / "study" / args.name)
-    with writing(out), staged_output(out) as staging, _fields_as_options():
+    with writing(out), staged_output(out) as staging, fields_named(FLAGS_OF_TRACE_OPTIONS):
         text = module.run(staging, quick=args.quick, **options)
     print(text)
     print(f"wrote {out}")

@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairgate import _core
-from fairgate.checks import number, out_folder, path_value, shown
+from fairgate.checks import fields_named, number, out_folder, path_value, shown
 
 TITLE = "FQ overhead on a real trace: timeouts, aggregation, protocols, cost (--trace FILE)"
 TIMEOUTS_S = [10.0, 5.0, 1.0, 0.0]
@@ -86,18 +86,26 @@ def gateway(trace: Path, key: str, timeout_s: float, **options: Any) -> dict[str
     if not isinstance(key, str):
         raise _core.ScenarioError(f"`key`: got {shown(key)}, expected f0..f3 or a key's name")
     checked = {name: _gateway_option(name, value) for name, value in options.items()}
-    return _core.trace_study(
-        str(trace_path),
-        key=key,
-        timeout_s=number("timeout", timeout_s),
-        interval_s=INTERVAL_S,
-        **checked,
-    )
+    with fields_named(GATEWAY_NAMES):
+        return _core.trace_study(
+            str(trace_path),
+            key=key,
+            timeout_s=number("timeout_s", timeout_s),
+            interval_s=INTERVAL_S,
+            **checked,
+        )
+
+
+GATEWAY_NAMES = {"timeout": "timeout_s", "rate": "rate_bps"}
+"""The core's trace reader's fields by the names ``gateway`` takes them under."""
+
+RUN_NAMES = {"format": "trace_format"}
+"""The same for ``run``, whose format is ``trace_format``."""
 
 
 def _gateway_option(name: str, value: object) -> Any:
     if name == "rate_bps":
-        return number("rate", value)
+        return number("rate_bps", value)
     if name in ("buckets", "packets"):
         most = _core.TRACE_MAX_BUCKETS if name == "buckets" else _core.TRACE_MAX_PACKETS
         return int(number(name, value, 1, most, integer=True))
@@ -245,11 +253,12 @@ def run(
             "CSV; see docs/studies/trace_fq.md)"
         )
     trace = Path(path_value(trace, "trace"))
-    number("rate", rate_bps, low=1.0, high=1e13)
+    number("rate_bps", rate_bps, low=1.0, high=1e13)
     packets = QUICK_PACKETS if quick else PACKETS
     options = {"format": trace_format, "rate_bps": rate_bps, "packets": packets}
-    timeouts, timeout_series = timeout_sweep(trace, **options)
-    keys, key_series, f0 = key_sweep(trace, **options)
+    with fields_named(RUN_NAMES):
+        timeouts, timeout_series = timeout_sweep(trace, **options)
+        keys, key_series, f0 = key_sweep(trace, **options)
     costs = pd.DataFrame(f0["costs"])
     summary = f0["summary"]
     tables = {
