@@ -4,7 +4,10 @@ has a backslash (DuckDB cannot read under it)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,24 @@ def test_a_results_folder_with_a_backslash_is_refused_as_duckdb_cannot_read_it(t
     assert done.returncode == 2 and "rename the folder to read it" in done.stderr, done.stderr
     with pytest.raises(fg.ScenarioError, match=re.escape(said)):
         query(tmp_path / "o\\b", "SELECT 1")
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_a_closed_standard_input_is_named_not_called_missing(tmp_path: Path, command: str):
+    """With standard input closed (`<&-`), /dev/stdin links to nothing: the scenario file
+    "did not exist", which sent the user looking for a file."""
+    cmd = [sys.executable, "-m", "fairgate.cli", command, "/dev/stdin"]
+    cmd += [] if command == "validate" else ["--out", str(tmp_path / "o")]
+    done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    assert "closed" not in done.stderr  # an open, empty standard input is read as usual
+    closed = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.close(0)
+    )
+    assert closed.returncode == 2, closed.stderr
+    assert "'/dev/stdin': standard input is closed; expected a scenario piped" in closed.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_closed_descriptor_is_named_in_python_too():
+    with pytest.raises(fg.ScenarioError, match="file descriptor 987 is closed"):
+        fg.run_file("/dev/fd/987")

@@ -313,13 +313,40 @@ def is_regular_file(path: str | Path) -> bool:
         return False
 
 
+STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
+
+
+def _missing(path: str | Path, what: str) -> str:
+    """Why ``path`` was not found: a closed descriptor (``/dev/stdin`` when the shell closed
+    standard input, ``<&-``, is a link to nothing) or no such file."""
+    name = os.fspath(path)
+    match = DESCRIPTOR_PATH.fullmatch(name)
+    descriptor = STANDARD_STREAMS.get(name, int(match.group(1)) if match else None)
+    if descriptor is not None and not _open_descriptor(descriptor):
+        stream = "standard input" if descriptor == 0 else f"file descriptor {descriptor}"
+        return (
+            f"{what} {shown(name)}: {stream} is closed; expected a scenario piped or "
+            "redirected into it, or a file's path"
+        )
+    stdin = " (standard input is read as /dev/stdin)" if name == "-" else ""
+    return f"{what} {shown(name)} does not exist{stdin}"
+
+
+def _open_descriptor(descriptor: int) -> bool:
+    try:
+        os.fstat(descriptor)
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
 def _read_text_file(path: str | Path, what: str) -> str:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        stdin = " (standard input is read as /dev/stdin)" if os.fspath(path) == "-" else ""
-        raise _core.ScenarioError(f"{what} {shown(str(path))} does not exist{stdin}") from None
+        raise _core.ScenarioError(_missing(path, what)) from None
     except OSError as err:
         raise _core.ScenarioError(
             f"cannot read {what} {shown(str(path))}: {err.strerror or err}"
