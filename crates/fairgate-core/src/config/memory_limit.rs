@@ -1,58 +1,91 @@
 //! The memory a scenario may take: `simulation.memory_limit_mib`, or less when the process's
-//! address-space limit (`ulimit -v`, RLIMIT_AS, which batch systems set) leaves less: a
-//! scenario within `simulation.memory_limit_mib` but beyond that room passed validation and
-//! aborted the process when an allocation failed ("memory allocation of 4097024 bytes
-//! failed", exit 134). The room is read on Linux; elsewhere, and without a limit, only
-//! `memory_limit_mib` counts.
+//! address-space limit (`ulimit -v`, RLIMIT_AS, which batch systems set) or its memory cgroup
+//! (a container's or a batch job's cap on resident memory, [`super::cgroup_memory`]) leaves
+//! less: a scenario within `simulation.memory_limit_mib` but beyond that room passed
+//! validation and aborted the process when an allocation failed ("memory allocation of 4097024
+//! bytes failed", exit 134), or was killed by the kernel (exit 137). The room is read on Linux;
+//! elsewhere, and without a limit, only `memory_limit_mib` counts.
+
+use super::cgroup_memory;
+use std::path::PathBuf;
 
 /// The default of `simulation.memory_limit_mib`.
 pub const DEFAULT_LIMIT_MIB: u64 = 4096;
 
 /// The memory a scenario may take: `simulation.memory_limit_mib` (4 GiB by default), or less
-/// when the process's address-space limit (`ulimit -v`) leaves less. Only half of what the
-/// process may still map counts: the estimate is what the run holds, and a table that grows
-/// needs up to twice its size for a moment (at exactly the room, a run still aborted).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// when the process's room leaves less. Only half of the room counts: the estimate is what the
+/// run holds, and a table that grows needs up to twice its size for a moment (at exactly the
+/// room under `ulimit -v`, a run still aborted), while the results are copied once into
+/// Python's tables before the core's copy is freed.
+#[derive(Clone, Debug, PartialEq)]
 pub struct MemoryLimit {
     pub mib: u64,
-    /// What the process may still map, when that (halved) is the smaller limit.
-    pub mappable_mib: Option<u64>,
+    /// The process's room, when half of it is the smaller limit.
+    pub room: Option<Room>,
+}
+
+/// What a limit of the process leaves it: MiB it may still map (`ulimit -v`) or still hold
+/// (a memory cgroup).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Room {
+    pub mib: u64,
+    pub cap: Cap,
+}
+
+/// The process's limit a room comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cap {
+    AddressSpace,
+    /// A memory cgroup, by its folder.
+    Group(PathBuf),
 }
 
 impl MemoryLimit {
     /// The limit of a scenario that gives `given` (`simulation.memory_limit_mib`), in this
     /// process.
     pub fn of(given: Option<u64>) -> Self {
-        Self::within(given, room_mib())
+        Self::within(given, process_room())
     }
 
-    /// The limit of a scenario that gives `given`, in a process that may map `room` MiB more.
-    pub fn within(given: Option<u64>, room: Option<u64>) -> Self {
+    /// The limit of a scenario that gives `given`, in a process with `room`.
+    pub fn within(given: Option<u64>, room: Option<Room>) -> Self {
         let asked = given.unwrap_or(DEFAULT_LIMIT_MIB);
         match room {
-            Some(room) if room / 2 < asked => MemoryLimit {
-                mib: room / 2,
-                mappable_mib: Some(room),
+            Some(room) if room.mib / 2 < asked => MemoryLimit {
+                mib: room.mib / 2,
+                room: Some(room),
             },
             _ => MemoryLimit {
                 mib: asked,
-                mappable_mib: None,
+                room: None,
             },
         }
     }
 
-    /// Whether the address-space limit, not the scenario's, is the smaller.
-    pub fn by_ulimit(&self) -> bool {
-        self.mappable_mib.is_some()
+    /// Whether a limit of the process, not the scenario's, is the smaller.
+    pub fn by_process(&self) -> bool {
+        self.room.is_some()
     }
 
     /// The limit in an error's words: "the memory limit of 4096 MiB".
     pub fn words(&self) -> String {
-        match self.mappable_mib {
-            Some(room) => format!(
+        match &self.room {
+            Some(Room {
+                mib: room,
+                cap: Cap::AddressSpace,
+            }) => format!(
                 "{} MiB, half the {room} MiB this process may still map (ulimit -v: a growing \
                  table needs twice its size for a moment)",
                 self.mib
+            ),
+            Some(Room {
+                mib: room,
+                cap: Cap::Group(group),
+            }) => format!(
+                "{} MiB, half the {room} MiB this process may still hold under its memory \
+                 cgroup's limit ({}: the results are copied once into Python's tables)",
+                self.mib,
+                group.display()
             ),
             None => format!("the memory limit of {} MiB", self.mib),
         }
@@ -60,12 +93,30 @@ impl MemoryLimit {
 
     /// How to raise it on purpose.
     pub fn raise(&self) -> &'static str {
-        if self.by_ulimit() {
-            "or run with a larger ulimit -v"
-        } else {
-            "or raise simulation.memory_limit_mib on purpose"
+        match &self.room {
+            Some(Room {
+                cap: Cap::AddressSpace,
+                ..
+            }) => "or run with a larger ulimit -v",
+            Some(Room {
+                cap: Cap::Group(_), ..
+            }) => "or run with a larger memory limit (the container's or the job's)",
+            None => "or raise simulation.memory_limit_mib on purpose",
         }
     }
+}
+
+/// The smaller room the process's limits leave it, if it has one.
+pub fn process_room() -> Option<Room> {
+    let mappable = room_mib().map(|mib| Room {
+        mib,
+        cap: Cap::AddressSpace,
+    });
+    let held = cgroup_memory::room().map(|group| Room {
+        mib: group.bytes >> 20,
+        cap: Cap::Group(group.group),
+    });
+    [mappable, held].into_iter().flatten().min_by_key(|r| r.mib)
 }
 
 /// The MiB the process may still map, when an address-space limit is set.

@@ -3,6 +3,7 @@
 //! `check` helpers that name the offending field path. The scenario schema built from them is
 //! in [`crate::scenario`].
 
+pub mod cgroup_memory;
 pub mod dist;
 pub mod error;
 pub mod memory_limit;

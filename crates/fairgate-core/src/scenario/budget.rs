@@ -315,18 +315,24 @@ mod tests {
     #[test]
     fn a_smaller_address_space_limit_is_the_limit_and_is_named() {
         use super::{check_memory_within, MemoryLimit};
+        use crate::config::memory_limit::{Cap, Room};
         let text = format!("{BASE}sample_interval = \"1ms\"\n[[nodes]]\nname = \"a\"\n");
         let s = parse(&text, &[]).unwrap(); // 1e6 samples of one series: about 76 MiB
-        let ulimit = MemoryLimit::within(None, Some(100));
-        assert_eq!((ulimit.mib, ulimit.mappable_mib), (50, Some(100)));
+        let mappable = |mib| Room {
+            mib,
+            cap: Cap::AddressSpace,
+        };
+        let ulimit = MemoryLimit::within(None, Some(mappable(100)));
+        assert_eq!((ulimit.mib, ulimit.by_process()), (50, true));
         let e = check_memory_within(&s, ulimit).unwrap_err();
         assert_eq!(e.path, "simulation.sample_interval");
         let words = "more than 50 MiB, half the 100 MiB this process may still map (ulimit -v";
         assert!(e.message.contains(words), "{e}");
         assert!(e.message.ends_with("or run with a larger ulimit -v"), "{e}");
-        assert!(check_memory_within(&s, MemoryLimit::within(None, Some(10_000))).is_ok());
-        let asked = MemoryLimit::within(Some(10), Some(100));
-        assert_eq!((asked.mib, asked.mappable_mib), (10, None));
+        let roomy = MemoryLimit::within(None, Some(mappable(10_000)));
+        assert!(check_memory_within(&s, roomy).is_ok());
+        let asked = MemoryLimit::within(Some(10), Some(mappable(100)));
+        assert_eq!((asked.mib, asked.by_process()), (10, false));
         let e = check_memory_within(&s, asked).unwrap_err();
         assert!(e.message.contains("memory limit of 10 MiB"), "{e}");
         assert!(
@@ -334,6 +340,25 @@ mod tests {
                 .ends_with("or raise simulation.memory_limit_mib on purpose"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_smaller_memory_cgroup_is_the_limit_and_is_named() {
+        use super::{check_memory_within, MemoryLimit};
+        use crate::config::memory_limit::{Cap, Room};
+        let text = format!("{BASE}sample_interval = \"1ms\"\n[[nodes]]\nname = \"a\"\n");
+        let s = parse(&text, &[]).unwrap();
+        let group = Room {
+            mib: 100,
+            cap: Cap::Group("/sys/fs/cgroup/job".into()),
+        };
+        let e = check_memory_within(&s, MemoryLimit::within(None, Some(group))).unwrap_err();
+        assert_eq!(e.path, "simulation.sample_interval");
+        let words = "more than 50 MiB, half the 100 MiB this process may still hold under its \
+                     memory cgroup's limit (/sys/fs/cgroup/job: the results are copied once";
+        assert!(e.message.contains(words), "{e}");
+        let raise = "or run with a larger memory limit (the container's or the job's)";
+        assert!(e.message.ends_with(raise), "{e}");
     }
 
     #[test]

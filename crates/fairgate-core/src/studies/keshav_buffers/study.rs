@@ -233,7 +233,7 @@ fn too_long(
     let now_s = to_secs(sim.now());
     let end_s = scenario.simulation.duration.secs();
     let limit = MemoryLimit::of(scenario.simulation.memory_limit_mib);
-    let raise = if length.0 == RunLength::SCENARIO.0 || limit.by_ulimit() {
+    let raise = if length.0 == RunLength::SCENARIO.0 || limit.by_process() {
         format!(", {}", limit.raise())
     } else {
         String::new()
