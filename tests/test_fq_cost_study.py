@@ -75,7 +75,8 @@ def test_a_study_breaking_conservation_is_an_error() -> None:
     text = fq_cost.scenario(flows=2, duration_s=2.0).replace(
         'kind = "fifo", limit = 200', 'kind = "test_leak", every = 5'
     )
-    with pytest.raises(fairgate.SimulationError, match="conservation violated: flow"):
+    broken = r"conservation violated \(1 port, 2 flows\): port left->right: arrivals"
+    with pytest.raises(fairgate.SimulationError, match=broken):
         fq_cost.cost_table(text)
 
 

@@ -48,8 +48,14 @@ class ConservationError(_core.SimulationError):
 
     def __init__(self, results: Results) -> None:
         violations = results.summary["conservation"]["violations"]
-        super().__init__("conservation violated: " + "; ".join(violations))
+        super().__init__(_core.conservation_brief(violations))
         self.results = results
+
+    @property
+    def kept_on_failure(self) -> dict[str, Any]:
+        """What a sweep keeps of the failed point: every broken law, and that none held."""
+        violations = self.results.summary["conservation"]["violations"]
+        return {"conserved": False, "violations": "; ".join(violations)}
 
     def __reduce__(self) -> tuple[type[ConservationError], tuple[Results]]:
         """Rebuilt from its results, so that it crosses a process boundary (multiprocessing,

@@ -508,7 +508,9 @@ mod studies {
             &mut never_interrupted,
         ));
         assert!(
-            matches!(&e, StudyError::Run(why) if why.starts_with("conservation violated: flow c0")),
+            matches!(&e, StudyError::Run(why) if why.starts_with(
+                "conservation violated (1 port, 1 flow): port r->b: arrivals 5000 != departures"
+            ) && why.contains("; flow c0: offered")),
             "{e}"
         );
     }

@@ -480,6 +480,13 @@ fn jain_index(values: Vec<f64>) -> f64 {
     fairgate_core::stats::jain_index(&values)
 }
 
+/// A run's broken conservation laws in one sentence of bounded length (the first few, the
+/// ones that locate the fault first, and how many more).
+#[pyfunction]
+fn conservation_brief(violations: Vec<String>) -> String {
+    fairgate_core::stats::conservation_brief::brief(&violations)
+}
+
 /// Registered queue disciplines, buffer managers (for per-flow schedulers) and sources.
 #[pyfunction]
 fn registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -516,6 +523,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("TRACE_MAX_PACKETS", MAX_PACKETS)?;
     }
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
+    m.add_function(wrap_pyfunction!(conservation_brief, m)?)?;
     m.add_function(wrap_pyfunction!(rate_in_bps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

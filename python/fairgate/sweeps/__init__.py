@@ -312,7 +312,7 @@ def _point_tables(point: Point, value: Any, error: str | None, attempts: int) ->
     params = dict(point.params)
     row: dict[str, Any] = {"seed": point.seed, "attempts": attempts}
     if error is not None:
-        row.update(status="failed", error=error)
+        row.update(value or {}, status="failed", error=error)  # value: what the failure kept
         return {"summary": store.summary_table(params, row)}
     summary = value["summary"]
     row.update(store.summary_metrics(summary), scenario=summary["scenario"], status="ok")

@@ -75,13 +75,16 @@ class Outcome:
 
 
 def guarded(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    """Runs on the worker: (value, None), or (None, the exception and where it arose)."""
+    """Runs on the worker: (value, None), or (what the failure kept, the exception and where
+    it arose). An exception keeps a value of the failed task in ``kept_on_failure`` (a run
+    that broke conservation: every broken law, where its message shows the first few)."""
     try:
         return function(*args), None
     except Exception as err:  # the error is the point's recorded outcome
         where = traceback.extract_tb(err.__traceback__)[-1]
         place = f"{os.path.basename(where.filename)}:{where.lineno}"
-        return None, f"{type(err).__name__}: {err} (at {place})"
+        kept = getattr(err, "kept_on_failure", None)
+        return kept, f"{type(err).__name__}: {err} (at {place})"
 
 
 _LOCAL: Any = None

@@ -2,6 +2,7 @@
 //! Python whole.
 
 pub mod causes;
+pub mod conservation_brief;
 pub mod events;
 pub mod flow_counters;
 pub mod log_room;

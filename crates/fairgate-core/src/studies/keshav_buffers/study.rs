@@ -26,6 +26,7 @@ use crate::qdisc::sched::fq::{FqConfig, FqDrop};
 use crate::qdisc::{Effects, Limit, Qdisc, QdiscCtx, QdiscEnv};
 use crate::scenario::budget::MemoryLimit;
 use crate::scenario::{Scenario, ScenarioError};
+use crate::stats::conservation_brief::brief;
 use crate::studies::StudyError;
 use std::sync::{Arc, Mutex};
 
@@ -214,10 +215,7 @@ fn finished_run(sim: &crate::sim::Simulation) -> Result<(), StudyError> {
     if broken.is_empty() {
         Ok(())
     } else {
-        Err(StudyError::Run(format!(
-            "conservation violated: {}",
-            broken.join("; ")
-        )))
+        Err(StudyError::Run(brief(&broken)))
     }
 }
 
