@@ -55,6 +55,15 @@ def test_a_sweep_of_too_many_points_is_refused_before_its_values_are_checked(mon
     assert checked == []
 
 
+def test_a_fixed_override_of_an_axis_field_is_refused_not_lost():
+    """The axis is applied after the fixed overrides: every point ran the axis's value, and
+    `overrides=["links[0].queue.limit=9"]` was lost without a word."""
+    with pytest.raises(fg.ScenarioError, match=r"axis `queue.limit`: sets `links\[0\]"):
+        prepare(poisson_queue(), grid={LIMIT: [2, 3]}, overrides=["links[0].queue.limit=9"])
+    inside = prepare(poisson_queue(), grid={LIMIT: [2, 3]}, overrides=["links[0].rate=9Mbps"])
+    assert len(inside.points) == 2
+
+
 def test_checking_the_values_shows_a_bar_after_two_seconds(monkeypatch):
     from fairgate.display import progress_bar
     from fairgate.sweeps import axes

@@ -126,6 +126,11 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
             "axis `simulation.seed`: sets `simulation.seed`, which each point takes from the seeds",
         ),
         (["--grid", "name=a,b"], "axis `name`: sets the scenario's `name`, a label"),
+        (  # the axis is applied after the fixed override: each point lost it without a word
+            ["--grid", "bottleneck.rate=1Mbps,2Mbps", "--set", "topology.bottleneck.rate=5Mbps"],
+            "axis `bottleneck.rate`: sets `topology.bottleneck.rate`, which the fixed override "
+            "`topology.bottleneck.rate=5Mbps` (--set, overrides= or a sweep file's `set`) sets too",
+        ),
         (  # a date inside a table: its place named, not "not a TOML table" (and no `v`)
             ["--grid", 'bottleneck.queue={kind="fifo", limit=2020-01-01},{kind="red"}'],
             'axis `bottleneck.queue`: `limit` of {kind="fifo", limit=2020-01-01}: got date-',
@@ -167,6 +172,11 @@ def test_bad_axes_exit_2_naming_the_axis_and_write_nothing(tmp_path: Path, capsy
         (
             f'scenario = "{SHOWCASE}"\n[grid]\n"bottleneck.queue.limit" = [20, 07:00:00]\n',
             "`grid.bottleneck.queue.limit[1]`: got date-time `07:00:00`",
+        ),
+        (
+            f'scenario = "{SHOWCASE}"\nset = ["topology.bottleneck.queue.limit = 9"]\n'
+            '[grid]\n"bottleneck.queue.limit" = [20, 30]\n',
+            "which the fixed override `topology.bottleneck.queue.limit = 9` (--set,",
         ),
     ]
     for text, message in bad_files:

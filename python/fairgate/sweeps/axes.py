@@ -465,8 +465,25 @@ def build_grid(
                 "expected one axis per field"
             )
         by_path[axis.path] = axis.name
+    _check_overrides_kept(base_overrides, by_path)
     _check_nested_axes([a for g in groups for a in g])
     return Grid(tuple(groups), tuple(seeds))
+
+
+def _check_overrides_kept(overrides: Sequence[str], axis_of_path: dict[str, str]) -> None:
+    """Refuses a fixed override of the field an axis sets: the axis's value is applied after
+    it at every point, so the override was lost without a word (`--set bottleneck.rate=5Mbps`
+    with an axis of that rate ran the axis's rates). One inside an axis's table is refused by
+    the core; an axis inside an override's table refines it."""
+    for override in overrides:
+        path = override.partition("=")[0].strip()
+        if path in axis_of_path:
+            raise ScenarioError(
+                f"axis `{axis_of_path[path]}`: sets `{path}`, which the fixed override "
+                f"`{clipped(override)}` (--set, overrides= or a sweep file's `set`) sets too; "
+                "expected one or the other (each point would run the axis's value, and the "
+                "override would be lost)"
+            )
 
 
 def _check_nested_axes(axes: Sequence[Axis]) -> None:
