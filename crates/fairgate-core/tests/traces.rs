@@ -1,11 +1,13 @@
 //! Trace readers: the same packets written in every format (pcap in microseconds and
 //! nanoseconds, pcapng, ERF with an extension header, TSH, ITA, CSV, gzipped) read back alike,
-//! and damaged or foreign files refused with the file and the problem named.
+//! and damaged or foreign files refused with the file and the problem named, randomly damaged
+//! ones too.
 
 use fairgate_core::config::ScenarioError;
 use fairgate_core::studies::trace_gateway::{trace_study, TraceParams, TraceStudy};
 use fairgate_core::studies::{never_interrupted, StudyError};
 use fairgate_core::traces::{read_trace, TracePacket};
+use proptest::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -297,4 +299,94 @@ fn the_gateway_stops_at_its_packet_count() {
         (study.summary.packets, study.summary.tcp, study.summary.udp),
         (2, 1, 1)
     );
+}
+
+fn valid_traces() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("pcap", pcap(false)),
+        ("pcap", pcap(true)),
+        ("pcapng", pcapng()),
+        ("erf", erf()),
+        ("tsh", tsh()),
+        ("csv", csv().into_bytes()),
+        (
+            "tcp",
+            b"0.000000 1 2 56396 80 535\n1.5 3 2 119 53739 0\n".to_vec(),
+        ),
+        ("pcap.gz", gzip(&pcap(false))),
+    ]
+}
+
+/// One edit of a file's bytes: a byte set, a 32-bit word set (a length field made huge or
+/// zero), a byte inserted or removed.
+#[derive(Clone, Debug)]
+enum Edit {
+    Byte(usize, u8),
+    Word(usize, u32),
+    Insert(usize, u8),
+    Remove(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let word = prop_oneof![Just(0u32), Just(u32::MAX), Just(0x7fff_ffff), any::<u32>()];
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Byte(at, b)),
+        (any::<usize>(), word).prop_map(|(at, w)| Edit::Word(at, w)),
+        (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Insert(at, b)),
+        any::<usize>().prop_map(Edit::Remove),
+    ]
+}
+
+fn edited(mut bytes: Vec<u8>, edits: &[Edit], cut: Option<usize>) -> Vec<u8> {
+    for e in edits {
+        let n = bytes.len().max(1);
+        match *e {
+            Edit::Byte(at, b) if !bytes.is_empty() => bytes[at % n] = b,
+            Edit::Word(at, w) if bytes.len() >= 4 => {
+                let at = at % (bytes.len() - 3);
+                bytes[at..at + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            Edit::Insert(at, b) => bytes.insert(at % (bytes.len() + 1), b),
+            Edit::Remove(at) if !bytes.is_empty() => {
+                bytes.remove(at % n);
+            }
+            _ => {}
+        }
+    }
+    if let Some(cut) = cut {
+        bytes.truncate(cut % (bytes.len() + 1));
+    }
+    bytes
+}
+
+fn fuzz_cases() -> u32 {
+    if std::env::var_os("FAIRGATE_SLOW").is_some() {
+        10_000
+    } else {
+        300
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Damaged traces of every format (bytes set, length fields made huge or zero, bytes
+    /// inserted or removed, the file cut) are read or refused naming the trace, within a
+    /// second: never a panic, an allocation abort or a hang.
+    #[test]
+    fn damaged_traces_are_read_or_refused_never_a_panic(
+        which in 0usize..8,
+        edits in prop::collection::vec(edit(), 1..6),
+        cut in prop::option::of(any::<usize>()),
+    ) {
+        let (format, bytes) = valid_traces().swap_remove(which);
+        let damaged = edited(bytes, &edits, cut);
+        let path = file(&format!("fuzz.{format}"), &damaged);
+        let started = std::time::Instant::now();
+        let params = TraceParams { interval_s: 1e-4, ..TraceParams::default() };
+        if let Err(e) = study(&path, None, params) {
+            prop_assert!(["trace", "format", "interval"].contains(&e.path.as_str()), "{e}");
+        }
+        prop_assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
+    }
 }
