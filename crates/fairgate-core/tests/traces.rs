@@ -371,8 +371,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: fuzz_cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Damaged traces of every format (bytes set, length fields made huge or zero, bytes
-    /// inserted or removed, the file cut) are read or refused naming the trace, within a
-    /// second: never a panic, an allocation abort or a hang.
+    /// inserted or removed, the file cut) are read or refused naming the trace: never a
+    /// panic, an allocation abort or a hang.
     #[test]
     fn damaged_traces_are_read_or_refused_never_a_panic(
         which in 0usize..8,
@@ -387,6 +387,7 @@ proptest! {
         if let Err(e) = study(&path, None, params) {
             prop_assert!(["trace", "format", "interval"].contains(&e.path.as_str()), "{e}");
         }
-        prop_assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
+        // A hang guard, not a speed target: a case takes well under a millisecond.
+        prop_assert!(started.elapsed().as_secs_f64() < 30.0, "{:?}", started.elapsed());
     }
 }
