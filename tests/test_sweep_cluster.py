@@ -33,7 +33,7 @@ def _start(args: list[str], log: Path) -> subprocess.Popen:
     )
 
 
-def _worker(address: str, name: str, log: Path) -> subprocess.Popen:
+def _worker(address: str, name: str, log: Path, *extra: str) -> subprocess.Popen:
     return _start(
         [
             "distributed.cli.dask_worker",
@@ -45,15 +45,18 @@ def _worker(address: str, name: str, log: Path) -> subprocess.Popen:
             "--no-dashboard",
             "--name",
             name,
+            *extra,
         ],
         log,
     )
 
 
 @contextlib.contextmanager
-def cluster(tmp_path: Path, workers: int) -> Iterator[tuple[str, list[subprocess.Popen]]]:
-    """`dask scheduler` and ``workers`` `dask worker` processes, all on 127.0.0.1; yields the
-    address and the processes (a test may add workers to the list)."""
+def cluster(
+    tmp_path: Path, workers: int, *worker_args: str
+) -> Iterator[tuple[str, list[subprocess.Popen]]]:
+    """`dask scheduler` and ``workers`` `dask worker` processes (with ``worker_args``), all on
+    127.0.0.1; yields the address and the processes (a test may add workers to the list)."""
     info = tmp_path / "scheduler.json"
     scheduler = _start(
         [
@@ -76,7 +79,7 @@ def cluster(tmp_path: Path, workers: int) -> Iterator[tuple[str, list[subprocess
         address = json.loads(info.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         for k in range(workers):
-            procs.append(_worker(address, f"w{k}", tmp_path / f"worker{k}.log"))
+            procs.append(_worker(address, f"w{k}", tmp_path / f"worker{k}.log", *worker_args))
         yield address, procs
     finally:
         for proc in reversed(procs):
@@ -124,6 +127,61 @@ def test_sweep_runs_on_a_loopback_scheduler_with_two_workers(loopback_cluster, t
     local = fg.sweep(poisson_queue(), grid={LIMIT: [2, 5, 50]}, seeds=4, client=local_client(2))
     assert frame.drop(columns="attempts").equals(local.drop(columns="attempts"))
     print(f"loopback cluster: {len(frame) / elapsed:.1f} points/s")
+
+
+WIDE = """
+[simulation]
+duration = "20s"
+sample_interval = "4ms"
+
+[topology]
+kind = "dumbbell"
+senders = 1
+bottleneck = { rate = "10Mbps", delay = "10ms", queue = { kind = "fifo", limit = 100 } }
+access = { rate = "100Mbps", delay = "1ms", queue = { kind = "fifo", limit = 1000 } }
+
+[[flows]]
+name = "f{i}"
+count = 1000
+src = "s0"
+dst = "d0"
+source = { kind = "tcp", cc = "newreno" }
+"""
+"""5001 samples of 2007 series: about 774 MiB, within the default memory_limit_mib."""
+
+
+def test_a_point_beyond_its_workers_memory_limit_is_refused_naming_it(tmp_path: Path):
+    """A worker started with --memory-limit 400MB was restarted by its nanny at each attempt
+    of this point, which was then recorded as "worker lost (KilledWorker ...)"."""
+    with cluster(tmp_path, 1, "--memory-limit", "400MB") as (address, _):
+        client = connect(address)
+        try:
+            client.wait_for_workers(1, timeout=60)
+            frame = fg.sweep(WIDE, client=client)
+        finally:
+            client.close()
+    (error,) = frame["error"]
+    assert error.startswith("ScenarioError: `simulation.sample_interval`: 5001 samples"), error
+    limit = "under its Dask worker's memory limit of 381 MiB, past 95% of which the nanny"
+    assert limit in error and "or workers with more memory (dask worker" in error, error
+    assert "memory budget" not in (tmp_path / "worker0.log").read_text()
+
+
+def test_only_a_limit_a_nanny_enforces_is_adopted():
+    from fairgate.sweeps import worker_memory
+
+    def worker(nanny: str | None, limit: int | None) -> object:
+        manager = type("Manager", (), {"memory_limit": limit})()
+        return type("Worker", (), {"nanny": nanny, "memory_manager": manager})()
+
+    assert worker_memory._enforced_limit(None) is None  # not in a worker
+    assert worker_memory._enforced_limit(worker(None, 2**30)) is None  # a thread: no nanny
+    assert worker_memory._enforced_limit(worker("tcp://n", None)) is None  # no limit
+    assert worker_memory._enforced_limit(worker("tcp://n", 2**30)) == (2**30, 0.95)
+    import dask
+
+    with dask.config.set({"distributed.worker.memory.terminate": False}):
+        assert worker_memory._enforced_limit(worker("tcp://n", 2**30)) is None
 
 
 def test_scheduler_from_the_environment_and_unreachable_addresses(monkeypatch):

@@ -480,6 +480,20 @@ fn jain_index(values: Vec<f64>) -> f64 {
     fairgate_core::stats::jain_index(&values)
 }
 
+/// Sets this process's memory limit as its host program knows it (a Dask worker's), so that
+/// a scenario beyond it is refused naming it rather than the process being killed; `None`
+/// clears it. `what` names the limit in errors and `how` says how to raise it.
+#[pyfunction]
+#[pyo3(signature = (limit_bytes, what = String::new(), how = String::new()))]
+fn set_host_memory_limit(limit_bytes: Option<u64>, what: String, how: String) {
+    use fairgate_core::config::host_memory::{set, HostLimit};
+    set(limit_bytes.map(|bytes| HostLimit {
+        bytes,
+        what,
+        raise: how,
+    }));
+}
+
 /// A run's broken conservation laws in one sentence of bounded length (the first few, the
 /// ones that locate the fault first, and how many more).
 #[pyfunction]
@@ -524,6 +538,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_function(wrap_pyfunction!(conservation_brief, m)?)?;
+    m.add_function(wrap_pyfunction!(set_host_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(rate_in_bps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

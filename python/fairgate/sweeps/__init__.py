@@ -42,6 +42,7 @@ from fairgate.sweeps.execute import (
 from fairgate.sweeps.query import query
 from fairgate.sweeps.query import rows as query_rows
 from fairgate.sweeps.stats import repetitions
+from fairgate.sweeps.worker_memory import adopt_worker_memory_limit
 
 __all__ = [
     "Axis",
@@ -81,6 +82,7 @@ def scenario_text(scenario: Scenario | Mapping[str, Any] | str | Path) -> str:
 
 def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
     """Runs on a worker: one simulation; its summary and per-flow and per-port tables."""
+    adopt_worker_memory_limit()
     results = run_text(text, list(overrides))
     return {"summary": results.summary, "flows": results.flows, "ports": results.ports}
 

@@ -1,12 +1,12 @@
 //! The memory a scenario may take: `simulation.memory_limit_mib`, or less when the process's
 //! address-space limit (`ulimit -v`, RLIMIT_AS, which batch systems set) or its memory cgroup
-//! (a container's or a batch job's cap on resident memory, [`super::cgroup_memory`]) leaves
-//! less: a scenario within `simulation.memory_limit_mib` but beyond that room passed
+//! (a container's or a batch job's cap on resident memory, [`super::cgroup_memory`]) or a
+//! limit its host program sets (a Dask worker's, [`super::host_memory`]) leaves less: a scenario within `simulation.memory_limit_mib` but beyond that room passed
 //! validation and aborted the process when an allocation failed ("memory allocation of 4097024
 //! bytes failed", exit 134), or was killed by the kernel (exit 137). The room is read on Linux;
 //! elsewhere, and without a limit, only `memory_limit_mib` counts.
 
-use super::cgroup_memory;
+use super::{cgroup_memory, host_memory};
 use std::path::PathBuf;
 
 /// The default of `simulation.memory_limit_mib`.
@@ -25,7 +25,7 @@ pub struct MemoryLimit {
 }
 
 /// What a limit of the process leaves it: MiB it may still map (`ulimit -v`) or still hold
-/// (a memory cgroup).
+/// (a memory cgroup, a host's limit).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Room {
     pub mib: u64,
@@ -38,6 +38,11 @@ pub enum Cap {
     AddressSpace,
     /// A memory cgroup, by its folder.
     Group(PathBuf),
+    /// A limit the host program set, by its words and how to raise it.
+    Host {
+        what: String,
+        raise: String,
+    },
 }
 
 impl MemoryLimit {
@@ -87,13 +92,21 @@ impl MemoryLimit {
                 self.mib,
                 group.display()
             ),
+            Some(Room {
+                mib: room,
+                cap: Cap::Host { what, .. },
+            }) => format!(
+                "{} MiB, half the {room} MiB this process may still hold under {what} (half: \
+                 the results are copied once into Python's tables)",
+                self.mib
+            ),
             None => format!("the memory limit of {} MiB", self.mib),
         }
     }
 
     /// How to raise it on purpose.
-    pub fn raise(&self) -> &'static str {
-        match &self.room {
+    pub fn raise(&self) -> String {
+        let words = match &self.room {
             Some(Room {
                 cap: Cap::AddressSpace,
                 ..
@@ -101,8 +114,13 @@ impl MemoryLimit {
             Some(Room {
                 cap: Cap::Group(_), ..
             }) => "or run with a larger memory limit (the container's or the job's)",
+            Some(Room {
+                cap: Cap::Host { raise, .. },
+                ..
+            }) => raise,
             None => "or raise simulation.memory_limit_mib on purpose",
-        }
+        };
+        words.to_string()
     }
 }
 
@@ -116,7 +134,17 @@ pub fn process_room() -> Option<Room> {
         mib: group.bytes >> 20,
         cap: Cap::Group(group.group),
     });
-    [mappable, held].into_iter().flatten().min_by_key(|r| r.mib)
+    let hosted = host_memory::room().map(|(limit, bytes)| Room {
+        mib: bytes >> 20,
+        cap: Cap::Host {
+            what: limit.what,
+            raise: limit.raise,
+        },
+    });
+    [mappable, held, hosted]
+        .into_iter()
+        .flatten()
+        .min_by_key(|r| r.mib)
 }
 
 /// The MiB the process may still map, when an address-space limit is set.

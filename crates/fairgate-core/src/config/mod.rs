@@ -6,6 +6,7 @@
 pub mod cgroup_memory;
 pub mod dist;
 pub mod error;
+pub mod host_memory;
 pub mod memory_limit;
 pub mod strict;
 pub mod tagged;
