@@ -447,3 +447,23 @@ def test_a_bad_dask_setting_raises_a_scenario_error_in_python():
     with dask.config.set({"distributed.comm.timeouts.tcp": "soon"}):
         with pytest.raises(fg.ScenarioError, match="`distributed.comm.timeouts.tcp`: got 'soon'"):
             fg.sweep(fg.Scenario("x", duration=1), seeds=2)
+
+
+def test_the_local_cluster_counts_the_cores_this_process_may_use():
+    """Under `taskset -c 0` (as a batch job's cpuset pins a job), the local cluster started a
+    worker per core of the machine and allowed four per core of it."""
+    code = (
+        "from fairgate.sweeps.execute import close_local, local_client, most_local_workers\n"
+        "client = local_client(None)\n"
+        "print(len(client.scheduler_info()['workers']), most_local_workers())\n"
+        "close_local()\n"
+    )
+    one_core = {min(os.sched_getaffinity(0))}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.sched_setaffinity(0, one_core),
+    )
+    assert done.stdout.split() == ["1", "4"], done.stderr

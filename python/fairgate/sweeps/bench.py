@@ -39,6 +39,7 @@ from fairgate.sweeps.execute import (
     connect,
     execute,
     local_client,
+    usable_cores,
 )
 
 SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "showcase.toml"
@@ -184,7 +185,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=200.0, help="simulated s per point")
     args = parser.parse_args()
     tasks = _tasks(args.points, args.duration)
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     print(f"{args.points} points, showcase for {args.duration:g} s simulated each; {cores} cores")
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     before = cpu_s()

@@ -51,7 +51,10 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
         help="run on this Dask cluster (default: $FAIRGATE_SCHEDULER, else a local cluster)",
     )
     parser.add_argument(
-        "--workers", type=int, metavar="N", help="local cluster size (default: one per core)"
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local cluster size (default: one per core this process may use)",
     )
 
 

@@ -2,7 +2,8 @@
 
 Where tasks run, in this order: the ``client`` given (a ``distributed.Client``); a scheduler
 address (``scheduler=``, else ``$FAIRGATE_SCHEDULER``); else one local cluster per process,
-created on first use, with one single-threaded worker process per core on 127.0.0.1.
+created on first use, with one single-threaded worker process per core this process may use
+(its CPU affinity and CPU quota) on 127.0.0.1.
 
 An exception raised by a task is its outcome (recorded, not retried: the same inputs would
 fail the same way). A worker that dies while running a task makes the task run once more;
@@ -142,10 +143,20 @@ LOCAL_CONFIG = {
 }
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity (``taskset``, a batch job's cpuset)
+    and its cgroup's CPU quota (a container's ``--cpus``), as Dask counts them. The machine's
+    count (``os.cpu_count()``) started a worker per core of a 128-core node for a job given
+    4 of them, each taking about 100 MB and time-slicing the 4."""
+    from dask.system import CPU_COUNT
+
+    return max(1, int(CPU_COUNT))
+
+
 def most_local_workers() -> int:
-    """Four worker processes per core: more only time-slice the cores, each costing about
-    100 MB (a million were asked for once, and the cluster never came up)."""
-    return 4 * (os.cpu_count() or 1)
+    """Four worker processes per usable core: more only time-slice the cores, each costing
+    about 100 MB (a million were asked for once, and the cluster never came up)."""
+    return 4 * usable_cores()
 
 
 def check_workers(workers: int | None, name: str = "workers") -> None:
@@ -157,7 +168,7 @@ def check_workers(workers: int | None, name: str = "workers") -> None:
     if workers > most_local_workers():
         raise ScenarioError(
             f"{name}: got {workers}, expected at most {most_local_workers()} "
-            "(four per core of this machine)"
+            "(four per core this process may use)"
         )
 
 
@@ -191,7 +202,7 @@ def _local_client(workers: int | None) -> Any:
     with children_deaf_to_stops() if processes else nullcontext(), main_left_behind():
         with dask.config.set(LOCAL_CONFIG), _cluster_start():
             cluster = LocalCluster(
-                n_workers=workers or os.cpu_count() or 1,
+                n_workers=workers or usable_cores(),
                 threads_per_worker=1,
                 processes=processes,
                 protocol="tcp://",  # without processes Dask's default is in-process, not TCP
