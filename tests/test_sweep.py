@@ -64,6 +64,25 @@ def test_a_fixed_override_of_an_axis_field_is_refused_not_lost():
     assert len(inside.points) == 2
 
 
+def test_a_sweep_keeps_of_each_point_only_the_tables_it_returns(client, monkeypatch, tmp_path):
+    """Every point's summary, flows and ports tables were kept until the sweep ended, whatever
+    it returned: about 130 kB a point of a small scenario for a summary of one row."""
+    from fairgate.sweeps import SweepRun
+
+    kept: list[set[str]] = []
+    tables = SweepRun._tables
+
+    def spy(self, collected, names):
+        kept.extend(set(parts) for parts in collected.values())
+        return tables(self, collected, names)
+
+    monkeypatch.setattr(SweepRun, "_tables", spy)
+    fg.sweep(poisson_queue(), grid={LIMIT: [2, 3]}, client=client)
+    fg.sweep(poisson_queue(), grid={LIMIT: [2, 3]}, client=client, table="flows")
+    fg.sweep(poisson_queue(), grid={LIMIT: [2]}, client=client, table="flows", out=tmp_path)
+    assert kept == [{"summary"}] * 2 + [{"flows"}] * 2 + [{"summary"}]
+
+
 def test_checking_the_values_shows_a_bar_after_two_seconds(monkeypatch):
     from fairgate.display import progress_bar
     from fairgate.sweeps import axes

@@ -220,10 +220,12 @@ class SweepRun:
     ) -> dict[str, pd.DataFrame]:
         todo = self._todo()
         collected: dict[str, dict[str, Any]] = {}
+        # With a store, the other tables are read back from it: only the summaries are kept.
+        keep = ("summary",) if self.out is not None else tuple(tables)
         if todo:
             client = resolve(client)
             try:
-                self._run_on(client, todo, progress, collected, store_on_workers)
+                self._run_on(client, todo, progress, (collected, keep), store_on_workers)
             finally:
                 done_with(client)
         return self._tables(collected, tables)
@@ -233,7 +235,7 @@ class SweepRun:
         client: Any,
         todo: list[Point],
         progress: bool,
-        collected: dict[str, dict[str, Any]],
+        collected: tuple[dict[str, dict[str, Any]], Sequence[str]],
         store_on_workers: bool | None,
     ) -> None:
         on_workers = self.out is not None and placement.store_on_workers(
@@ -252,10 +254,13 @@ class SweepRun:
         todo: list[Point],
         on_workers: bool,
         progress: bool,
-        collected: dict[str, dict[str, Any]],
+        collected_and_kept: tuple[dict[str, dict[str, Any]], Sequence[str]],
     ) -> None:
         """Runs ``todo``; the client commits what the workers did not (failures, or every
-        point when they do not write), and keeps the tables when there is no store."""
+        point when they do not write), and keeps of each point only the tables named: every
+        point's three tables were kept, about 130 kB a point of the showcase for a sweep that
+        returned its summary (13 GB for 100,000 points)."""
+        collected, keep = collected_and_kept
         by_key = {p.key: p for p in todo}
         tasks = [self._task(p, on_workers) for p in todo]
         for outcome in execute(tasks, client, progress, "sweep", SWEEP_BATCH):
@@ -266,7 +271,7 @@ class SweepRun:
             parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
             if self.out is not None:
                 store.commit(self.out, point.key, parts)
-            collected[point.key] = parts
+            collected[point.key] = {name: parts[name] for name in keep if name in parts}
 
     def _tables(
         self, collected: dict[str, dict[str, Any]], names: Sequence[str]
