@@ -15,11 +15,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from fairgate import __version__
 from fairgate._core import ScenarioError
@@ -80,11 +82,16 @@ def scenario_text(scenario: Scenario | Mapping[str, Any] | str | Path) -> str:
     )
 
 
-def run_point(text: str, overrides: Sequence[str]) -> dict[str, Any]:
-    """Runs on a worker: one simulation; its summary and per-flow and per-port tables."""
+def run_point(
+    text: str, overrides: Sequence[str], tables: Sequence[str] = TABLES
+) -> dict[str, Any]:
+    """Runs on a worker: one simulation; its summary and those of its per-flow and per-port
+    tables that ``tables`` names (a sweep that returns its summary sent every point's other
+    two to the client, which dropped them)."""
     adopt_worker_memory_limit()
     results = run_text(text, list(overrides))
-    return {"summary": results.summary, "flows": results.flows, "ports": results.ports}
+    kept = {name: getattr(results, name) for name in ("flows", "ports") if name in tables}
+    return {"summary": results.summary, **kept}
 
 
 def run_point_into(
@@ -189,13 +196,14 @@ class SweepRun:
         self.skipped = len(self.points) - len(todo)
         return todo
 
-    def _task(self, point: Point, on_workers: bool) -> Task:
+    def _task(self, point: Point, on_workers: bool, keep: Sequence[str]) -> Task:
         overrides = [*self.overrides, *point.all_overrides()]
         if on_workers and self.out is not None:
             root = str(self.out.resolve())
             args = (root, point, self.text, overrides)
             return Task(point.key, run_point_into, args, with_attempt=True)
-        return Task(point.key, run_point, (self.text, overrides))
+        sent = TABLES if self.out is not None else tuple(keep)  # the client commits all three
+        return Task(point.key, run_point, (self.text, overrides, sent))
 
     def run(
         self,
@@ -257,21 +265,23 @@ class SweepRun:
         collected_and_kept: tuple[dict[str, dict[str, Any]], Sequence[str]],
     ) -> None:
         """Runs ``todo``; the client commits what the workers did not (failures, or every
-        point when they do not write), and keeps of each point only the tables named: every
-        point's three tables were kept, about 130 kB a point of the showcase for a sweep that
-        returned its summary (13 GB for 100,000 points)."""
+        point when they do not write), and keeps of each point only the tables named
+        (``docs/results.md``, "Client memory": all three were kept, 129 kB a point)."""
         collected, keep = collected_and_kept
         by_key = {p.key: p for p in todo}
-        tasks = [self._task(p, on_workers) for p in todo]
+        tasks = [self._task(p, on_workers, keep) for p in todo]
         for outcome in execute(tasks, client, progress, "sweep", SWEEP_BATCH):
             if on_workers and outcome.ok:  # the worker wrote it and sent its summary
-                collected[outcome.key] = {"summary": outcome.value}
+                collected[outcome.key] = {"summary": _SummaryRow.of(outcome.value)}
                 continue
             point = by_key[outcome.key]
             parts = _point_tables(point, outcome.value, outcome.error, outcome.attempts)
             if self.out is not None:
                 store.commit(self.out, point.key, parts)
-            collected[point.key] = {name: parts[name] for name in keep if name in parts}
+            kept = {name: parts[name] for name in keep if name in parts}
+            if "summary" in kept:
+                kept["summary"] = _SummaryRow.of(kept["summary"])
+            collected[point.key] = kept
 
     def _tables(
         self, collected: dict[str, dict[str, Any]], names: Sequence[str]
@@ -292,7 +302,10 @@ class SweepRun:
         as the workers return them) and of the rest of the store."""
         use = self.out is None or name == "summary"
         known = {key: t[name] for key, t in collected.items() if use and name in t}
-        parts = [_with_key(table, key) for key, table in known.items()]
+        if name == "summary":
+            parts = _SummaryRow.frames(known)
+        else:
+            parts = [_with_key(table, key) for key, table in known.items()]
         if self.out is not None:
             rest = store.read(self.out, name, skip=set(known))
             if not rest.empty or not parts:
@@ -309,6 +322,36 @@ def _stop_writers(client: Any, root: Path) -> None:
         store.tidy(root)
 
 
+@dataclass(frozen=True)
+class _SummaryRow:
+    """A point's summary row as the client keeps it until the sweep ends: its values and its
+    table's schema. A one-row Arrow table per point took 17 kB and its conversion 0.8 ms at
+    the end (13 minutes, serially, for a million points); the rows of one schema become one
+    table."""
+
+    schema: pa.Schema
+    values: dict[str, Any]
+
+    @classmethod
+    def of(cls, table: pa.Table) -> _SummaryRow:
+        return cls(table.schema, table.to_pylist()[0])
+
+    @staticmethod
+    def frames(rows: Mapping[str, _SummaryRow]) -> list[pd.DataFrame]:
+        """The rows as frames, one per schema, each with the points' keys first."""
+        by_schema: dict[pa.Schema, tuple[list[str], list[dict[str, Any]]]] = {}
+        for key, row in rows.items():
+            keys, values = by_schema.setdefault(row.schema, ([], []))
+            keys.append(key)
+            values.append(row.values)
+        frames = []
+        for schema, (keys, values) in by_schema.items():
+            frame = pa.Table.from_pylist(values, schema=schema).to_pandas()
+            frame.insert(0, "point", keys)
+            frames.append(frame)
+        return frames
+
+
 def _with_key(table: Any, key: str) -> pd.DataFrame:
     frame = table.to_pandas() if hasattr(table, "to_pandas") else table
     frame.insert(0, "point", key)
@@ -323,11 +366,12 @@ def _point_tables(point: Point, value: Any, error: str | None, attempts: int) ->
         return {"summary": store.summary_table(params, row)}
     summary = value["summary"]
     row.update(store.summary_metrics(summary), scenario=summary["scenario"], status="ok")
-    return {
-        "flows": store.with_params(value["flows"], params, point.seed),
-        "ports": store.with_params(value["ports"], params, point.seed),
-        "summary": store.summary_table(params, row),
+    per_point = {
+        name: store.with_params(value[name], params, point.seed)
+        for name in ("flows", "ports")
+        if name in value
     }
+    return {**per_point, "summary": store.summary_table(params, row)}
 
 
 def store_run(out: str | Path, text: str, overrides: Sequence[str], results: Any) -> str:
