@@ -145,9 +145,10 @@ LOCAL_CONFIG = {
 
 def usable_cores() -> int:
     """The cores this process may run on: its CPU affinity (``taskset``, a batch job's cpuset)
-    and its cgroup's CPU quota (a container's ``--cpus``), as Dask counts them. The machine's
-    count (``os.cpu_count()``) started a worker per core of a 128-core node for a job given
-    4 of them, each taking about 100 MB and time-slicing the 4."""
+    and its cgroup's CPU quota (a container's ``--cpus``), as Dask counts them. With the
+    machine's count (``os.cpu_count()``), ``taskset -c 0`` on two cores started two workers;
+    a job given 4 cores of a 128-core node would have started 128, each taking about 100 MB
+    and time-slicing the 4."""
     from dask.system import CPU_COUNT
 
     return max(1, int(CPU_COUNT))

@@ -8,6 +8,7 @@ each point tells it the worker's before it runs (``docs/scenarios.md``, ``memory
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from fairgate import _core
@@ -34,11 +35,12 @@ def adopt_worker_memory_limit() -> None:
 
 
 def _current_worker() -> Any:
+    distributed = sys.modules.get("distributed")  # not imported: not in a worker
+    if distributed is None:
+        return None
     try:
-        from distributed import get_worker
-
-        return get_worker()
-    except (ImportError, ValueError):  # ValueError: not in a worker
+        return distributed.get_worker()
+    except ValueError:  # not in a worker
         return None
 
 
