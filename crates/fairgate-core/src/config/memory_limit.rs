@@ -1,10 +1,11 @@
 //! The memory a scenario may take: `simulation.memory_limit_mib`, or less when the process's
-//! address-space limit (`ulimit -v`, RLIMIT_AS, which batch systems set) or its memory cgroup
+//! address-space limit (`ulimit -v`, RLIMIT_AS, which batch systems set), its memory cgroup
 //! (a container's or a batch job's cap on resident memory, [`super::cgroup_memory`]) or a
-//! limit its host program sets (a Dask worker's, [`super::host_memory`]) leaves less: a scenario within `simulation.memory_limit_mib` but beyond that room passed
-//! validation and aborted the process when an allocation failed ("memory allocation of 4097024
-//! bytes failed", exit 134), or was killed by the kernel (exit 137). The room is read on Linux;
-//! elsewhere, and without a limit, only `memory_limit_mib` counts.
+//! limit its host program sets (a Dask worker's, [`super::host_memory`]) leaves less: a
+//! scenario within `simulation.memory_limit_mib` but beyond that room passed validation and
+//! aborted the process when an allocation failed ("memory allocation of 4097024 bytes
+//! failed", exit 134), or was killed (exit 137, by the kernel or by the worker's nanny). The
+//! room is read on Linux; elsewhere, and without a limit, only `memory_limit_mib` counts.
 
 use super::{cgroup_memory, host_memory};
 use std::path::PathBuf;

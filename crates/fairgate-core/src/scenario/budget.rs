@@ -343,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn a_smaller_memory_cgroup_is_the_limit_and_is_named() {
+    fn a_smaller_memory_cgroup_or_host_limit_is_the_limit_and_is_named() {
         use super::{check_memory_within, MemoryLimit};
         use crate::config::memory_limit::{Cap, Room};
         let text = format!("{BASE}sample_interval = \"1ms\"\n[[nodes]]\nname = \"a\"\n");
@@ -359,6 +359,18 @@ mod tests {
         assert!(e.message.contains(words), "{e}");
         let raise = "or run with a larger memory limit (the container's or the job's)";
         assert!(e.message.ends_with(raise), "{e}");
+        let host = Room {
+            mib: 100,
+            cap: Cap::Host {
+                what: "its host's limit of 120 MiB".into(),
+                raise: "or a host with more".into(),
+            },
+        };
+        let e = check_memory_within(&s, MemoryLimit::within(None, Some(host))).unwrap_err();
+        let words = "more than 50 MiB, half the 100 MiB this process may still hold under its \
+                     host's limit of 120 MiB (half: the results are copied once";
+        assert!(e.message.contains(words), "{e}");
+        assert!(e.message.ends_with("or a host with more"), "{e}");
     }
 
     #[test]
