@@ -36,8 +36,8 @@ pub fn room() -> Option<(HostLimit, u64)> {
 }
 
 /// The process's resident memory (the second field of /proc/self/statm, in pages), after
-/// the allocator has handed back what earlier runs freed: a worker's second point was refused
-/// for the freed pages of its first, which the next run would have used again.
+/// the allocator has handed back the heap earlier runs freed, so that pages free for the next
+/// run are not counted against it (the nanny, reading the same figure, sees them gone too).
 fn resident_bytes() -> Option<u64> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free heap memory to the system.
