@@ -3,11 +3,11 @@
 //! processes with a memory cgroup, and the kernel kills (SIGKILL, exit 137) a process that
 //! passes the cap. A scenario within `simulation.memory_limit_mib` but beyond that cap ran
 //! until the kernel killed it, with no word. Read on Linux from cgroup v2 (`memory.max` less
-//! the working set, of the group and each ancestor) or v1 (`hierarchical_memory_limit` of
-//! `memory.stat` less the working set); a group without a limit gives none. The working set
-//! is the usage less the inactive file cache, which the kernel takes back first (the
-//! kubelet's and `docker stats`' measure): the files a run writes would otherwise shrink the
-//! next run's room.
+//! what the group holds, of the group and each ancestor) or v1 (`hierarchical_memory_limit`
+//! of `memory.stat` less what the group holds); a group without a limit gives none. What the
+//! group holds is its usage less its file cache (active and inactive), which the kernel takes
+//! back before it kills: the files a run writes would otherwise shrink the next run's room,
+//! and a group that had read much would refuse runs that fit.
 
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,7 @@ fn v1_room(group: &Path) -> Option<GroupRoom> {
     let stat = std::fs::read_to_string(group.join("memory.stat")).ok()?;
     let limit = stat_field(&stat, "hierarchical_memory_limit")?;
     let usage = number_in(&group.join("memory.usage_in_bytes"))?;
-    let cache = stat_field(&stat, "total_inactive_file").unwrap_or(0);
+    let cache = file_cache(&stat, "total_");
     // No limit reads as the largest page-aligned i64 (9223372036854771712).
     (limit < 1 << 62).then(|| GroupRoom {
         bytes: limit.saturating_sub(usage.saturating_sub(cache)),
@@ -93,11 +93,20 @@ fn v2_group_room(group: &Path) -> Option<GroupRoom> {
     let max = number_in(&group.join("memory.max"))?; // "max": no limit
     let current = number_in(&group.join("memory.current"))?;
     let stat = std::fs::read_to_string(group.join("memory.stat")).unwrap_or_default();
-    let cache = stat_field(&stat, "inactive_file").unwrap_or(0);
+    let cache = file_cache(&stat, "");
     Some(GroupRoom {
         bytes: max.saturating_sub(current.saturating_sub(cache)),
         group: group.to_path_buf(),
     })
+}
+
+/// The file cache a `memory.stat` text counts: its `active_file` and `inactive_file` (v1's
+/// hierarchical ones with the `total_` prefix).
+fn file_cache(stat: &str, prefix: &str) -> u64 {
+    ["active_file", "inactive_file"]
+        .iter()
+        .filter_map(|name| stat_field(stat, &format!("{prefix}{name}")))
+        .sum()
 }
 
 /// A field of a `memory.stat` text ("inactive_file 11415552").
@@ -161,7 +170,8 @@ mod tests {
     fn a_v1_memory_group_gives_its_hierarchical_limit_less_its_usage() {
         let root = temp("v1");
         let group = root.join("memory/process_api/x");
-        let stat = "cache 9\nhierarchical_memory_limit 1073741824\ntotal_inactive_file 9\n";
+        let stat = "cache 9\nhierarchical_memory_limit 1073741824\ntotal_inactive_file 5\n\
+                    total_active_file 4\ninactive_file 1000\n";
         write(
             &group,
             &[
