@@ -8,6 +8,8 @@ only its rows were shown.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import signal
 import subprocess
@@ -179,3 +181,24 @@ def test_an_unknown_table_is_told_the_tables_there(tmp_path: Path):
         query(store, "SELECT * FROM flow")
     with pytest.raises(fg.ScenarioError, match=r"flows\.parquet: a file; expected a folder"):
         query(store / "flows.parquet", "SELECT 1")
+
+
+def test_a_folder_with_only_a_lock_says_whose_it_is(tmp_path: Path):
+    """A run killed before it wrote (or still running) leaves only its lock: the query said
+    "no results here", which sent the user looking for another folder."""
+
+    folder = tmp_path / "o"
+    folder.mkdir()
+    lock = folder / ".lock"
+    lock.write_text("4242\n", encoding="utf-8")
+    with pytest.raises(fg.ScenarioError, match="stopped before it wrote them .only its lock"):
+        query(folder, "SELECT 1")
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(fg.ScenarioError, match="no results yet: process 4242, a fairgate"):
+            query(folder, "SELECT 1")
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in folder.iterdir()) == [".lock"]
+    assert lock.read_text(encoding="utf-8") == "4242\n"  # read, not taken over

@@ -62,6 +62,30 @@ def _views(root: Path) -> dict[str, str]:
     return views
 
 
+def _why_no_results(root: Path) -> str:
+    """Why ``root`` has no table: a file, a folder a fairgate command is still writing or
+    left unfinished (only its lock: "no results here" sent the user looking elsewhere), or
+    no results at all."""
+    expected = (
+        "expected a folder of results (summary/, flows/ or *.parquet), as fairgate run --out, "
+        "fairgate sweep --out and Results.save write"
+    )
+    if root.is_file():
+        return f"a file; {expected}"
+    if not (root / store.LOCK).is_file():
+        return f"no results here; {expected}"
+    holder = store.writer(root)
+    if holder is not None:
+        return (
+            f"no results yet: process {holder}, a fairgate command, is writing them; expected "
+            "them when it finishes"
+        )
+    return (
+        "no results: a fairgate command that wrote here stopped before it wrote them (only "
+        "its lock is left); expected its results: run the command again"
+    )
+
+
 VIEW_NAME = re.compile(r"[A-Za-z_]\w*")
 """A flat table file named so that SQL takes its name unquoted: a single run's tables
 (``queue_series``, ``traces``, ...), a cell network's (``vcs``, ``occupancy``, ``refused``:
@@ -83,11 +107,7 @@ def connect(root: str | Path) -> duckdb.DuckDBPyConnection:
             "expected a folder of fairgate results"
         ) from None
     if not views:
-        what = "a file" if root.is_file() else "no results here"
-        raise ScenarioError(
-            f"{root}: {what}; expected a folder of results (summary/, flows/ or *.parquet), as "
-            "fairgate run --out, fairgate sweep --out and Results.save write"
-        )
+        raise ScenarioError(f"{root}: {_why_no_results(root)}")
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     for name, view in views.items():
         try:

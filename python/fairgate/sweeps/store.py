@@ -153,6 +153,22 @@ def _lock(fd: int, root: Path, name: str) -> None:
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
 
+def writer(root: Path) -> str | None:
+    """The process that holds ``root``'s lock now (as its lock file names it), or None: a
+    reader's shared lock, taken and given back at once, writes nothing."""
+    try:
+        fd = os.open(root / LOCK, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+    finally:
+        os.close(fd)  # closing gives the shared lock back
+    return None
+
+
 def partition(root: Path, table: str, key: str) -> Path:
     return root / table / f"point={key}"
 
