@@ -1,6 +1,6 @@
 """Work inside the core, bounded: the studies it runs in one call stop on Ctrl-C and name
 their own arguments, and a scenario is held to the memory the process may really map
-(`ulimit -v`), not only to `simulation.memory_limit_mib`."""
+(`ulimit -v`), not only to `simulation.memory_limit_mib`; a CPU-time limit stops a run cleanly."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import fairgate as fg
-from test_cli import fairgate
+from test_cli import SHOWCASE, fairgate
 from test_hardening import write
 
 
@@ -92,3 +92,22 @@ def test_an_address_space_limit_is_a_memory_limit_named_before_the_run(tmp_path:
     assert "MiB this process may still map (ulimit -v" in done.stderr
     assert done.stderr.rstrip().endswith("or run with a larger ulimit -v")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_cpu_time_limit_stops_a_run_as_a_batch_systems_stop_does(tmp_path: Path):
+    """Past a soft CPU-time limit (`ulimit -St`, a batch system's soft limit) the kernel sends
+    SIGXCPU: the run died at once ("CPU time limit exceeded", exit 152) with no word of its
+    own, leaving a folder that held only its lock."""
+    import resource
+
+    def two_cpu_seconds() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (2, resource.RLIM_INFINITY))
+
+    long_run = ["--set", "simulation.duration=200000s", "--set", "simulation.sample_interval=100s"]
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "fairgate.cli", "run", str(SHOWCASE), *long_run, "--out", str(out)]
+    done = subprocess.run(cmd, preexec_fn=two_cpu_seconds, capture_output=True, text=True)
+    assert done.returncode == 128 + signal.SIGXCPU, done.stderr
+    said = "stopped by SIGXCPU (the CPU-time limit: ulimit -t, or a batch system's): `fairgate run`"
+    assert said in done.stderr
+    assert not out.exists()

@@ -19,16 +19,17 @@ from typing import Any
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (a batch system's stop) or SIGHUP (a closed terminal) received by the CLI,
-    raised where Python is, as Ctrl-C raises KeyboardInterrupt: the command stops the same
-    way, leaving no partial output, and exits with 128 + the signal's number."""
+    """SIGTERM (a batch system's stop), SIGHUP (a closed terminal) or SIGXCPU (a CPU-time
+    limit's warning: `ulimit -t`, a batch system's soft limit) received by the CLI, raised
+    where Python is, as Ctrl-C raises KeyboardInterrupt: the command stops the same way,
+    leaving no partial output, and exits with 128 + the signal's number."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
 
-TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 STOP_SIGNALS = (signal.SIGINT, *TERMINATING)
 """Every signal a command stops on: Ctrl-C, and those it treats as Ctrl-C."""
 
@@ -38,6 +39,8 @@ _RECEIVED: list[Terminated] = []
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
+    if signum == signal.SIGXCPU:  # sent again every second past the limit: once is the stop
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
     stop = Terminated(signum)
     _RECEIVED[:] = [stop]
     raise stop
@@ -74,9 +77,15 @@ def exit_status(stop: KeyboardInterrupt) -> int:
     return 128 + getattr(stop, "signum", signal.SIGINT)
 
 
+SIGNAL_WORDS = {signal.SIGXCPU: "SIGXCPU (the CPU-time limit: ulimit -t, or a batch system's)"}
+"""A signal whose name alone would not say why it came."""
+
+
 def stopped_by(stop: KeyboardInterrupt) -> str:
     """How a stopped command's last line begins: "interrupted" for Ctrl-C, else the signal."""
-    return f"stopped by {stop.args[0]}" if isinstance(stop, Terminated) else "interrupted"
+    if not isinstance(stop, Terminated):
+        return "interrupted"
+    return f"stopped by {SIGNAL_WORDS.get(stop.signum, stop.args[0])}"
 
 
 def _held_signals() -> list[int]:
