@@ -217,7 +217,7 @@ def test_a_full_stdout_or_output_file_is_a_clear_error(
         patch.setattr(sys, "stdout", type("Full", (), {"write": disk_full, "flush": disk_full})())
         assert main(["query", str(out), "SELECT * FROM range(10)"]) == 1
     assert capsys.readouterr().err == (
-        "error: `fairgate query` stopped: [Errno 28] No space left on device\n"
+        "error: `fairgate query`: cannot write to standard output: No space left on device\n"
     )
     monkeypatch.setattr(sweep_cli.pa_csv, "CSVWriter", disk_full)
     csv = tmp_path / "rows.csv"
@@ -790,3 +790,25 @@ def test_a_query_to_a_closed_standard_output_is_refused(tmp_path: Path):
         [*cmd, "--csv", str(tmp_path / "n.csv")], preexec_fn=closed_stdout, timeout=120
     )
     assert done.returncode == 0 and (tmp_path / "n.csv").read_text() == '"n"\n1\n'
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [(["--help"], "fairgate"), (["--version"], "fairgate"), (["run", "S", "--out", "O"], "run")],
+)
+def test_a_full_standard_output_is_named_whatever_printed_to_it(
+    tmp_path: Path, args: list[str], command: str
+):
+    """`fairgate --help > /dev/full` ended with status 0 and nothing written (argparse drops
+    the error), and a run whose tables could not be printed said it had "stopped" although
+    its files were complete."""
+    scenario = write(tmp_path, NO_FLOWS)
+    args = [str(scenario) if a == "S" else str(tmp_path / "o") if a == "O" else a for a in args]
+    with open("/dev/full", "w") as full:
+        cmd = [sys.executable, "-m", "fairgate.cli", *args]
+        done = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    name = "fairgate" if command == "fairgate" else f"fairgate {command}"
+    said = f"error: `{name}`: cannot write to standard output: No space left on device\n"
+    assert (done.returncode, done.stderr) == (1, said)
+    if command == "run":
+        assert (tmp_path / "o" / "summary.json").is_file()

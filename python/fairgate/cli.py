@@ -493,9 +493,76 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``fairgate`` command; returns its exit status (0, 1, 2, or 128 + a signal)."""
     _printable_output()
     _no_event_loop_tracebacks()
-    args = _parser().parse_args(argv)
-    with _stderr_or_nothing(), streams_read_once():
-        return _run_command(args)
+    with _watched_stdout() as stdout:
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as done:  # --help and --version print and end with 0, a usage error 2
+            status = done.code if isinstance(done.code, int) else 0
+            return _stdout_written(stdout, status, "fairgate")
+        with _stderr_or_nothing(), streams_read_once():
+            status = _run_command(args)
+        return _stdout_written(stdout, status, f"fairgate {args.command}")
+
+
+class _WatchedStdout:
+    """Standard output that remembers a write the system refused: argparse drops the error of
+    printing `--help` (to a full disk, ``> /dev/full``), which ended with status 0 and nothing
+    written, and a run whose tables could not be printed said it had "stopped" although its
+    files were complete."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.refused: OSError | None = None
+
+    def write(self, text: str) -> int:
+        return self._watched(lambda: self.stream.write(text))
+
+    def flush(self) -> None:
+        self._watched(self.stream.flush)
+
+    def _watched(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except BrokenPipeError:  # a reader that left (`| head`) had what it wanted
+            raise
+        except OSError as err:
+            self.refused = err
+            raise
+
+    def __getattr__(self, name: str) -> Any:  # isatty, encoding, fileno...
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def _watched_stdout() -> Iterator[_WatchedStdout | None]:
+    """Runs the block with :class:`_WatchedStdout` as ``sys.stdout``; one closed at start
+    (``>&-``, where Python sets None) is left for the commands to refuse."""
+    if sys.stdout is None:
+        yield None
+        return
+    watched = _WatchedStdout(sys.stdout)
+    sys.stdout = watched  # type: ignore[assignment]
+    try:
+        yield watched
+    finally:
+        sys.stdout = watched.stream
+
+
+def _stdout_written(stdout: _WatchedStdout | None, status: int, command: str) -> int:
+    """``status``, once what the command printed has reached standard output; else 1 and a
+    line on stderr naming it (a command that already failed keeps its own status)."""
+    if stdout is None:
+        return status
+    with contextlib.suppress(OSError, ValueError):  # a refusal is recorded; ValueError: closed
+        stdout.flush()
+    if stdout.refused is None or status != 0:
+        return status
+    print(_stdout_refused(command, stdout.refused), file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _stdout_refused(command: str, err: OSError) -> str:
+    return f"error: `{command}`: cannot write to standard output: {err.strerror or err}"
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -536,8 +603,13 @@ def _run_command(args: argparse.Namespace) -> int:
     except OSError as err:
         # The system refused what the checks before the run could not foresee (a full disk, a
         # quota, a file system gone read-only). Result files are staged, so none is left half
-        # written; what went to stdout before the error stays there.
-        print(printable(f"error: `fairgate {args.command}` stopped: {err}"), file=sys.stderr)
+        # written; what went to stdout before the error stays there. Standard output is named
+        # when it is what refused: a run prints its tables after writing its files.
+        refused = getattr(sys.stdout, "refused", None)
+        if refused is err:
+            print(_stdout_refused(f"fairgate {args.command}", err), file=sys.stderr)
+        else:
+            print(printable(f"error: `fairgate {args.command}` stopped: {err}"), file=sys.stderr)
         return EXIT_INTERNAL
     except MemoryError:
         # Python ran out (a limit such as `ulimit -v`, or a table larger than memory); files
