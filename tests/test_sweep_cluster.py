@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -28,9 +29,27 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not 
 
 
 def _start(args: list[str], log: Path) -> subprocess.Popen:
+    """A process in a session of its own, so that ``_stop`` reaches the processes it starts
+    (a worker's nanny and the worker under it)."""
     return subprocess.Popen(
-        [sys.executable, "-m", *args], stdout=log.open("w"), stderr=subprocess.STDOUT
+        [sys.executable, "-m", *args],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ends ``proc`` and everything it started: a nanny busy restarting a worker the memory
+    limit killed outlived SIGTERM and the test, with its worker."""
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _worker(address: str, name: str, log: Path, *extra: str) -> subprocess.Popen:
@@ -85,7 +104,7 @@ def cluster(
         for proc in reversed(procs):
             proc.terminate()
         for proc in procs:
-            proc.wait(timeout=30)
+            _stop(proc)
 
 
 @pytest.fixture
