@@ -64,10 +64,12 @@ fn group_folder(mount: &Path, path: &str) -> Option<PathBuf> {
 fn v1_room(group: &Path) -> Option<GroupRoom> {
     let stat = std::fs::read_to_string(group.join("memory.stat")).ok()?;
     let limit = stat_field(&stat, "hierarchical_memory_limit")?;
+    if limit >= 1 << 62 {
+        return None; // no limit reads as the largest page-aligned i64 (9223372036854771712)
+    }
     let usage = number_in(&group.join("memory.usage_in_bytes"))?;
     let cache = file_cache(&stat, "total_");
-    // No limit reads as the largest page-aligned i64 (9223372036854771712).
-    (limit < 1 << 62).then(|| GroupRoom {
+    Some(GroupRoom {
         bytes: limit.saturating_sub(usage.saturating_sub(cache)),
         group: group.to_path_buf(),
     })

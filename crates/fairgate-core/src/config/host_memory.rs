@@ -35,7 +35,7 @@ pub fn room() -> Option<(HostLimit, u64)> {
     Some((limit, left))
 }
 
-/// The process's resident memory (the second field of /proc/self/statm, in pages), after
+/// The process's resident memory (the second field of /proc/self/statm), after
 /// the allocator has handed back the heap earlier runs freed, so that pages free for the next
 /// run are not counted against it (the nanny, reading the same figure, sees them gone too).
 fn resident_bytes() -> Option<u64> {
@@ -46,11 +46,7 @@ fn resident_bytes() -> Option<u64> {
     }
     #[cfg(target_os = "linux")]
     {
-        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-        // SAFETY: sysconf reads a system constant.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        Some(pages * u64::try_from(page).ok()?)
+        super::memory_limit::statm_bytes(1)
     }
     #[cfg(not(target_os = "linux"))]
     {

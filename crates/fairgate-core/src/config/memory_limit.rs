@@ -172,11 +172,17 @@ fn address_space_limit() -> Option<u64> {
     (read == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
-/// The process's mapped address space now (the first field of /proc/self/statm, in pages).
+/// The process's mapped address space now.
 #[cfg(target_os = "linux")]
 fn mapped_bytes() -> Option<u64> {
+    statm_bytes(0)
+}
+
+/// Field `field` of /proc/self/statm (0: the mapped size, 1: the resident size) in bytes.
+#[cfg(target_os = "linux")]
+pub(super) fn statm_bytes(field: usize) -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    let pages: u64 = statm.split_whitespace().nth(field)?.parse().ok()?;
     // SAFETY: sysconf reads a system constant.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * u64::try_from(page).ok()?)
