@@ -233,7 +233,7 @@ class SweepRun:
         if todo:
             client = resolve(client)
             try:
-                self._run_on(client, todo, progress, (collected, keep), store_on_workers)
+                self._run_on(client, todo, progress, collected, keep, store_on_workers)
             finally:
                 done_with(client)
         return self._tables(collected, tables)
@@ -243,14 +243,15 @@ class SweepRun:
         client: Any,
         todo: list[Point],
         progress: bool,
-        collected: tuple[dict[str, dict[str, Any]], Sequence[str]],
+        collected: dict[str, dict[str, Any]],
+        keep: Sequence[str],
         store_on_workers: bool | None,
     ) -> None:
         on_workers = self.out is not None and placement.store_on_workers(
             client, self.out, store_on_workers
         )
         try:
-            self._run_points(client, todo, on_workers, progress, collected)
+            self._run_points(client, todo, on_workers, progress, collected, keep)
         except KeyboardInterrupt:
             if on_workers and self.out is not None:
                 _stop_writers(client, self.out)
@@ -262,12 +263,12 @@ class SweepRun:
         todo: list[Point],
         on_workers: bool,
         progress: bool,
-        collected_and_kept: tuple[dict[str, dict[str, Any]], Sequence[str]],
+        collected: dict[str, dict[str, Any]],
+        keep: Sequence[str],
     ) -> None:
         """Runs ``todo``; the client commits what the workers did not (failures, or every
         point when they do not write), and keeps of each point only the tables named
         (``docs/results.md``, "Client memory": all three were kept, 129 kB a point)."""
-        collected, keep = collected_and_kept
         by_key = {p.key: p for p in todo}
         tasks = [self._task(p, on_workers, keep) for p in todo]
         for outcome in execute(tasks, client, progress, "sweep", SWEEP_BATCH):
