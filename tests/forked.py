@@ -1,6 +1,7 @@
 """Runs a scenario (or any call) in a forked child with a memory cap and an alarm, and names
 the outcome: ``"ok"``, ``"refused"`` (a ScenarioError) or what went wrong (a panic, an
-allocation abort, a hang past the alarm, any other exception, or a broken conservation law)."""
+allocation abort, a hang past the alarm, any other exception, a broken conservation law, or
+tables that break ``invariants.violations``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import fairgate as fg
 import fairgate.atm
+from invariants import violations
 
 ALARM_S = 150
 MEMORY_CAP = 6 << 30
@@ -46,7 +48,8 @@ def run_scenario(text: str, overrides: Sequence[str]) -> None:
     if "\n[atm]\n" in text:
         fairgate.atm.run_atm(text, overrides)
     else:
-        fg.run_text(text, overrides)
+        broken = violations(fg.run_text(text, overrides))
+        assert not broken, "; ".join(broken[:4])
 
 
 def child(call: Callable[[], object]) -> str:

@@ -1,6 +1,7 @@
 """Property-based scenarios from the Python builders (hypothesis): random topologies, rates,
 sizes, disciplines with random parameters, sources and start/stop times, valid and invalid,
-which must either be refused with ScenarioError or run and conserve every packet. The
+which must either be refused with ScenarioError or run, conserve every packet and keep the
+invariants of ``invariants.violations``. The
 ``@example`` lines are the corpus of failures found so far."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 import fairgate as fg
+from invariants import violations
 
 
 # Property-based scenarios from the builders: mostly good values, one draw in eight a bad one.
@@ -120,6 +122,7 @@ def check_one(sc: fg.Scenario) -> None:
     event("ran")
     res = sc.run()
     assert res.summary["valid"], res.summary["conservation"]
+    assert not violations(res), violations(res)
 
 
 PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
