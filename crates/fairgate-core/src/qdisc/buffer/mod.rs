@@ -33,7 +33,7 @@ pub mod soft_threshold;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use registry::BufferSpec;
+pub use registry::{check_manager_keys, BufferSpec};
 
 use super::{Cause, DropReason, QdiscCtx};
 use crate::config::ScenarioError;

@@ -3,6 +3,7 @@
 
 use super::{BufferConfig, BufferManager};
 use crate::config::ScenarioError;
+use crate::qdisc::Limit;
 
 macro_rules! buffer_registry {
     ($( $kind:literal => $variant:ident($config:ty) ),* $(,)?) => {
@@ -38,6 +39,11 @@ macro_rules! buffer_registry {
             pub fn build(&self) -> Box<dyn BufferManager> {
                 match self { $( Self::$variant(c) => c.build(), )* }
             }
+
+            /// The manager's shared buffer (`limit`, `limit_bytes`).
+            pub fn limit(&self) -> Limit {
+                match self { $( Self::$variant(c) => c.limit, )* }
+            }
         }
     };
 }
@@ -55,5 +61,43 @@ buffer_registry! {
 impl Default for BufferSpec {
     fn default() -> Self {
         BufferSpec::DropTail(Default::default())
+    }
+}
+
+/// The keys of a scheduler that asks its manager only with `drop = "buffer"` (FQ, WFQ, FQbit,
+/// Nagle). A `buffer` table beside another drop rule would go unused, and the scheduler's own
+/// `limit` beside a `buffer` table is not the limit that holds the queue; both are refused
+/// rather than lost. `own` is the scheduler's limit, and its default (50 packets) is taken as
+/// not given: it cannot be told apart from `limit = 50` written out.
+pub fn check_manager_keys(
+    path: &str,
+    asks_manager: bool,
+    buffer: Option<&BufferSpec>,
+    own: Limit,
+) -> Result<(), ScenarioError> {
+    match buffer {
+        Some(_) if !asks_manager => Err(ScenarioError::new(
+            format!("{path}.buffer"),
+            "got a `buffer` table, which only `drop = \"buffer\"` asks (the drop rule in use \
+             chooses its own victims); expected `drop = \"buffer\"` beside it, or no `buffer`",
+        )),
+        Some(spec) if own != Limit::default() && own != spec.limit() => Err(ScenarioError::new(
+            format!("{path}.limit"),
+            format!(
+                "got {} beside a `buffer` table with {}: with `drop = \"buffer\"` the buffer \
+                 manager's limit holds the queue; expected the limit inside `buffer` only",
+                limit_keys(own),
+                limit_keys(spec.limit()),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `limit = 20` or `limit = 20, limit_bytes = 30000`.
+fn limit_keys(limit: Limit) -> String {
+    match limit.bytes {
+        Some(bytes) => format!("limit = {}, limit_bytes = {bytes}", limit.packets),
+        None => format!("limit = {}", limit.packets),
     }
 }

@@ -14,13 +14,16 @@
 //! `longest_tail`, no charging, delta 0, classification `conversation`, `after_admission`;
 //! one delta for all conversations, in bits; R advances at the link rate in bits per
 //! picosecond and is frozen while nothing is active; `limit` in packets (default 50) and
-//! optionally bytes, a packet larger than the byte limit is refused; the arrival as victim
+//! optionally bytes, a packet larger than the byte limit is refused; `buffer` only with
+//! `drop = "buffer"` (drop-tail over `limit` when absent), and then no `limit` of its own
+//! that differs from the manager's; the arrival as victim
 //! counts as `overflow`, any other as `pushout`; buffer use is measured in bytes; ties between
 //! equally long conversations go to the lowest index ([`FlowTable::longest`]).
 
 use crate::config::ScenarioError;
 use crate::net::packet::{flags, PacketId};
-use crate::qdisc::buffer::{BufferManager, BufferSpec, End, Victim};
+use crate::qdisc::buffer::droptail::DropTailConfig;
+use crate::qdisc::buffer::{check_manager_keys, BufferManager, BufferSpec, End, Victim};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::limit::limited_config;
 use crate::qdisc::structures::flow_table::{
@@ -76,7 +79,8 @@ limited_config! {
         pub charge_dropped: bool,
         pub classify: FlowKey,
         pub weights: Vec<f64>,
-        pub buffer: BufferSpec,
+        /// The manager `drop = "buffer"` asks; none: drop-tail over `limit`.
+        pub buffer: Option<BufferSpec>,
     }
 }
 
@@ -90,7 +94,7 @@ impl Default for FqConfig {
             charge_dropped: false,
             classify: FlowKey::Conversation,
             weights: Vec::new(),
-            buffer: BufferSpec::default(),
+            buffer: None,
         }
     }
 }
@@ -113,7 +117,28 @@ impl FqConfig {
             ));
         }
         validate_weights(path, &self.weights)?;
-        self.buffer.validate(&format!("{path}.buffer"))
+        check_manager_keys(
+            path,
+            self.drop == FqDrop::Buffer,
+            self.buffer.as_ref(),
+            self.limit,
+        )?;
+        self.manager().validate(&format!("{path}.buffer"))
+    }
+
+    /// The buffer manager `drop = "buffer"` asks: `buffer`, else drop-tail over `limit`.
+    pub fn manager(&self) -> BufferSpec {
+        self.buffer
+            .clone()
+            .unwrap_or(BufferSpec::DropTail(DropTailConfig { limit: self.limit }))
+    }
+
+    /// The buffer that holds the queue: the manager's with `drop = "buffer"`, else `limit`.
+    fn held_limit(&self) -> Limit {
+        match self.drop {
+            FqDrop::Buffer => self.manager().limit(),
+            _ => self.limit,
+        }
     }
 
     pub fn build_fq(&self, env: &QdiscEnv, mark_fraction: Option<f64>) -> Fq {
@@ -124,7 +149,8 @@ impl FqConfig {
                 self.drop == FqDrop::LargestBid,
             ),
             round: RoundNumber::new(env.link_rate_bps as f64 * 1e-12),
-            manager: self.buffer.build(),
+            manager: self.manager().build(),
+            held_limit: self.held_limit(),
             mark_fraction,
             now: 0.0,
             name: if mark_fraction.is_some() {
@@ -150,6 +176,8 @@ pub struct Fq {
     queues: TaggedQueues,
     round: RoundNumber,
     manager: Box<dyn BufferManager>,
+    /// FQbit's fair share and the largest packet admitted: [`FqConfig::held_limit`].
+    held_limit: Limit,
     mark_fraction: Option<f64>,
     now: f64,
     name: &'static str,
@@ -279,7 +307,7 @@ impl Fq {
         };
         use crate::qdisc::buffer::FlowQueues;
         let table = &self.queues.table;
-        let fair_share = self.config.limit.packets as f64 / table.backlogged().len().max(1) as f64;
+        let fair_share = self.held_limit.packets as f64 / table.backlogged().len().max(1) as f64;
         if table.queue(q).len() as f64 > fraction * fair_share {
             ctx.mark_flag(packet, flags::DECBIT, DropReason::Early);
         }
@@ -301,7 +329,7 @@ impl Qdisc for Fq {
         self.now = ctx.now as f64;
         let p = ctx.packets.get(packet);
         let size = p.size;
-        if self.config.limit.bytes.is_some_and(|b| size as u64 > b) {
+        if self.held_limit.bytes.is_some_and(|b| size as u64 > b) {
             ctx.drop(packet, DropReason::Overflow);
             return;
         }
@@ -648,7 +676,7 @@ mod tests {
         let mut q = fq(
             FqConfig {
                 drop: FqDrop::Buffer,
-                buffer: toml::from_str("kind = \"droptail\"\nlimit = 2").unwrap(),
+                buffer: Some(toml::from_str("kind = \"droptail\"\nlimit = 2").unwrap()),
                 ..FqConfig::default()
             },
             &h,
@@ -659,6 +687,43 @@ mod tests {
         }
         assert_eq!(h.dropped(), vec![(ids[2], DropReason::Overflow)]);
         assert_eq!(q.len_packets(), 2);
+    }
+
+    #[test]
+    fn a_buffer_beside_another_drop_rule_or_limit_is_refused_not_ignored() {
+        let config = |text: &str| toml::from_str::<FqConfig>(text).unwrap();
+        let unused = config("buffer = { kind = \"lqd\", limit = 20 }");
+        let e = unused.validate("q").unwrap_err();
+        assert_eq!(e.path, "q.buffer");
+        assert!(
+            e.message.contains("expected `drop = \"buffer\"` beside it"),
+            "{e}"
+        );
+        let two = config("drop = \"buffer\"\nlimit = 10\nbuffer = { kind = \"lqd\", limit = 20 }");
+        let e = two.validate("q").unwrap_err();
+        assert_eq!(e.path, "q.limit");
+        assert!(e
+            .message
+            .contains("got limit = 10 beside a `buffer` table with limit = 20"));
+        let same = "drop = \"buffer\"\nlimit = 20\nbuffer = { kind = \"lqd\", limit = 20 }";
+        assert!(config(same).validate("q").is_ok());
+        let lqd = config("drop = \"buffer\"\nbuffer = { kind = \"lqd\", limit = 20 }");
+        assert_eq!(lqd.held_limit(), Limit::packets(20));
+    }
+
+    #[test]
+    fn drop_buffer_without_a_buffer_is_drop_tail_over_the_own_limit() {
+        let config: FqConfig = toml::from_str("drop = \"buffer\"\nlimit = 2").unwrap();
+        assert!(
+            matches!(config.manager(), BufferSpec::DropTail(d) if d.limit == Limit::packets(2))
+        );
+        let mut h = Harness::new();
+        let mut q = fq(config, &h);
+        let ids: Vec<_> = (0..3).map(|i| packet(&mut h, i, 100)).collect();
+        for &id in &ids {
+            h.enqueue(&mut q, id);
+        }
+        assert_eq!(h.dropped(), vec![(ids[2], DropReason::Overflow)]);
     }
 
     #[test]

@@ -28,7 +28,8 @@ limited_config! {
         pub charge_dropped: bool,
         pub classify: FlowKey,
         pub weights: Vec<f64>,
-        pub buffer: BufferSpec,
+        /// The manager `drop = "buffer"` asks; none: drop-tail over `limit`.
+        pub buffer: Option<BufferSpec>,
     }
 }
 

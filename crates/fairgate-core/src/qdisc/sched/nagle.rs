@@ -8,14 +8,17 @@
 //! - Buffer `limit` in packets (default 50); "longest" is counted in packets (the text does
 //!   not say bytes or packets; Nagle's switch counted packets).
 //! - `classify` defaults to `source`; any other key may be chosen.
-//! - `drop = "buffer"` hands dropping to the `buffer` manager instead.
+//! - `drop = "buffer"` hands dropping to the `buffer` manager instead (drop-tail over
+//!   `limit` when `buffer` is absent); a `buffer` beside `drop = "longest"`, or a `limit`
+//!   other than the manager's beside a `buffer`, is refused rather than unused.
 
 use super::wrr::Wrr;
 use crate::config::{check, ScenarioError};
-use crate::qdisc::buffer::BufferSpec;
+use crate::qdisc::buffer::droptail::DropTailConfig;
+use crate::qdisc::buffer::{check_manager_keys, BufferSpec};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::structures::flow_table::FlowTable;
-use crate::qdisc::{Qdisc, QdiscConfig, QdiscEnv};
+use crate::qdisc::{Limit, Qdisc, QdiscConfig, QdiscEnv};
 use serde::{Deserialize, Serialize};
 
 /// Which rule decides what Nagle's round robin drops.
@@ -34,7 +37,8 @@ pub struct NagleConfig {
     pub limit: u64,
     pub drop: NagleDrop,
     pub classify: FlowKey,
-    pub buffer: BufferSpec,
+    /// The manager `drop = "buffer"` asks; none: drop-tail over `limit`.
+    pub buffer: Option<BufferSpec>,
 }
 
 impl Default for NagleConfig {
@@ -43,20 +47,33 @@ impl Default for NagleConfig {
             limit: 50,
             drop: NagleDrop::default(),
             classify: FlowKey::Source,
-            buffer: BufferSpec::default(),
+            buffer: None,
         }
+    }
+}
+
+impl NagleConfig {
+    /// The buffer manager `drop = "buffer"` asks: `buffer`, else drop-tail over `limit`.
+    fn manager(&self) -> BufferSpec {
+        let own = DropTailConfig {
+            limit: Limit::packets(self.limit),
+        };
+        self.buffer.clone().unwrap_or(BufferSpec::DropTail(own))
     }
 }
 
 impl QdiscConfig for NagleConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "limit", self.limit)?;
-        self.buffer.validate(&format!("{path}.buffer"))
+        let asks_manager = self.drop == NagleDrop::Buffer;
+        let own = Limit::packets(self.limit);
+        check_manager_keys(path, asks_manager, self.buffer.as_ref(), own)?;
+        self.manager().validate(&format!("{path}.buffer"))
     }
     fn build(&self, _env: &QdiscEnv) -> Box<dyn Qdisc> {
         let limit = (self.drop == NagleDrop::Longest).then_some(self.limit);
         let table = FlowTable::new(self.classify, Vec::new());
-        let mut wrr = Wrr::new(table, self.buffer.build(), limit);
+        let mut wrr = Wrr::new(table, self.manager().build(), limit);
         wrr.rename("nagle");
         Box::new(wrr)
     }
@@ -67,6 +84,19 @@ mod tests {
     use super::*;
     use crate::qdisc::testing::Harness;
     use crate::qdisc::DropReason;
+
+    #[test]
+    fn a_buffer_is_asked_only_with_drop_buffer_and_defaults_to_the_own_limit() {
+        let config = |text: &str| toml::from_str::<NagleConfig>(text).unwrap();
+        let e = config("buffer = { kind = \"rnd\" }")
+            .validate("q")
+            .unwrap_err();
+        assert_eq!(e.path, "q.buffer");
+        let e = config("drop = \"buffer\"\nlimit = 4\nbuffer = { kind = \"rnd\" }");
+        assert_eq!(e.validate("q").unwrap_err().path, "q.limit");
+        let own = config("drop = \"buffer\"\nlimit = 4").manager();
+        assert_eq!(own.limit(), Limit::packets(4));
+    }
 
     #[test]
     fn round_robin_per_source_and_longest_queue_drop() {

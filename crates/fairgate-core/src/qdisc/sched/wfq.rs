@@ -13,7 +13,8 @@
 //!   is the exact equivalent), default limit 50 packets.
 //! - A dropped packet is not charged (in GPS it never arrived); `charge_dropped = true` keeps
 //!   the charge.
-//! - `drop = "buffer"` hands the choice to the `buffer` manager instead.
+//! - `drop = "buffer"` hands the choice to the `buffer` manager instead (FQ's rules for
+//!   `buffer` and `limit` beside it).
 //! - FQ's `victim` is not exposed: WFQ admits first (`after_admission`); with its
 //!   largest-finish rule the other choice drops the same packets (see `fq.rs`).
 
@@ -33,7 +34,8 @@ limited_config! {
         pub charge_dropped: bool,
         pub classify: FlowKey,
         pub weights: Vec<f64>,
-        pub buffer: BufferSpec,
+        /// The manager `drop = "buffer"` asks; none: drop-tail over `limit`.
+        pub buffer: Option<BufferSpec>,
     }
 }
 
@@ -45,7 +47,7 @@ impl Default for WfqConfig {
             charge_dropped: false,
             classify: FlowKey::Flow,
             weights: Vec::new(),
-            buffer: BufferSpec::default(),
+            buffer: None,
         }
     }
 }
