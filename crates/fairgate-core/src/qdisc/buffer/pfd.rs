@@ -293,6 +293,19 @@ p = 0.05"#;
     }
 
     #[test]
+    fn rtts_beside_equal_thresholds_are_refused_not_ignored() {
+        let spec: crate::qdisc::buffer::BufferSpec =
+            toml::from_str("kind = \"pfd\"\nrtts = [\"20ms\"]").unwrap();
+        let e = spec.validate("q.buffer").unwrap_err();
+        assert_eq!(e.path, "q.buffer.rtts");
+        assert!(
+            e.message
+                .contains("expected thresholds = \"rtt\" beside them"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_parameters_name_the_field() {
         let cases = [
             (

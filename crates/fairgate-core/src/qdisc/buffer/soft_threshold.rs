@@ -66,6 +66,16 @@ impl SoftThresholds {
                 "got an empty list, expected one RTT per flow id when thresholds = \"rtt\"",
             ));
         }
+        if kind == Thresholds::Equal && !rtts.is_empty() {
+            return Err(ScenarioError::new(
+                crate::config::error::join(path, "rtts"),
+                format!(
+                    "got {} RTTs with thresholds = \"equal\", which shares the buffer equally \
+                     and reads none; expected thresholds = \"rtt\" beside them, or no `rtts`",
+                    rtts.len()
+                ),
+            ));
+        }
         Ok(())
     }
 
