@@ -298,9 +298,10 @@ p = 0.05"#;
             toml::from_str("kind = \"pfd\"\nrtts = [\"20ms\"]").unwrap();
         let e = spec.validate("q.buffer").unwrap_err();
         assert_eq!(e.path, "q.buffer.rtts");
+        assert!(e.message.starts_with("got 1 RTT with thresholds"), "{e}");
         assert!(
             e.message
-                .contains("expected thresholds = \"rtt\" beside them"),
+                .contains("expected thresholds = \"rtt\" beside `rtts`"),
             "{e}"
         );
     }

@@ -70,9 +70,12 @@ impl SoftThresholds {
             return Err(ScenarioError::new(
                 crate::config::error::join(path, "rtts"),
                 format!(
-                    "got {} RTTs with thresholds = \"equal\", which shares the buffer equally \
-                     and reads none; expected thresholds = \"rtt\" beside them, or no `rtts`",
-                    rtts.len()
+                    "got {} with thresholds = \"equal\", which shares the buffer equally and \
+                     reads no RTT; expected thresholds = \"rtt\" beside `rtts`, or no `rtts`",
+                    match rtts.len() {
+                        1 => "1 RTT".to_string(),
+                        n => format!("{n} RTTs"),
+                    }
                 ),
             ));
         }
