@@ -37,8 +37,8 @@ impl CcKind {
             CcKind::Reno => Variant::Reno(Reno::default()),
             CcKind::Newreno => Variant::NewReno(NewReno::default()),
             CcKind::Sack => Variant::Sack(Box::new(Sack::new(
-                cfg.rescue_retransmit,
-                cfg.keep_sack_on_rto,
+                cfg.rescue_retransmit(),
+                cfg.keep_sack_on_rto(),
             ))),
         }
     }
@@ -88,8 +88,10 @@ pub struct TcpConfig {
     /// Delayed ACKs (RFC 1122, RFC 5681 §4.2): one ACK per `ack_every` full segments or after
     /// `delack_timeout`; on, 2 and 200 ms by default as ns-3's `DelAckCount` and `DelAckTimeout`.
     pub delayed_ack: bool,
-    pub ack_every: u32,
-    pub delack_timeout: Duration,
+    /// None: not given, 2 ([`TcpConfig::ack_every`]); given beside `delayed_ack = false`, refused.
+    pub ack_every: Option<u32>,
+    /// None: not given, 200 ms; given beside `delayed_ack = false`, refused.
+    pub delack_timeout: Option<Duration>,
     pub initial_rto: Duration,
     pub min_rto: Duration,
     pub max_rto: Duration,
@@ -99,7 +101,8 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Appropriate Byte Counting limit L in segments (RFC 3465); 1 = RFC 5681.
     pub abc_limit: u64,
-    pub max_sack_blocks: u32,
+    /// None: not given, 3; given beside a `cc` other than `sack`, refused.
+    pub max_sack_blocks: Option<u32>,
     pub ecn: bool,
     /// Cap on the connection's sending rate (wire bytes).
     pub rate_cap: Option<Rate>,
@@ -118,17 +121,18 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// RFC 6675 NextSeg rule 4 (one rescue retransmission per recovery) for `cc = "sack"`.
     /// Off by default: ns-3's `TcpTxBuffer::NextSeg` leaves the SHOULD out.
-    pub rescue_retransmit: bool,
+    pub rescue_retransmit: Option<bool>,
     /// Keep the SACK scoreboard across a retransmission timeout (`cc = "sack"`): ns-3 keeps it
     /// (RFC 6675 §5.1 and its erratum 1610); false clears it as RFC 2018 §8 advises.
-    pub keep_sack_on_rto: bool,
+    pub keep_sack_on_rto: Option<bool>,
     /// Send buffer in bytes for data handed over and not yet sent (the `push` API); none =
     /// unlimited.
     pub send_buffer: Option<u64>,
     /// The data RTO after a retransmitted SYN (RFC 6298 §5.7); default as ns-3.
     pub lost_syn_rto: LostSynRto,
-    /// The ECN response's floor (RFC 3168 §6.1.2); default as ns-3.
-    pub ecn_floor: EcnFloor,
+    /// The ECN response's floor (RFC 3168 §6.1.2); default as ns-3. Given beside `ecn = false`,
+    /// refused.
+    pub ecn_floor: Option<EcnFloor>,
 }
 
 impl Default for TcpConfig {
@@ -143,15 +147,15 @@ impl Default for TcpConfig {
             rwnd: 65_535,
             window_scale: 0,
             delayed_ack: true,
-            ack_every: 2,
-            delack_timeout: Duration::from_secs(0.2),
+            ack_every: None,
+            delack_timeout: None,
             initial_rto: Duration::from_secs(1.0),
             min_rto: Duration::from_secs(1.0),
             max_rto: Duration::from_secs(60.0),
             granularity: Duration::from_secs(0.001),
             dupthresh: 3,
             abc_limit: 1,
-            max_sack_blocks: 3,
+            max_sack_blocks: None,
             ecn: false,
             rate_cap: None,
             handshake: false,
@@ -159,16 +163,90 @@ impl Default for TcpConfig {
             timestamps: true,
             syn_rto: Duration::from_secs(3.0),
             max_retries: 6,
-            rescue_retransmit: false,
-            keep_sack_on_rto: true,
+            rescue_retransmit: None,
+            keep_sack_on_rto: None,
             send_buffer: None,
             lost_syn_rto: LostSynRto::Ns3,
-            ecn_floor: EcnFloor::TwoSegments,
+            ecn_floor: None,
         }
     }
 }
 
 impl TcpConfig {
+    /// Full segments per delayed ACK: 2, as ns-3's `DelAckCount`.
+    pub fn ack_every(&self) -> u32 {
+        self.ack_every.unwrap_or(2)
+    }
+
+    /// The delayed-ACK timer: 200 ms, as ns-3's `DelAckTimeout`.
+    pub fn delack_timeout(&self) -> Duration {
+        self.delack_timeout.unwrap_or(Duration::from_secs(0.2))
+    }
+
+    /// SACK blocks an ACK carries at most: 3.
+    pub fn max_sack_blocks(&self) -> u32 {
+        self.max_sack_blocks.unwrap_or(3)
+    }
+
+    /// RFC 6675 NextSeg rule 4: off, as ns-3.
+    pub fn rescue_retransmit(&self) -> bool {
+        self.rescue_retransmit.unwrap_or(false)
+    }
+
+    /// The SACK scoreboard kept across a timeout: yes, as ns-3.
+    pub fn keep_sack_on_rto(&self) -> bool {
+        self.keep_sack_on_rto.unwrap_or(true)
+    }
+
+    /// The ECN response's floor: two segments, as ns-3 and Linux.
+    pub fn ecn_floor(&self) -> EcnFloor {
+        self.ecn_floor.unwrap_or(EcnFloor::TwoSegments)
+    }
+
+    /// A key that a switch of the same table leaves unread is refused rather than ignored:
+    /// the delayed-ACK keys beside `delayed_ack = false`, the SACK keys beside another `cc`,
+    /// `ecn_floor` beside `ecn = false` (docs/models/tcp.md, "Keys read only with another").
+    fn check_unread_keys(&self, path: &str) -> Result<(), ScenarioError> {
+        let sack = self.cc == CcKind::Sack;
+        let cc = format!("cc = {}", serde_json::to_value(self.cc).unwrap_or_default());
+        let delayed = (
+            "delayed_ack = true",
+            self.delayed_ack,
+            "delayed_ack = false",
+        );
+        let sack_only = ("cc = \"sack\"", sack, cc.as_str());
+        let ecn = ("ecn = true", self.ecn, "ecn = false");
+        let gated = [
+            ("ack_every", self.ack_every.is_some(), delayed),
+            ("delack_timeout", self.delack_timeout.is_some(), delayed),
+            ("max_sack_blocks", self.max_sack_blocks.is_some(), sack_only),
+            (
+                "rescue_retransmit",
+                self.rescue_retransmit.is_some(),
+                sack_only,
+            ),
+            (
+                "keep_sack_on_rto",
+                self.keep_sack_on_rto.is_some(),
+                sack_only,
+            ),
+            ("ecn_floor", self.ecn_floor.is_some(), ecn),
+        ];
+        match gated
+            .iter()
+            .find(|(_, given, (_, read, _))| *given && !read)
+        {
+            None => Ok(()),
+            Some((key, _, (reader, _, setting))) => Err(ScenarioError::new(
+                join(path, key),
+                format!(
+                    "got a value that only `{reader}` reads, beside `{setting}`; expected \
+                     `{reader}` beside it, or no `{key}`"
+                ),
+            )),
+        }
+    }
+
     fn check_window(&self, path: &str) -> Result<(), ScenarioError> {
         if self.window_scale > 14 {
             return Err(ScenarioError::new(
@@ -205,7 +283,7 @@ impl TcpConfig {
                 ),
             ));
         }
-        check::positive(path, "delack_timeout", self.delack_timeout.secs())?;
+        check::positive(path, "delack_timeout", self.delack_timeout().secs())?;
         check::positive(path, "syn_rto", self.syn_rto.secs())?;
         check::non_negative(path, "granularity", self.granularity.secs())
     }
@@ -224,10 +302,10 @@ impl TcpConfig {
             header: self.header,
             rwnd: (self.rwnd >> self.window_scale) << self.window_scale,
             sack: self.cc == CcKind::Sack,
-            max_sack_blocks: self.max_sack_blocks as usize,
+            max_sack_blocks: self.max_sack_blocks() as usize,
             delayed_ack: self.delayed_ack,
-            ack_every: self.ack_every,
-            delack_timeout: self.delack_timeout.0,
+            ack_every: self.ack_every(),
+            delack_timeout: self.delack_timeout().0,
             timestamps: self.timestamps,
         }
     }
@@ -272,13 +350,13 @@ impl SourceConfig for TcpConfig {
             1,
             MAX_WINDOW_SEGMENTS,
         )?;
-        check::positive_int(path, "ack_every", self.ack_every as u64)?;
+        check::positive_int(path, "ack_every", self.ack_every() as u64)?;
         check::positive_int(path, "dupthresh", self.dupthresh as u64)?;
         check::int_in_range(path, "abc_limit", self.abc_limit, 1, MAX_WINDOW_SEGMENTS)?;
         check::in_range(
             path,
             "max_sack_blocks",
-            self.max_sack_blocks as f64,
+            self.max_sack_blocks() as f64,
             1.0,
             4.0,
         )?;
@@ -291,6 +369,7 @@ impl SourceConfig for TcpConfig {
         }
         self.check_window(path)?;
         self.check_timers(path)?;
+        self.check_unread_keys(path)?;
         self.app.validate(&join(path, "app"))
     }
 
@@ -344,20 +423,71 @@ mod tests {
     }
 
     #[test]
+    fn a_key_its_switch_leaves_unread_is_refused_not_ignored() {
+        for (body, key, words) in [
+            (
+                "delayed_ack = false\nack_every = 3",
+                "ack_every",
+                "`delayed_ack = true`",
+            ),
+            (
+                "delayed_ack = false\ndelack_timeout = \"40ms\"",
+                "delack_timeout",
+                "beside `delayed_ack = false`",
+            ),
+            (
+                "max_sack_blocks = 2",
+                "max_sack_blocks",
+                "beside `cc = \"newreno\"`",
+            ),
+            (
+                "cc = \"reno\"\nrescue_retransmit = true",
+                "rescue_retransmit",
+                "`cc = \"sack\"`",
+            ),
+            (
+                "keep_sack_on_rto = false",
+                "keep_sack_on_rto",
+                "or no `keep_sack_on_rto`",
+            ),
+            (
+                "ecn_floor = \"one_segment\"",
+                "ecn_floor",
+                "only `ecn = true` reads",
+            ),
+        ] {
+            let message = error(body);
+            assert!(
+                message.starts_with(&format!("`flows[0].source.{key}`")),
+                "{message}"
+            );
+            assert!(message.contains(words), "{message}");
+        }
+        for read in [
+            "ack_every = 3",
+            "cc = \"sack\"\nmax_sack_blocks = 2\nkeep_sack_on_rto = false",
+            "ecn = true\necn_floor = \"one_segment\"",
+        ] {
+            let cfg: TcpConfig = toml::from_str(read).unwrap();
+            assert!(cfg.validate("f").is_ok(), "{read}");
+        }
+    }
+
+    #[test]
     fn reference_options_have_ns3_defaults_and_are_checked() {
         let cfg: TcpConfig = toml::from_str("").unwrap();
-        assert!(cfg.limited_transmit && cfg.timestamps && !cfg.rescue_retransmit);
-        assert!(cfg.delayed_ack && cfg.ack_every == 2);
+        assert!(cfg.limited_transmit && cfg.timestamps && !cfg.rescue_retransmit());
+        assert!(cfg.delayed_ack && cfg.ack_every() == 2);
         assert_eq!(
-            (cfg.delack_timeout.secs(), cfg.granularity.secs()),
+            (cfg.delack_timeout().secs(), cfg.granularity.secs()),
             (0.2, 0.001)
         );
         assert_eq!((cfg.initial_rto.secs(), cfg.min_rto.secs()), (1.0, 1.0));
-        assert!(cfg.keep_sack_on_rto);
+        assert!(cfg.keep_sack_on_rto());
         assert_eq!((cfg.syn_rto.secs(), cfg.max_retries), (3.0, 6));
         assert_eq!(cfg.send_buffer, None);
         assert_eq!(
-            (cfg.lost_syn_rto, cfg.ecn_floor),
+            (cfg.lost_syn_rto, cfg.ecn_floor()),
             (LostSynRto::Ns3, EcnFloor::TwoSegments)
         );
         let bad = toml::from_str::<TcpConfig>("ecn_floor = \"zero\"").unwrap_err();

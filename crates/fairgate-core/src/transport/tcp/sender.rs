@@ -159,7 +159,7 @@ impl TcpSender {
             next_send_at: 0,
             ecn_recover: NO_REDUCTION,
             cwr_pending: false,
-            ecn_floor: cfg.ecn_floor,
+            ecn_floor: cfg.ecn_floor(),
             ecn_hold: false,
             lost_syn_rto: cfg.lost_syn_rto,
             control_sent_at: None,
