@@ -137,6 +137,23 @@ fn zero_progress_values_are_refused_at_validation() {
             "flows[0].source.initial_rtt",
             "at 1 Tbps",
         ),
+        // Keshav's sources took any size: a 10^9-byte ACK was counted sent at a port 80 s
+        // before it could be (found by the fuzzers' rate invariant).
+        (
+            r#"{ kind = "packet_pair", ack_size = 1000000000 }"#,
+            "flows[0].source.ack_size",
+            "from 1 to 1048560",
+        ),
+        (
+            r#"{ kind = "generic", size = 1048561 }"#,
+            "flows[0].source.size",
+            "from 1 to 1048560",
+        ),
+        (
+            r#"{ kind = "pp_cth", size = 4294967295 }"#,
+            "flows[0].source.size",
+            "from 1 to 1048560",
+        ),
     ];
     for (source, path, expected) in cases {
         let e = parse(&two_hosts("{ kind = \"fifo\" }", source), &[]).unwrap_err();

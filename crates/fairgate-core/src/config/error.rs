@@ -470,6 +470,21 @@ pub mod check {
         Ok(())
     }
 
+    /// A packet's size in bytes: at least 1, at most `MAX_PACKET_BYTES` as every size is.
+    pub fn packet_size(path: &str, field: &str, value: u64) -> Result<(), ScenarioError> {
+        let largest = crate::config::dist::MAX_PACKET_BYTES as u64;
+        if !(1..=largest).contains(&value) {
+            return Err(ScenarioError::new(
+                join(path, field),
+                format!(
+                    "got {value}, expected a whole number of bytes from 1 to {largest} \
+                     (65,535 x 16) per packet"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn positive(path: &str, field: &str, value: f64) -> Result<(), ScenarioError> {
         if !(value.is_finite() && value > 0.0) {
             return Err(ScenarioError::new(

@@ -299,6 +299,13 @@ fn resolve_links(
             monitor: None,
             device_queue: l.device_queue,
         });
+        if !l.duplex && l.reverse.is_some() {
+            return Err(ScenarioError::new(
+                join(path, "reverse"),
+                "got a table beside `duplex = false`, which makes no reverse link for it to \
+                 set; expected `duplex = true` (the default) beside it, or no `reverse`",
+            ));
+        }
         if l.duplex {
             let r = l.reverse.clone().unwrap_or_default();
             let rpath = join(path, "reverse");

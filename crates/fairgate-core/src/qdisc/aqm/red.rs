@@ -167,7 +167,51 @@ impl RedConfig {
         if self.adaptive {
             self.check_adaptive(path)?;
         }
-        Ok(())
+        self.check_unread_keys(path)
+    }
+
+    /// A key its switch leaves unread is refused rather than ignored: `mark_forced = true`
+    /// beside `ecn = false`, and an `adapt_*` value other than its default beside `adaptive =
+    /// false` (a default cannot be told from the same value written out, so it passes).
+    fn check_unread_keys(&self, path: &str) -> Result<(), ScenarioError> {
+        let unread = |key: &str, reader: &str| {
+            Err(ScenarioError::new(
+                format!("{path}.{key}"),
+                format!(
+                    "got a value that only `{reader} = true` reads, beside `{reader} = false`; \
+                     expected `{reader} = true` beside it, or no `{key}`"
+                ),
+            ))
+        };
+        if self.mark_forced && !self.ecn {
+            return unread("mark_forced", "ecn");
+        }
+        if self.adaptive {
+            return Ok(());
+        }
+        let default = RedConfig::default();
+        let set = [
+            (
+                "adapt_interval",
+                self.adapt_interval != default.adapt_interval,
+            ),
+            ("adapt_alpha", self.adapt_alpha != default.adapt_alpha),
+            ("adapt_beta", self.adapt_beta != default.adapt_beta),
+            (
+                "adapt_target_low",
+                self.adapt_target_low != default.adapt_target_low,
+            ),
+            (
+                "adapt_target_high",
+                self.adapt_target_high != default.adapt_target_high,
+            ),
+            ("adapt_top", self.adapt_top != default.adapt_top),
+            ("adapt_bottom", self.adapt_bottom != default.adapt_bottom),
+        ];
+        match set.iter().find(|(_, changed)| *changed) {
+            Some((key, _)) => unread(key, "adaptive"),
+            None => Ok(()),
+        }
     }
 
     fn check_adaptive(&self, path: &str) -> Result<(), ScenarioError> {

@@ -233,6 +233,34 @@ fn adaptive_red_uses_its_configured_band_steps_and_bounds() {
 }
 
 #[test]
+fn keys_their_switch_leaves_unread_are_refused_not_ignored() {
+    let unread = |cfg: RedConfig| cfg.check("q").unwrap_err();
+    let forced = unread(RedConfig {
+        mark_forced: true,
+        ..RedConfig::default()
+    });
+    assert_eq!(forced.path, "q.mark_forced");
+    assert!(
+        forced.message.contains("only `ecn = true` reads"),
+        "{forced}"
+    );
+    let interval = unread(RedConfig {
+        adapt_interval: Duration::from_secs(2.0),
+        ..RedConfig::default()
+    });
+    assert_eq!(interval.path, "q.adapt_interval");
+    assert!(interval.message.contains("beside `adaptive = false`"));
+    let read = RedConfig {
+        ecn: true,
+        mark_forced: true,
+        adaptive: true,
+        adapt_interval: Duration::from_secs(2.0),
+        ..RedConfig::default()
+    };
+    assert!(read.check("q").is_ok());
+}
+
+#[test]
 fn bad_adaptive_parameters_name_the_field() {
     let bad = RedConfig {
         adaptive: true,

@@ -57,8 +57,8 @@ pub struct PairParams {
 
 impl PairParams {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check::positive_int(path, "size", self.size as u64)?;
-        check::positive_int(path, "ack_size", self.ack_size as u64)?;
+        check::packet_size(path, "size", u64::from(self.size))?;
+        check::packet_size(path, "ack_size", u64::from(self.ack_size))?;
         check::positive(path, "timeout_rtts", self.timeout_rtts)?;
         check::in_range(path, "gain", self.gain, 0.0, 1.0)?;
         super::packet_window::check_initial_rtt(path, self.initial_rtt, self.size, self.ack_size)?;
