@@ -73,6 +73,14 @@ SOURCE = "flows[0].source"
             f"{QUEUE}.buffer.rtts",
         ),
         (
+            scenario(queue='{ kind = "stfq", buffer = { kind = "lqd", default_rtt = "50ms" } }'),
+            scenario(
+                queue='{ kind = "stfq", buffer = { kind = "lqd", thresholds = "rtt", '
+                'rtts = ["10ms"], default_rtt = "50ms" } }'
+            ),
+            f"{QUEUE}.buffer.default_rtt",
+        ),
+        (
             scenario(queue='{ kind = "red", mark_forced = true }'),
             scenario(queue='{ kind = "red", ecn = true, mark_forced = true }'),
             f"{QUEUE}.mark_forced",

@@ -307,6 +307,20 @@ p = 0.05"#;
     }
 
     #[test]
+    fn a_default_rtt_beside_equal_thresholds_is_refused_unless_it_is_the_default() {
+        let spec = |text: &str| toml::from_str::<crate::qdisc::buffer::BufferSpec>(text).unwrap();
+        let e = spec("kind = \"lqd\"\ndefault_rtt = \"50ms\"")
+            .validate("q")
+            .unwrap_err();
+        assert_eq!(e.path, "q.default_rtt");
+        assert!(spec("kind = \"lqd\"\ndefault_rtt = \"100ms\"")
+            .validate("q")
+            .is_ok());
+        let rtt = "kind = \"pfd\"\nthresholds = \"rtt\"\nrtts = [0.1]\ndefault_rtt = \"50ms\"";
+        assert!(spec(rtt).validate("q").is_ok());
+    }
+
+    #[test]
     fn bad_parameters_name_the_field() {
         let cases = [
             (

@@ -66,6 +66,17 @@ impl SoftThresholds {
                 "got an empty list, expected one RTT per flow id when thresholds = \"rtt\"",
             ));
         }
+        if kind == Thresholds::Equal && default_rtt != self::default_rtt() {
+            return Err(ScenarioError::new(
+                crate::config::error::join(path, "default_rtt"),
+                format!(
+                    "got {} s with thresholds = \"equal\", which shares the buffer equally and \
+                     reads no RTT; expected thresholds = \"rtt\" beside it, or no `default_rtt` \
+                     (its default, 0.1 s, cannot be told from the same value written out)",
+                    default_rtt.secs()
+                ),
+            ));
+        }
         if kind == Thresholds::Equal && !rtts.is_empty() {
             return Err(ScenarioError::new(
                 crate::config::error::join(path, "rtts"),
