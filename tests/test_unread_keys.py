@@ -96,6 +96,21 @@ SOURCE = "flows[0].source"
             f"{QUEUE}.red.adapt_beta",
         ),
         (
+            scenario(queue='{ kind = "pi", a = 1.822e-5, b = 1.816e-5, kp = 1e-5 }'),
+            scenario(queue='{ kind = "pi", a = 1.822e-5, b = 1.816e-5 }'),
+            f"{QUEUE}.kp",
+        ),
+        (
+            scenario(queue='{ kind = "sred", variant = "modified", limit = 100 }'),
+            scenario(queue='{ kind = "sred", variant = "modified", red = { limit = 100 } }'),
+            f"{QUEUE}.limit",
+        ),
+        (
+            scenario(queue='{ kind = "sred", red = { max_p = 0.5 } }'),
+            scenario(queue='{ kind = "sred", variant = "modified", red = { max_p = 0.5 } }'),
+            f"{QUEUE}.red",
+        ),
+        (
             scenario(source='{ kind = "tcp", delayed_ack = false, ack_every = 4 }'),
             scenario(source='{ kind = "tcp", ack_every = 4 }'),
             f"{SOURCE}.ack_every",

@@ -108,9 +108,8 @@ def scheme_queue(scheme: str) -> dict[str, Any]:
             "zombies": 500,
             "alpha": 0.1,
             "lookups": 1 if scheme == "SRED 1" else 50,
-            "red": red,
+            "red": red,  # the modified variant holds its buffer in red.limit (= LIMIT)
             "key": "connection",
-            "limit": LIMIT,
         }
     if scheme == "none":
         return {"kind": "fifo", "limit": LIMIT}

@@ -89,6 +89,30 @@ impl PiConfig {
     }
 }
 
+impl PiConfig {
+    /// `a` and `b` replace the gains: a gain other than its default beside them would be
+    /// unread, and is refused (a default cannot be told from the same value written out).
+    fn check_replaced_gains(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.a.is_none() {
+            return Ok(());
+        }
+        let default = PiConfig::default();
+        let changed = [
+            ("kp", self.kp != default.kp),
+            ("ki", self.ki != default.ki),
+            ("ki_unit", self.ki_unit != default.ki_unit),
+        ];
+        match changed.iter().find(|(_, changed)| *changed) {
+            None => Ok(()),
+            Some((key, _)) => Err(ScenarioError::new(
+                format!("{path}.{key}"),
+                "got a gain beside `a` and `b`, which replace the gains and leave it unread; \
+                 expected the gains or `a` and `b`, not both",
+            )),
+        }
+    }
+}
+
 impl QdiscConfig for PiConfig {
     fn periods(&self) -> Vec<Period> {
         vec![Period::one("sampling_hz", 1.0 / self.sampling_hz)]
@@ -114,6 +138,7 @@ impl QdiscConfig for PiConfig {
                 format!("missing, expected {missing} together with {given}"),
             ));
         }
+        self.check_replaced_gains(path)?;
         check::in_range(path, "sampling_hz", self.sampling_hz, 1e-3, 1e9)?;
         check::non_negative(path, "q_ref", self.q_ref)?;
         check::positive_int(path, "mean_packet_size", self.mean_packet_size as u64)
@@ -301,5 +326,19 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(c.validate("q").unwrap_err().path, "q.sampling_hz");
+    }
+
+    #[test]
+    fn a_gain_beside_a_and_b_is_refused_not_ignored() {
+        let direct = PiConfig {
+            a: Some(1.822e-5),
+            b: Some(1.816e-5),
+            ..Default::default()
+        };
+        assert!(direct.validate("q").is_ok());
+        let both = PiConfig { ki: 1e-4, ..direct };
+        let e = both.validate("q").unwrap_err();
+        assert_eq!(e.path, "q.ki");
+        assert!(e.message.contains("which replace the gains"), "{e}");
     }
 }

@@ -98,6 +98,37 @@ impl SredConfig {
     }
 }
 
+impl SredConfig {
+    /// The original variant reads `limit` and `p_max` and no `red`; the modified one reads
+    /// `red` (its own limit included) and neither of the others. A key of the other variant
+    /// other than its default is refused rather than unread (a default cannot be told from
+    /// the same value written out).
+    fn check_other_variant_keys(&self, path: &str) -> Result<(), ScenarioError> {
+        let default = SredConfig::default();
+        let unread = match self.variant {
+            SredVariant::Original => vec![("red", self.red != default.red)],
+            SredVariant::Modified => vec![
+                ("limit", self.limit != default.limit),
+                ("p_max", self.p_max != default.p_max),
+            ],
+        };
+        let (reader, variant) = match self.variant {
+            SredVariant::Original => ("variant = \"modified\"", "original"),
+            SredVariant::Modified => ("variant = \"original\"", "modified"),
+        };
+        match unread.iter().find(|(_, changed)| *changed) {
+            None => Ok(()),
+            Some((key, _)) => Err(ScenarioError::new(
+                format!("{path}.{key}"),
+                format!(
+                    "got a value that only `{reader}` reads, beside the {variant} variant; \
+                     expected `{reader}` beside it, or no `{key}`"
+                ),
+            )),
+        }
+    }
+}
+
 impl QdiscConfig for SredConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         check::positive_int(path, "limit", self.limit)?;
@@ -111,7 +142,8 @@ impl QdiscConfig for SredConfig {
         check::positive_int(path, "lookups", self.lookups as u64)?;
         check::probability(path, "replace_probability", self.replace_probability)?;
         self.red.check(&format!("{path}.red"))?;
-        self.red.reject_adaptive(&format!("{path}.red"))
+        self.red.reject_adaptive(&format!("{path}.red"))?;
+        self.check_other_variant_keys(path)
     }
     fn build(&self, env: &QdiscEnv) -> Box<dyn Qdisc> {
         Box::new(Sred::new(*self, env.link_rate_bps))
@@ -368,5 +400,29 @@ mod tests {
             ..Default::default()
         };
         assert_eq!((modified.zombie_count(), modified.hit_weight()), (500, 0.1));
+    }
+
+    #[test]
+    fn a_key_of_the_other_variant_is_refused_not_ignored() {
+        let modified = SredConfig {
+            variant: SredVariant::Modified,
+            limit: 100,
+            ..SredConfig::default()
+        };
+        let e = modified.validate("q").unwrap_err();
+        assert_eq!(e.path, "q.limit");
+        assert!(
+            e.message.contains("only `variant = \"original\"` reads"),
+            "{e}"
+        );
+        let original = SredConfig {
+            red: RedConfig {
+                max_p: 0.5,
+                ..SredConfig::default().red
+            },
+            ..SredConfig::default()
+        };
+        assert_eq!(original.validate("q").unwrap_err().path, "q.red");
+        assert!(SredConfig::default().validate("q").is_ok());
     }
 }
