@@ -151,3 +151,20 @@ def test_drop_buffer_without_a_buffer_is_drop_tail_over_the_own_limit():
     columns = ["drops_pkts", "departures_pkts", "max_queue_pkts"]
     assert own.ports[columns].equals(fifo.ports[columns])
     assert fifo.ports["max_queue_pkts"].max() == 7
+
+
+def test_a_senders_option_at_a_gateways_receiving_side_is_refused():
+    """A gateway's `lhs` only acknowledges the source's data: `granularity` there was unread
+    (the shipped scenarios set it, with byte-identical results once removed)."""
+
+    def gateway(lhs: dict) -> fg.Scenario:
+        s = fg.Scenario("lhs", duration="1s")
+        s.node("server").gateway("gw", {"lhs": lhs}).node("client")
+        s.link("server", "gw", "10Mbps", "1ms").link("gw", "client", "1Mbps", "10ms")
+        return s.flow("server", "client", {"kind": "tcp"})
+
+    with pytest.raises(fg.ScenarioError) as refused:
+        gateway({"rwnd": 16000, "granularity": "10ms"}).validate()
+    assert refused.value.path == "nodes[1].gateway.lhs.granularity", refused.value
+    assert "expected it in `rhs`" in refused.value.message
+    gateway({"rwnd": 16000, "cc": "sack", "delayed_ack": False, "timestamps": False}).validate()

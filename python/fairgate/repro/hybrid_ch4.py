@@ -59,16 +59,15 @@ SEEDS = 5
 QUICK_SEEDS = 2
 
 
-def _tcp(**options: Any) -> dict:
-    """A TCP config with the options the source implies set explicitly."""
-    base = {
-        "cc": "sack",
-        "mss": MSS,
-        "timestamps": False,
-        "delayed_ack": False,
-        "granularity": 0.01,
-    }
+def _receiver(**options: Any) -> dict:
+    """A gateway's LHS (a receiver) with the options the source implies set explicitly."""
+    base = {"cc": "sack", "mss": MSS, "timestamps": False, "delayed_ack": False}
     return {**base, **options}
+
+
+def _tcp(**options: Any) -> dict:
+    """A TCP sender's config with the options the source implies set explicitly."""
+    return _receiver(granularity=0.01, **options)
 
 
 def spoofing(
@@ -85,7 +84,7 @@ def spoofing(
     `udp` (E4.5, whose satellite port is a 100-packet FIFO)."""
     flush = f"{flush_s}s"
     gw1: dict = {
-        "lhs": _tcp(window_scale=5, rwnd=GW1_RWND),
+        "lhs": _receiver(window_scale=5, rwnd=GW1_RWND),
         "rhs": _tcp(initial_window=2),
         "flush_period": flush,
     }
@@ -93,7 +92,7 @@ def spoofing(
         pfd = {"kind": "pfd", "thresh": 0.2, "p": 0.02, "limit": 1000}
         gw1["two_server"] = {"rate": mu, "queue": {"kind": "stfq", "buffer": pfd}}
     gw2 = {
-        "lhs": _tcp(window_scale=5, rwnd=far_rwnd, delayed_ack=True),
+        "lhs": _receiver(window_scale=5, rwnd=far_rwnd, delayed_ack=True),
         "rhs": _tcp(initial_window=2),
         "flush_period": flush,
     }

@@ -25,19 +25,20 @@ RATES = [300.0, 400.0, 450.0, 500.0, 540.0, 550.0, 600.0, 800.0, 1000.0, 1200.0,
 DURATION_S = 300.0
 QUICK_DURATION_S = 60.0
 KEEP = 0.98
-PINNED = {"timestamps": False, "delayed_ack": False, "granularity": 0.01}
+RECEIVER = {"timestamps": False, "delayed_ack": False}
 """TCP options the source leaves open, as in scenarios/spoofing_gateway.toml (fairgate's
-defaults are ns-3's): one ACK per segment, no option bytes, 10 ms ticks."""
+defaults are ns-3's): one ACK per segment, no option bytes; a sender also ticks in 10 ms."""
+PINNED = {**RECEIVER, "granularity": 0.01}
 
 
 def spoofing(mu: float | None, duration_s: float) -> Scenario:
     """The T3 spoofing pair; gateway 1 uses the two-server model when `mu` is given."""
-    gw1: dict = {"lhs": PINNED, "rhs": {"cc": "sack", "initial_window": 2, **PINNED}}
+    gw1: dict = {"lhs": RECEIVER, "rhs": {"cc": "sack", "initial_window": 2, **PINNED}}
     if mu is not None:
         gw1["two_server"] = {"rate": mu}
     s = Scenario("two-server-sweep", duration=duration_s, sample_interval="500ms")
     s.node("server").gateway("gw1", gw1)
-    gw2_lhs = {"cc": "sack", "window_scale": 3, "rwnd": 200000, **PINNED}
+    gw2_lhs = {"cc": "sack", "window_scale": 3, "rwnd": 200000, **RECEIVER}
     s.gateway("gw2", {"lhs": gw2_lhs, "rhs": PINNED})
     s.node("client")
     s.link("server", "gw1", "10Mbps", "0.1ms", queue={"kind": "fifo", "limit": 1000})

@@ -206,6 +206,13 @@ impl GatewaySpec {
                 ));
             }
         }
+        if let Some(key) = self.lhs.sender_key_set() {
+            return Err(ScenarioError::new(
+                join(&join(path, "lhs"), key),
+                "got a sender's option, which the LHS (a receiver: it only acknowledges the \
+                 source's data) never reads; expected it in `rhs`, or not at all",
+            ));
+        }
         if self.rhs.send_buffer.is_some() {
             return Err(ScenarioError::new(
                 join(&join(path, "rhs"), "send_buffer"),

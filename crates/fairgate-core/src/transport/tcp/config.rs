@@ -203,6 +203,43 @@ impl TcpConfig {
         self.ecn_floor.unwrap_or(EcnFloor::TwoSegments)
     }
 
+    /// The first sender key that differs from its default: a table only a receiver reads (a
+    /// gateway's `lhs`) reads none of them. `app` and the receiver's keys (`header`, `rwnd`,
+    /// `window_scale`, `cc` for SACK blocks, `max_sack_blocks`, the delayed-ACK keys,
+    /// `timestamps`, `mss`) are not listed.
+    pub fn sender_key_set(&self) -> Option<&'static str> {
+        let default = TcpConfig::default();
+        let set = [
+            (
+                "initial_window",
+                self.initial_window != default.initial_window,
+            ),
+            ("initial_rto", self.initial_rto != default.initial_rto),
+            ("min_rto", self.min_rto != default.min_rto),
+            ("max_rto", self.max_rto != default.max_rto),
+            ("granularity", self.granularity != default.granularity),
+            ("dupthresh", self.dupthresh != default.dupthresh),
+            ("abc_limit", self.abc_limit != default.abc_limit),
+            ("ecn", self.ecn != default.ecn),
+            ("rate_cap", self.rate_cap != default.rate_cap),
+            ("handshake", self.handshake != default.handshake),
+            (
+                "limited_transmit",
+                self.limited_transmit != default.limited_transmit,
+            ),
+            ("syn_rto", self.syn_rto != default.syn_rto),
+            ("max_retries", self.max_retries != default.max_retries),
+            ("rescue_retransmit", self.rescue_retransmit.is_some()),
+            ("keep_sack_on_rto", self.keep_sack_on_rto.is_some()),
+            ("send_buffer", self.send_buffer.is_some()),
+            ("lost_syn_rto", self.lost_syn_rto != default.lost_syn_rto),
+            ("ecn_floor", self.ecn_floor.is_some()),
+        ];
+        set.iter()
+            .find(|(_, changed)| *changed)
+            .map(|(key, _)| *key)
+    }
+
     /// A key that a switch of the same table leaves unread is refused rather than ignored:
     /// the delayed-ACK keys beside `delayed_ack = false`, the SACK keys beside another `cc`,
     /// `ecn_floor` beside `ecn = false` (docs/models/tcp.md, "Keys read only with another").
