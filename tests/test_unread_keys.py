@@ -155,16 +155,21 @@ def test_drop_buffer_without_a_buffer_is_drop_tail_over_the_own_limit():
 
 def test_a_senders_option_at_a_gateways_receiving_side_is_refused():
     """A gateway's `lhs` only acknowledges the source's data: `granularity` there was unread
-    (the shipped scenarios set it, with byte-identical results once removed)."""
+    (the shipped scenarios set it, with byte-identical results once removed); the gateway
+    decides the RHS handshake itself."""
 
-    def gateway(lhs: dict) -> fg.Scenario:
+    def gateway(spec: dict) -> fg.Scenario:
         s = fg.Scenario("lhs", duration="1s")
-        s.node("server").gateway("gw", {"lhs": lhs}).node("client")
+        s.node("server").gateway("gw", spec).node("client")
         s.link("server", "gw", "10Mbps", "1ms").link("gw", "client", "1Mbps", "10ms")
         return s.flow("server", "client", {"kind": "tcp"})
 
     with pytest.raises(fg.ScenarioError) as refused:
-        gateway({"rwnd": 16000, "granularity": "10ms"}).validate()
+        gateway({"lhs": {"rwnd": 16000, "granularity": "10ms"}}).validate()
     assert refused.value.path == "nodes[1].gateway.lhs.granularity", refused.value
     assert "expected it in `rhs`" in refused.value.message
-    gateway({"rwnd": 16000, "cc": "sack", "delayed_ack": False, "timestamps": False}).validate()
+    receiver = {"rwnd": 16000, "cc": "sack", "delayed_ack": False, "timestamps": False}
+    gateway({"lhs": receiver}).validate()
+    with pytest.raises(fg.ScenarioError) as refused:
+        gateway({"rhs": {"handshake": True}}).validate()
+    assert refused.value.path == "nodes[1].gateway.rhs.handshake", refused.value

@@ -213,6 +213,13 @@ impl GatewaySpec {
                  source's data) never reads; expected it in `rhs`, or not at all",
             ));
         }
+        if self.rhs.handshake {
+            return Err(ScenarioError::new(
+                join(&join(path, "rhs"), "handshake"),
+                "got true, which the gateway never reads: an RHS connection opens with a \
+                 handshake when the source's connection did; expected none here",
+            ));
+        }
         if self.rhs.send_buffer.is_some() {
             return Err(ScenarioError::new(
                 join(&join(path, "rhs"), "send_buffer"),
