@@ -206,20 +206,7 @@ impl GatewaySpec {
                 ));
             }
         }
-        if let Some(key) = self.lhs.sender_key_set() {
-            return Err(ScenarioError::new(
-                join(&join(path, "lhs"), key),
-                "got a sender's option, which the LHS (a receiver: it only acknowledges the \
-                 source's data) never reads; expected it in `rhs`, or not at all",
-            ));
-        }
-        if self.rhs.handshake {
-            return Err(ScenarioError::new(
-                join(&join(path, "rhs"), "handshake"),
-                "got true, which the gateway never reads: an RHS connection opens with a \
-                 handshake when the source's connection did; expected none here",
-            ));
-        }
+        self.check_unread_side_keys(path)?;
         if self.rhs.send_buffer.is_some() {
             return Err(ScenarioError::new(
                 join(&join(path, "rhs"), "send_buffer"),
@@ -243,6 +230,26 @@ impl GatewaySpec {
             Some(ts) => ts.validate(&join(path, "two_server")),
             None => Ok(()),
         }
+    }
+
+    /// Keys of the two sides the gateway never reads are refused rather than ignored: a
+    /// sender's option at the LHS (a receiver) and the RHS `handshake` (set per connection).
+    fn check_unread_side_keys(&self, path: &str) -> Result<(), ScenarioError> {
+        if let Some(key) = self.lhs.sender_key_set() {
+            return Err(ScenarioError::new(
+                join(&join(path, "lhs"), key),
+                "got a sender's option, which the LHS (a receiver: it only acknowledges the \
+                 source's data) never reads; expected it in `rhs`, or not at all",
+            ));
+        }
+        if self.rhs.handshake {
+            return Err(ScenarioError::new(
+                join(&join(path, "rhs"), "handshake"),
+                "got true, which the gateway never reads: an RHS connection opens with a \
+                 handshake when the source's connection did; expected none here",
+            ));
+        }
+        Ok(())
     }
 
     /// The RHS sender's configuration for one connection.
