@@ -43,7 +43,8 @@ RED = {"min_th": 5.0, "max_th": 15.0, "max_p": 0.1, "limit": 60}
 AVQ_TH = {"min_th": 5.0, "max_th": 15.0}
 
 AQM = [
-    (fg.queue("sred", variant="modified", limit=60), {"sred_early", "sred_forced"}),
+    # The modified variant holds its buffer in its RED (`limit` there was unread, now refused).
+    (fg.queue("sred", variant="modified", red={"limit": 60}), {"sred_early", "sred_forced"}),
     (fg.queue("sred", variant="original", limit=60), {"sred_early"}),
     (
         fg.queue("fred", red=RED),
