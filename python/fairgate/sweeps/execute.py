@@ -199,6 +199,7 @@ def _local_client(workers: int | None) -> Any:
         return _LOCAL
     close_local()
     _DASK_STARTED = True
+    _quiet_closed_comms()
     processes = not _in_threads()  # in threads, no signal plugin: a thread cannot set one
     with children_deaf_to_stops() if processes else nullcontext(), main_left_behind():
         with dask.config.set(LOCAL_CONFIG), _cluster_start():
@@ -217,6 +218,22 @@ def _local_client(workers: int | None) -> Any:
             _LOCAL.register_plugin(CtrlCToTheClient())
         atexit.register(close_local)
     return _LOCAL
+
+
+class _ClosedCommNoise(logging.Filter):
+    """Drops Dask's "Batched Comm Closed" record: a cluster closing (after each sweep in a
+    pool's worker) logs it at INFO with a traceback, once the cluster's ``silence_logs`` has
+    handed the log level back, so that a sweep's stderr showed a ``CommClosedError``
+    traceback now and then though nothing had failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Batched Comm Closed")
+
+
+def _quiet_closed_comms() -> None:
+    logger = logging.getLogger("distributed.batched")
+    if not any(isinstance(f, _ClosedCommNoise) for f in logger.filters):
+        logger.addFilter(_ClosedCommNoise())
 
 
 @contextmanager
