@@ -470,6 +470,27 @@ pub mod check {
         Ok(())
     }
 
+    /// The first of `keys` that is given (`true`) while `beside`, a setting of the same table,
+    /// leaves it unread: refused rather than ignored, naming `reader`, the setting that reads
+    /// it (`unread(path, &[("ecn_floor", given)], "ecn = true", "`ecn = false`")`).
+    pub fn unread(
+        path: &str,
+        keys: &[(&str, bool)],
+        reader: &str,
+        beside: &str,
+    ) -> Result<(), ScenarioError> {
+        match keys.iter().find(|(_, given)| *given) {
+            None => Ok(()),
+            Some((key, _)) => Err(ScenarioError::new(
+                join(path, key),
+                format!(
+                    "got a value that only `{reader}` reads, beside {beside}; expected \
+                     `{reader}` beside it, or no `{key}`"
+                ),
+            )),
+        }
+    }
+
     /// A packet's size in bytes: at least 1, at most `MAX_PACKET_BYTES` as every size is.
     pub fn packet_size(path: &str, field: &str, value: u64) -> Result<(), ScenarioError> {
         let largest = crate::config::dist::MAX_PACKET_BYTES as u64;

@@ -174,23 +174,15 @@ impl RedConfig {
     /// beside `ecn = false`, and an `adapt_*` value other than its default beside `adaptive =
     /// false` (a default cannot be told from the same value written out, so it passes).
     fn check_unread_keys(&self, path: &str) -> Result<(), ScenarioError> {
-        let unread = |key: &str, reader: &str| {
-            Err(ScenarioError::new(
-                format!("{path}.{key}"),
-                format!(
-                    "got a value that only `{reader} = true` reads, beside `{reader} = false`; \
-                     expected `{reader} = true` beside it, or no `{key}`"
-                ),
-            ))
-        };
-        if self.mark_forced && !self.ecn {
-            return unread("mark_forced", "ecn");
+        if !self.ecn {
+            let keys = [("mark_forced", self.mark_forced)];
+            check::unread(path, &keys, "ecn = true", "`ecn = false`")?;
         }
         if self.adaptive {
             return Ok(());
         }
         let default = RedConfig::default();
-        let set = [
+        let keys = [
             (
                 "adapt_interval",
                 self.adapt_interval != default.adapt_interval,
@@ -208,10 +200,7 @@ impl RedConfig {
             ("adapt_top", self.adapt_top != default.adapt_top),
             ("adapt_bottom", self.adapt_bottom != default.adapt_bottom),
         ];
-        match set.iter().find(|(_, changed)| *changed) {
-            Some((key, _)) => unread(key, "adaptive"),
-            None => Ok(()),
-        }
+        check::unread(path, &keys, "adaptive = true", "`adaptive = false`")
     }
 
     fn check_adaptive(&self, path: &str) -> Result<(), ScenarioError> {

@@ -105,26 +105,22 @@ impl SredConfig {
     /// the same value written out).
     fn check_other_variant_keys(&self, path: &str) -> Result<(), ScenarioError> {
         let default = SredConfig::default();
-        let unread = match self.variant {
-            SredVariant::Original => vec![("red", self.red != default.red)],
-            SredVariant::Modified => vec![
-                ("limit", self.limit != default.limit),
-                ("p_max", self.p_max != default.p_max),
-            ],
-        };
-        let (reader, variant) = match self.variant {
-            SredVariant::Original => ("variant = \"modified\"", "original"),
-            SredVariant::Modified => ("variant = \"original\"", "modified"),
-        };
-        match unread.iter().find(|(_, changed)| *changed) {
-            None => Ok(()),
-            Some((key, _)) => Err(ScenarioError::new(
-                format!("{path}.{key}"),
-                format!(
-                    "got a value that only `{reader}` reads, beside the {variant} variant; \
-                     expected `{reader}` beside it, or no `{key}`"
-                ),
-            )),
+        match self.variant {
+            SredVariant::Original => check::unread(
+                path,
+                &[("red", self.red != default.red)],
+                "variant = \"modified\"",
+                "the original variant",
+            ),
+            SredVariant::Modified => check::unread(
+                path,
+                &[
+                    ("limit", self.limit != default.limit),
+                    ("p_max", self.p_max != default.p_max),
+                ],
+                "variant = \"original\"",
+                "the modified variant",
+            ),
         }
     }
 }

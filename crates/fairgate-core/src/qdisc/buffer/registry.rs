@@ -58,6 +58,15 @@ buffer_registry! {
     "quasi_pushout_pfd" => QuasiPushoutPfd(super::quasi_pushout::QuasiPushoutConfig),
 }
 
+impl BufferSpec {
+    /// The manager a scheduler asks with `drop = "buffer"`: its `buffer`, else drop-tail over
+    /// the scheduler's own `limit`.
+    pub fn given_or_drop_tail(buffer: Option<&BufferSpec>, limit: Limit) -> BufferSpec {
+        let drop_tail = || BufferSpec::DropTail(super::droptail::DropTailConfig { limit });
+        buffer.cloned().unwrap_or_else(drop_tail)
+    }
+}
+
 impl Default for BufferSpec {
     fn default() -> Self {
         BufferSpec::DropTail(Default::default())

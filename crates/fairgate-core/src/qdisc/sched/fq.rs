@@ -22,7 +22,6 @@
 
 use crate::config::ScenarioError;
 use crate::net::packet::{flags, PacketId};
-use crate::qdisc::buffer::droptail::DropTailConfig;
 use crate::qdisc::buffer::{check_manager_keys, BufferManager, BufferSpec, End, Victim};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::limit::limited_config;
@@ -128,9 +127,7 @@ impl FqConfig {
 
     /// The buffer manager `drop = "buffer"` asks: `buffer`, else drop-tail over `limit`.
     pub fn manager(&self) -> BufferSpec {
-        self.buffer
-            .clone()
-            .unwrap_or(BufferSpec::DropTail(DropTailConfig { limit: self.limit }))
+        BufferSpec::given_or_drop_tail(self.buffer.as_ref(), self.limit)
     }
 
     /// The buffer that holds the queue: the manager's with `drop = "buffer"`, else `limit`.

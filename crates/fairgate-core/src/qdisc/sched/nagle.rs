@@ -14,7 +14,6 @@
 
 use super::wrr::Wrr;
 use crate::config::{check, ScenarioError};
-use crate::qdisc::buffer::droptail::DropTailConfig;
 use crate::qdisc::buffer::{check_manager_keys, BufferSpec};
 use crate::qdisc::classify::FlowKey;
 use crate::qdisc::structures::flow_table::FlowTable;
@@ -55,10 +54,7 @@ impl Default for NagleConfig {
 impl NagleConfig {
     /// The buffer manager `drop = "buffer"` asks: `buffer`, else drop-tail over `limit`.
     fn manager(&self) -> BufferSpec {
-        let own = DropTailConfig {
-            limit: Limit::packets(self.limit),
-        };
-        self.buffer.clone().unwrap_or(BufferSpec::DropTail(own))
+        BufferSpec::given_or_drop_tail(self.buffer.as_ref(), Limit::packets(self.limit))
     }
 }
 

@@ -244,44 +244,27 @@ impl TcpConfig {
     /// the delayed-ACK keys beside `delayed_ack = false`, the SACK keys beside another `cc`,
     /// `ecn_floor` beside `ecn = false` (docs/models/tcp.md, "Keys read only with another").
     fn check_unread_keys(&self, path: &str) -> Result<(), ScenarioError> {
-        let sack = self.cc == CcKind::Sack;
-        let cc = format!("cc = {}", serde_json::to_value(self.cc).unwrap_or_default());
-        let delayed = (
-            "delayed_ack = true",
-            self.delayed_ack,
-            "delayed_ack = false",
-        );
-        let sack_only = ("cc = \"sack\"", sack, cc.as_str());
-        let ecn = ("ecn = true", self.ecn, "ecn = false");
-        let gated = [
-            ("ack_every", self.ack_every.is_some(), delayed),
-            ("delack_timeout", self.delack_timeout.is_some(), delayed),
-            ("max_sack_blocks", self.max_sack_blocks.is_some(), sack_only),
-            (
-                "rescue_retransmit",
-                self.rescue_retransmit.is_some(),
-                sack_only,
-            ),
-            (
-                "keep_sack_on_rto",
-                self.keep_sack_on_rto.is_some(),
-                sack_only,
-            ),
-            ("ecn_floor", self.ecn_floor.is_some(), ecn),
-        ];
-        match gated
-            .iter()
-            .find(|(_, given, (_, read, _))| *given && !read)
-        {
-            None => Ok(()),
-            Some((key, _, (reader, _, setting))) => Err(ScenarioError::new(
-                join(path, key),
-                format!(
-                    "got a value that only `{reader}` reads, beside `{setting}`; expected \
-                     `{reader}` beside it, or no `{key}`"
-                ),
-            )),
+        if !self.delayed_ack {
+            let keys = [
+                ("ack_every", self.ack_every.is_some()),
+                ("delack_timeout", self.delack_timeout.is_some()),
+            ];
+            check::unread(path, &keys, "delayed_ack = true", "`delayed_ack = false`")?;
         }
+        if self.cc != CcKind::Sack {
+            let keys = [
+                ("max_sack_blocks", self.max_sack_blocks.is_some()),
+                ("rescue_retransmit", self.rescue_retransmit.is_some()),
+                ("keep_sack_on_rto", self.keep_sack_on_rto.is_some()),
+            ];
+            let cc = serde_json::to_value(self.cc).unwrap_or_default();
+            check::unread(path, &keys, "cc = \"sack\"", &format!("`cc = {cc}`"))?;
+        }
+        if !self.ecn {
+            let keys = [("ecn_floor", self.ecn_floor.is_some())];
+            check::unread(path, &keys, "ecn = true", "`ecn = false`")?;
+        }
+        Ok(())
     }
 
     fn check_window(&self, path: &str) -> Result<(), ScenarioError> {
